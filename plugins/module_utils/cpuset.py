@@ -1,0 +1,64 @@
+# -*- coding: utf-8 -*-
+# Copyright: numaguard.kubelet contributors
+# Apache License 2.0 (see LICENSE)
+"""Linux / kubelet CPU list syntax (``0-3,8-11``): parse to a frozenset, format canonically.
+
+The kubelet writes cpusets as sorted ids with maximal runs ``a-b`` (even a run of two),
+singletons ``a``, joined by ``,``; the empty set is the empty string. Parsing accepts what the
+kernel and the kubelet accept: surrounding whitespace and a trailing newline.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import re
+
+_ELEMENT = re.compile(r"^(\d+)(?:-(\d+))?$")
+
+
+class InvalidCPUSet(ValueError):
+    """A CPU list that is not valid Linux/kubelet cpuset syntax."""
+
+
+def parse_cpuset(text):
+    """Return the frozenset of CPU ids written in ``text`` (``"0-3,8"`` -> {0, 1, 2, 3, 8})."""
+    if not isinstance(text, str):
+        raise InvalidCPUSet("CPU list must be a string, got %r" % (text,))
+    stripped = text.strip()
+    if not stripped:
+        return frozenset()
+    cpus = set()
+    for element in stripped.split(","):
+        match = _ELEMENT.match(element.strip())
+        if not match:
+            raise InvalidCPUSet("invalid CPU list %r: cannot parse %r" % (text, element))
+        first = int(match.group(1))
+        last = int(match.group(2)) if match.group(2) is not None else first
+        if last < first:
+            raise InvalidCPUSet("invalid CPU list %r: range %r is reversed (%d > %d)"
+                                % (text, element, first, last))
+        cpus.update(range(first, last + 1))
+    return frozenset(cpus)
+
+
+def format_cpuset(cpus):
+    """Return the canonical kubelet string for an iterable of CPU ids ({0, 1, 2, 5} -> "0-2,5")."""
+    ids = sorted(set(cpus))
+    parts = []
+    start = prev = None
+    for cpu in ids:
+        if start is None:
+            start = prev = cpu
+        elif cpu == prev + 1:
+            prev = cpu
+        else:
+            parts.append(_run(start, prev))
+            start = prev = cpu
+    if start is not None:
+        parts.append(_run(start, prev))
+    return ",".join(parts)
+
+
+def _run(first, last):
+    return "%d" % first if first == last else "%d-%d" % (first, last)
