@@ -1,0 +1,226 @@
+# -*- coding: utf-8 -*-
+# Copyright: numaguard.kubelet contributors
+# Apache License 2.0 (see LICENSE)
+"""The Topology Manager's NUMA bitmask (spec 1.2).
+
+A mask is a set of NUMA ids held in a 64-bit integer: bit ``i`` set means node ``i``. The
+kubelet refuses bits outside 0..63, so NUMA ids >= 64 cannot be represented; we keep that
+limit and its message. The two orders matter for tie-breaks and are reproduced exactly:
+
+* :meth:`BitMask.is_less_than` is a plain numeric comparison ({1,2}=6 < {0,3}=9), whatever the
+  upstream comment says;
+* :meth:`BitMask.is_narrower_than` compares the number of nodes first, then numerically.
+
+Hot paths (the merge) work on the raw ``int`` values; :class:`BitMask` is the typed value used
+at interfaces and in results.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import itertools
+
+try:
+    from typing import Iterable, Iterator, Sequence, Tuple  # noqa: F401  (type comments)
+except ImportError:  # pragma: no cover
+    pass
+
+MAX_BITS = 64
+
+
+class InvalidBitMask(ValueError):
+    """A NUMA id that a kubelet bitmask cannot hold."""
+
+
+def _popcount(value):
+    # type: (int) -> int
+    return bin(value).count("1")
+
+
+def popcount(value):
+    # type: (int) -> int
+    """Number of set bits of a non-negative int (``int.bit_count`` needs Python 3.10)."""
+    return _popcount(value)
+
+
+def bits_of(value):
+    # type: (int) -> Tuple[int, ...]
+    """Set bit indices of ``value``, ascending."""
+    out = []
+    index = 0
+    while value:
+        if value & 1:
+            out.append(index)
+        value >>= 1
+        index += 1
+    return tuple(out)
+
+
+def mask_value(ids):
+    # type: (Iterable[int]) -> int
+    """Integer value of the mask holding ``ids``; raises :class:`InvalidBitMask` like the kubelet."""
+    value = 0
+    for node in ids:
+        if isinstance(node, bool) or not isinstance(node, int):
+            raise InvalidBitMask("NUMA node id must be an integer, got %r" % (node,))
+        if node < 0 or node >= MAX_BITS:
+            raise InvalidBitMask("bit number must be in range 0-63 (NUMA node id %d)" % node)
+        value |= 1 << node
+    return value
+
+
+class BitMask(object):
+    """Immutable set of NUMA node ids (0..63), ordered and compared like the kubelet's mask.
+
+    ``BitMask(0, 2)`` and ``BitMask.from_ids([0, 2])`` build {0, 2};
+    ``BitMask.from_value(5)`` builds it from the integer.
+    """
+
+    __slots__ = ("_value",)
+
+    def __init__(self, *ids):
+        # type: (int) -> None
+        object.__setattr__(self, "_value", mask_value(ids))
+
+    @classmethod
+    def from_ids(cls, ids):
+        # type: (Iterable[int]) -> BitMask
+        """Mask of the given NUMA ids (any iterable)."""
+        return cls.from_value(mask_value(ids))
+
+    @classmethod
+    def from_value(cls, value):
+        # type: (int) -> BitMask
+        """Mask whose integer value is ``value`` (0 <= value < 2**64)."""
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise InvalidBitMask("bitmask value must be an integer, got %r" % (value,))
+        if value < 0 or value >> MAX_BITS:
+            raise InvalidBitMask("bit number must be in range 0-63 (mask value %d)" % value)
+        mask = cls.__new__(cls)
+        object.__setattr__(mask, "_value", value)
+        return mask
+
+    def __setattr__(self, name, value):
+        raise AttributeError("BitMask is immutable")
+
+    @property
+    def value(self):
+        # type: () -> int
+        """The mask as a non-negative integer (bit i = NUMA node i)."""
+        return self._value
+
+    def bits(self):
+        # type: () -> Tuple[int, ...]
+        """NUMA ids in the mask, ascending."""
+        return bits_of(self._value)
+
+    def count(self):
+        # type: () -> int
+        """Number of NUMA nodes in the mask."""
+        return _popcount(self._value)
+
+    def is_empty(self):
+        # type: () -> bool
+        return self._value == 0
+
+    def is_set(self, node):
+        # type: (int) -> bool
+        return node >= 0 and bool((self._value >> node) & 1)
+
+    def any_set(self, ids):
+        # type: (Iterable[int]) -> bool
+        return any(self.is_set(node) for node in ids)
+
+    def is_equal(self, other):
+        # type: (BitMask) -> bool
+        return self._value == other._value
+
+    def and_(self, *others):
+        # type: (BitMask) -> BitMask
+        """Intersection with every mask of ``others``."""
+        value = self._value
+        for other in others:
+            value &= other._value
+        return BitMask.from_value(value)
+
+    def or_(self, *others):
+        # type: (BitMask) -> BitMask
+        """Union with every mask of ``others``."""
+        value = self._value
+        for other in others:
+            value |= other._value
+        return BitMask.from_value(value)
+
+    def is_less_than(self, other):
+        # type: (BitMask) -> bool
+        """Numeric comparison of the integer values (the kubelet's actual rule)."""
+        return self._value < other._value
+
+    def is_narrower_than(self, other):
+        # type: (BitMask) -> bool
+        """Fewer nodes, or as many nodes and numerically smaller."""
+        mine, theirs = self.count(), other.count()
+        if mine != theirs:
+            return mine < theirs
+        return self._value < other._value
+
+    def is_subset_of(self, other):
+        # type: (BitMask) -> bool
+        return self._value & ~other._value == 0
+
+    def __eq__(self, other):
+        if isinstance(other, BitMask):
+            return self._value == other._value
+        return NotImplemented
+
+    def __ne__(self, other):
+        result = self.__eq__(other)
+        if result is NotImplemented:
+            return result
+        return not result
+
+    def __hash__(self):
+        return hash(("BitMask", self._value))
+
+    def __iter__(self):
+        return iter(self.bits())
+
+    def __len__(self):
+        return self.count()
+
+    def __repr__(self):
+        # type: () -> str
+        return "BitMask(%s)" % ", ".join(str(b) for b in self.bits())
+
+    def __str__(self):
+        # type: () -> str
+        return "[%s]" % ",".join(str(b) for b in self.bits())
+
+    def to_list(self):
+        """NUMA ids as a list (for JSON results)."""
+        return list(self.bits())
+
+
+def iterate_bitmask_values(ids):
+    # type: (Sequence[int]) -> Iterator[int]
+    """Integer masks of every non-empty subset of ``ids`` in the kubelet's order.
+
+    First all subsets of one node, then of two, ...; within a size, lexicographic order of index
+    combinations of ``ids`` as given (sorted ids give {0},{1},{2},{0,1},{0,2},{1,2},{0,1,2}).
+    """
+    ids = list(ids)
+    single = [mask_value([node]) for node in ids]
+    for size in range(1, len(ids) + 1):
+        for combination in itertools.combinations(single, size):
+            value = 0
+            for bit in combination:
+                value |= bit
+            yield value
+
+
+def iterate_bitmasks(ids):
+    # type: (Sequence[int]) -> Iterator[BitMask]
+    """:func:`iterate_bitmask_values` as :class:`BitMask` objects."""
+    for value in iterate_bitmask_values(ids):
+        yield BitMask.from_value(value)
