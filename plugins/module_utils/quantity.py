@@ -1,0 +1,308 @@
+# -*- coding: utf-8 -*-
+# Copyright: numaguard.kubelet contributors
+# Apache License 2.0 (see LICENSE)
+"""Kubernetes ``resource.Quantity`` semantics, exactly, with integers only.
+
+Why our own parser: the Kubernetes Python client's parser goes through ``float``-free but lenient
+paths and accepts inputs the API server rejects (``1K``, whitespace). This module follows the
+apimachinery grammar and its quirks::
+
+    <quantity>        ::= <signedNumber><suffix>
+    <signedNumber>    ::= [+-] <digits> | [+-] <digits> . <digits>? | [+-] . <digits>?
+    <suffix>          ::= <binarySI> | <decimalSI> | <decimalExponent>
+    <binarySI>        ::= Ki | Mi | Gi | Ti | Pi | Ei
+    <decimalSI>       ::= n | u | m | "" | k | M | G | T | P | E
+    <decimalExponent> ::= ( e | E ) [+-]? <digits>
+
+A value is kept as an exact rational ``mantissa * 10**exponent`` (two ints). As in apimachinery,
+parsing rounds a non-zero value away from zero to a multiple of 1n (10**-9); a BinarySI value
+is capped at 2**63-1; a BinarySI value strictly between 0 and 1 becomes DecimalSI.
+``value()`` is the kubelet's ``Value()``: base units, rounded away from zero.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import re
+
+DECIMAL_SI = "DecimalSI"
+BINARY_SI = "BinarySI"
+DECIMAL_EXPONENT = "DecimalExponent"
+FORMATS = (DECIMAL_SI, BINARY_SI, DECIMAL_EXPONENT)
+
+_MAX_INT64 = (1 << 63) - 1
+_NANO = -9
+_MAX_EXPONENT = 4096  # far beyond any real quantity; keeps 10**n cheap
+
+_BINARY_SUFFIXES = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
+_DECIMAL_SUFFIXES = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
+_DECIMAL_BY_EXPONENT = dict((exp, suffix) for suffix, exp in _DECIMAL_SUFFIXES.items())
+_BINARY_BY_EXPONENT = dict((exp, suffix) for suffix, exp in _BINARY_SUFFIXES.items())
+
+_QUANTITY = re.compile(
+    r"""
+    ^(?P<sign>[+-]?)            # optional sign
+    (?P<int>[0-9]*)             # integer digits (may be empty: ".5")
+    (?:\.(?P<frac>[0-9]*))?     # optional fraction (may be empty: "1.")
+    (?P<suffix>
+        [eE][+-]?[0-9]+         # decimal exponent
+      | [KMGTPE]i               # binary SI
+      | [numkMGTPE]?            # decimal SI
+    )$
+    """,
+    re.VERBOSE,
+)
+
+
+class InvalidQuantity(ValueError):
+    """A string that Kubernetes would not accept as a resource quantity."""
+
+
+def _remove_factors(value, base):
+    """Return (value / base**n, n) for the largest n that divides exactly (value != 0)."""
+    times = 0
+    while value != 0 and value % base == 0:
+        value //= base
+        times += 1
+    return value, times
+
+
+def _ceil_div_away(numerator, denominator):
+    """Divide rounding away from zero (denominator > 0)."""
+    quotient, remainder = divmod(abs(numerator), denominator)
+    if remainder:
+        quotient += 1
+    return quotient if numerator >= 0 else -quotient
+
+
+class Quantity:
+    """An immutable Kubernetes quantity: ``mantissa * 10**exponent`` plus its format."""
+
+    __slots__ = ("_mantissa", "_exponent", "_format")
+
+    def __init__(self, mantissa, exponent=0, fmt=DECIMAL_SI):
+        if fmt not in FORMATS:
+            raise InvalidQuantity("unknown quantity format %r (expected one of %s)" % (fmt, ", ".join(FORMATS)))
+        if mantissa == 0:
+            exponent = 0
+        else:
+            mantissa, times = _remove_factors(mantissa, 10)
+            exponent += times
+        object.__setattr__(self, "_mantissa", int(mantissa))
+        object.__setattr__(self, "_exponent", int(exponent))
+        object.__setattr__(self, "_format", fmt)
+
+    def __setattr__(self, name, value):
+        raise AttributeError("Quantity is immutable")
+
+    # construction -------------------------------------------------------------------------
+    @classmethod
+    def from_int(cls, value, fmt=BINARY_SI):
+        """A quantity of ``value`` base units (bytes, cores, ...) in the given format."""
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise InvalidQuantity("quantity value must be an integer, got %r" % (value,))
+        return cls(value, 0, fmt)
+
+    @classmethod
+    def parse(cls, text):
+        return parse_quantity(text)
+
+    # accessors ----------------------------------------------------------------------------
+    @property
+    def format(self):
+        return self._format
+
+    def as_fraction(self):
+        """The exact value as (numerator, denominator)."""
+        if self._exponent >= 0:
+            return self._mantissa * 10 ** self._exponent, 1
+        return self._mantissa, 10 ** -self._exponent
+
+    def sign(self):
+        return (self._mantissa > 0) - (self._mantissa < 0)
+
+    def is_zero(self):
+        return self._mantissa == 0
+
+    def value(self):
+        """Base units as an int, rounded away from zero (the kubelet's ``Quantity.Value()``)."""
+        numerator, denominator = self.as_fraction()
+        return _ceil_div_away(numerator, denominator)
+
+    def milli_value(self):
+        """Thousandths of the base unit, rounded away from zero (``MilliValue()``: CPU millicores)."""
+        numerator, denominator = self.as_fraction()
+        return _ceil_div_away(numerator * 1000, denominator)
+
+    # arithmetic and comparison -----------------------------------------------------------
+    def _key(self, other):
+        if not isinstance(other, Quantity):
+            return NotImplemented
+        a_num, a_den = self.as_fraction()
+        b_num, b_den = other.as_fraction()
+        return a_num * b_den, b_num * a_den
+
+    def _combine(self, other, sign):
+        if not isinstance(other, Quantity):
+            return NotImplemented
+        exponent = min(self._exponent, other._exponent)
+        mantissa = (self._mantissa * 10 ** (self._exponent - exponent)
+                    + sign * other._mantissa * 10 ** (other._exponent - exponent))
+        # apimachinery: the receiver's format wins, unless the receiver is zero.
+        fmt = other._format if self.is_zero() else self._format
+        return Quantity(mantissa, exponent, fmt)
+
+    def __add__(self, other):
+        return self._combine(other, 1)
+
+    def __sub__(self, other):
+        return self._combine(other, -1)
+
+    def __neg__(self):
+        return Quantity(-self._mantissa, self._exponent, self._format)
+
+    def __eq__(self, other):
+        key = self._key(other)
+        return key if key is NotImplemented else key[0] == key[1]
+
+    def __ne__(self, other):
+        key = self._key(other)
+        return key if key is NotImplemented else key[0] != key[1]
+
+    def __lt__(self, other):
+        key = self._key(other)
+        return key if key is NotImplemented else key[0] < key[1]
+
+    def __le__(self, other):
+        key = self._key(other)
+        return key if key is NotImplemented else key[0] <= key[1]
+
+    def __gt__(self, other):
+        key = self._key(other)
+        return key if key is NotImplemented else key[0] > key[1]
+
+    def __ge__(self, other):
+        key = self._key(other)
+        return key if key is NotImplemented else key[0] >= key[1]
+
+    def __hash__(self):
+        return hash((self._mantissa, self._exponent))
+
+    def cmp(self, other):
+        """-1, 0 or 1, like ``Quantity.Cmp``."""
+        left, right = self._key(other)
+        return (left > right) - (left < right)
+
+    # formatting ---------------------------------------------------------------------------
+    def __str__(self):
+        return canonical_string(self)
+
+    def __repr__(self):
+        return "Quantity(%r)" % str(self)
+
+
+def _canonical_decimal(mantissa, exponent, fmt):
+    """apimachinery ``AsCanonicalBytes``: exponent a multiple of 3, then the suffix."""
+    shift = exponent % 3  # Python's modulo is non-negative: lower the exponent to a multiple of 3
+    mantissa *= 10 ** shift
+    exponent -= shift
+    if fmt == DECIMAL_SI and exponent in _DECIMAL_BY_EXPONENT:
+        suffix = _DECIMAL_BY_EXPONENT[exponent]
+    else:
+        suffix = "e%d" % exponent if exponent else ""
+    return "%d%s" % (mantissa, suffix)
+
+
+def canonical_string(quantity):
+    """The string Kubernetes prints for ``quantity`` (``Quantity.String()``)."""
+    if quantity.is_zero():
+        return "0"
+    fmt = quantity.format
+    numerator, denominator = quantity.as_fraction()
+    if fmt == BINARY_SI:
+        if abs(numerator) < 1024 * denominator or numerator % denominator:
+            fmt = DECIMAL_SI  # small or fractional: shown in decimal, never rounded
+        else:
+            integer = numerator // denominator
+            sign = -1 if integer < 0 else 1
+            amount, times = abs(integer), 0
+            while times < 6 and amount % 1024 == 0:
+                amount //= 1024
+                times += 1
+            return "%d%s" % (sign * amount, _BINARY_BY_EXPONENT.get(times * 10, ""))
+    return _canonical_decimal(quantity._mantissa, quantity._exponent, fmt)
+
+
+def parse_quantity(text):
+    """Parse a Kubernetes quantity string (or an int) into a :class:`Quantity`."""
+    if isinstance(text, Quantity):
+        return text
+    if isinstance(text, bool):
+        raise InvalidQuantity("quantity must be a string or a number, got %r" % (text,))
+    if isinstance(text, int):
+        text = "%d" % text
+    elif isinstance(text, float):
+        if text != text or text in (float("inf"), float("-inf")):
+            raise InvalidQuantity("quantity %r is not a finite number" % (text,))
+        text = repr(text)
+    elif not isinstance(text, str):
+        raise InvalidQuantity("quantity must be a string or a number, got %r" % (text,))
+    if text == "":
+        raise InvalidQuantity("quantity '' is empty (expected e.g. '100Mi', '1Gi', '500m')")
+    match = _QUANTITY.match(text)
+    if not match:
+        raise InvalidQuantity(_explain(text))
+    digits_int, digits_frac = match.group("int"), match.group("frac") or ""
+    suffix = match.group("suffix")
+    negative = match.group("sign") == "-"
+
+    mantissa = int((digits_int + digits_frac) or "0")
+    exponent = -len(digits_frac)
+    fmt = DECIMAL_SI
+    if suffix in _BINARY_SUFFIXES:
+        fmt = BINARY_SI
+        mantissa <<= _BINARY_SUFFIXES[suffix]
+    elif len(suffix) > 1:  # e3, E-3, e+6 (a lone "E" is exa)
+        fmt = DECIMAL_EXPONENT
+        if abs(int(suffix[1:])) > _MAX_EXPONENT:
+            raise InvalidQuantity("quantity %r has an exponent outside the supported range -%d..%d"
+                                  % (text, _MAX_EXPONENT, _MAX_EXPONENT))
+        exponent += int(suffix[1:])
+    else:
+        exponent += _DECIMAL_SUFFIXES[suffix]
+
+    # Round a non-zero value away from zero to a whole number of nano units.
+    if mantissa and exponent < _NANO:
+        mantissa = _ceil_div_away(mantissa, 10 ** (_NANO - exponent))
+        exponent = _NANO
+    if fmt == BINARY_SI:
+        numerator, denominator = Quantity(mantissa, exponent).as_fraction()
+        if numerator > _MAX_INT64 * denominator:
+            mantissa, exponent = _MAX_INT64, 0
+        elif 0 < numerator < denominator:
+            fmt = DECIMAL_SI
+    return Quantity(-mantissa if negative else mantissa, exponent, fmt)
+
+
+def _explain(text):
+    """Say why ``text`` is not a quantity, naming the offending part where we can."""
+    if text != text.strip():
+        return "quantity %r has leading or trailing whitespace" % (text,)
+    match = re.match(r"^[+-]?[0-9]*(?:\.[0-9]*)?", text)
+    rest = text[match.end():]
+    if re.match(r"^[A-Za-z]+$", rest):
+        return ("quantity %r has an unknown suffix %r (expected one of Ki, Mi, Gi, Ti, Pi, Ei, "
+                "n, u, m, k, M, G, T, P, E or an exponent such as e3; suffixes are case-sensitive)"
+                % (text, rest))
+    return "quantity %r is not a valid Kubernetes quantity (expected e.g. '100Mi', '1.5Gi', '500m', '1e3')" % (text,)
+
+
+def quantity_bytes(text):
+    """``parse_quantity(text).value()``: the base-unit integer (bytes for memory)."""
+    return parse_quantity(text).value()
+
+
+def format_bytes(value):
+    """The canonical BinarySI string for an integer number of bytes (5473566720 -> '5220Mi')."""
+    return canonical_string(Quantity.from_int(value, BINARY_SI))
