@@ -25,15 +25,13 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils.cpuset import format_cpuset
+from ansible_collections.numaguard.kubelet.plugins.module_utils.quantity import format_bytes
 
 MIB = 1024 * 1024
 
 #: Version of the fingerprint recipe; bump it when the digest input changes so old and new
 #: fingerprints never collide by accident.
 FINGERPRINT_VERSION = 1
-
-_BINARY_SUFFIXES = (("Ei", 1024 ** 6), ("Pi", 1024 ** 5), ("Ti", 1024 ** 4), ("Gi", 1024 ** 3),
-                    ("Mi", 1024 ** 2), ("Ki", 1024))
 
 
 class InvalidTopology(ValueError):
@@ -45,15 +43,11 @@ def hugepage_resource_name(page_size_bytes):
     """Return the Kubernetes resource name for a hugepage size (2097152 -> ``hugepages-2Mi``).
 
     The kubelet names hugepage resources ``hugepages-`` + the canonical BinarySI quantity of the
-    page size; for the whole-KiB sizes kernels use that is the largest binary suffix dividing
-    the size exactly (1536 KiB -> ``1536Ki``, not ``1.5Mi``).
+    page size (1536 KiB -> ``hugepages-1536Ki``, not ``1.5Mi``).
     """
     if not isinstance(page_size_bytes, int) or isinstance(page_size_bytes, bool) or page_size_bytes <= 0:
         raise InvalidTopology("hugepage size must be a positive number of bytes, got %r" % (page_size_bytes,))
-    for suffix, factor in _BINARY_SUFFIXES:
-        if page_size_bytes % factor == 0:
-            return "hugepages-%d%s" % (page_size_bytes // factor, suffix)
-    return "hugepages-%d" % page_size_bytes
+    return "hugepages-" + format_bytes(page_size_bytes)
 
 
 @dataclass(frozen=True)
