@@ -24,6 +24,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import math
 import re
 
 DECIMAL_SI = "DecimalSI"
@@ -243,7 +244,7 @@ def parse_quantity(text):
     if isinstance(text, int):
         text = "%d" % text
     elif isinstance(text, float):
-        if text != text or text in (float("inf"), float("-inf")):
+        if math.isnan(text) or math.isinf(text):
             raise InvalidQuantity("quantity %r is not a finite number" % (text,))
         text = repr(text)
     elif not isinstance(text, str):
