@@ -1,0 +1,136 @@
+# -*- coding: utf-8 -*-
+# Copyright: numaguard.kubelet contributors
+# Apache License 2.0 (see LICENSE)
+"""Merge tests: table cases from the spec and a differential test fast == exhaustive."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import random
+
+import pytest
+
+from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.bitmask import BitMask
+from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.hints import TopologyHint
+from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.topologymanager.merge import (
+    best_non_preferred_affinity_count, filter_providers_hints, merge_exhaustive, merge_fast)
+from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.topologymanager.numa_info import (
+    NUMAInfo, TopologyManagerError)
+
+from tm_fakes import h  # noqa: E402  (tests dir is on sys.path via rootdir conftest? see below)
+
+BOTH = pytest.mark.parametrize("merge", [merge_fast, merge_exhaustive], ids=["fast", "exhaustive"])
+
+
+def test_filter_providers_hints_meanings():
+    lists = filter_providers_hints([None, {}, {"a": None, "b": [], "c": [h([0], True)]}])
+    assert lists == [[h(None, True)], [h(None, True)], [h(None, True)], [h(None, False)], [h([0], True)]]
+
+
+def test_best_count():
+    assert best_non_preferred_affinity_count([[h(None, True)]]) == 0
+    assert best_non_preferred_affinity_count([[h([0, 1], False), h([0, 1, 2], True)], [h([3], False)]]) == 2
+
+
+# (lists, numa ids, prefer_closest, expected hint) -- spec 3.7 and 9
+CASES = [
+    # 3.7 example 1: CPU {1} preferred, {0,1} not; memory {0},{1} preferred, {0,1} not
+    ([[h([1], True), h([0, 1], False)], [h([0], True), h([1], True), h([0, 1], False)]],
+     [0, 1], h([1], True)),
+    # 3.7 example 2: memory only {0} preferred -> {0} non-preferred (B = 1)
+    ([[h([1], True), h([0, 1], False)], [h([0], True)]], [0, 1], h([0], False)),
+    # variant: memory also offers {0,1}: {1} and {0} tie at count B=1, narrowest numeric -> {0}
+    ([[h([1], True), h([0, 1], False)], [h([0], True), h([0, 1], False)]], [0, 1], h([0], False)),
+    # 3.7 example 3: device {0} + CPU {0},{1}
+    ([[h([0], True), h([0, 1], False)], [h([0], True), h([1], True), h([0, 1], False)]],
+     [0, 1], h([0], True)),
+    # 9.3: {0} + {0,1}, both preferred individually -> not preferred
+    ([[h([0], True)], [h([0, 1], True)]], [0, 1], h([0], False)),
+    # 9.6: every permutation empty -> full mask non-preferred
+    ([[h([0], True)], [h([1], True)]], [0, 1], h([0, 1], False)),
+    # cannot satisfy
+    ([[h(None, False)]], [0, 1], h([0, 1], False)),
+    # don't care everywhere -> default mask preferred
+    ([[h(None, True)], [h(None, True)]], [0, 1, 2], h([0, 1, 2], True)),
+    # 9.8 numeric tie-break: {1,2}=6 beats {0,3}=9
+    ([[h([0, 3], True), h([1, 2], True)]], [0, 1, 2, 3], h([1, 2], True)),
+    # 9.7: non-preferred creep toward B=2: {0,1} (d=B) beats {0} and {0,1,2}
+    ([[h([0, 1], False), h([0, 1, 2], False)], [h([0], False), h([0, 1, 2, 3], False)]],
+     [0, 1, 2, 3], h([0, 1], False)),
+    # d < B: larger d better
+    ([[h([0, 1, 2], False)], [h([0], False), h([0, 1], False), h([0, 1, 2, 3], False)]],
+     [0, 1, 2, 3], h([0, 1, 2], False)),
+    # sparse ids
+    ([[h([33], True), h([0, 33], False)], [h([0], True), h([33], True)]], [0, 1, 33], h([33], True)),
+    # empty list (single-numa-node filter leftovers) -> default non-preferred
+    ([[h([0], True)], []], [0, 1], h([0, 1], False)),
+    # masks outside the machine are cut by the default mask
+    ([[h([0, 5], True)], [h(None, True)]], [0, 1], h([0], True)),
+]
+
+
+@BOTH
+@pytest.mark.parametrize("lists, ids, expected", CASES)
+def test_merge_table(merge, lists, ids, expected):
+    assert merge(lists, NUMAInfo(ids)) == expected
+
+
+DIST4 = {0: [10, 20, 30, 12], 1: [20, 10, 12, 30], 2: [30, 12, 10, 20], 3: [12, 30, 20, 10]}
+
+
+@BOTH
+def test_prefer_closest_reranks_equal_counts(merge):
+    info = NUMAInfo([0, 1, 2, 3], DIST4)
+    lists = [[h([0, 1], True), h([0, 3], True), h([1, 2], True)]]
+    assert merge(lists, info, False) == h([0, 1], True)     # narrowest: numeric 3 < 6 < 9
+    assert merge(lists, info, True) == h([1, 2], True)      # {1,2} avg 11 == {0,3} avg 11 -> numeric 6 < 9
+    lists = [[h([0, 1], True), h([0, 3], True)]]
+    assert merge(lists, info, True) == h([0, 3], True)      # {0,3} avg 11 < {0,1} avg 15
+    # count still decides first
+    lists = [[h([2], True), h([0, 3], True)]]
+    assert merge(lists, info, True) == h([2], True)
+
+
+def test_sparse_ids_with_prefer_closest_are_refused():
+    with pytest.raises(TopologyManagerError) as err:
+        NUMAInfo([0, 1, 33], {0: [10, 20, 20], 1: [20, 10, 20], 33: [20, 20, 10]})
+    assert "sparse NUMA ids [0, 1, 33]" in str(err.value)
+    assert "position 33" in str(err.value)
+
+
+def _random_case(rng):
+    n = rng.randint(1, 6)
+    sparse = rng.random() < 0.25
+    ids = sorted(rng.sample(range(12), n)) if sparse else list(range(n))
+    closest = (not sparse) and rng.random() < 0.5
+    info = NUMAInfo(ids)
+    if closest:
+        table = {}
+        for a in range(n):
+            for b in range(a + 1):
+                table[(a, b)] = table[(b, a)] = 10 if a == b else rng.choice([11, 12, 20, 21, 32])
+        info = NUMAInfo(ids, dict((ids[a], [table[(a, b)] for b in range(n)]) for a in range(n)))
+    lists = []
+    for _ in range(rng.randint(1, 5)):
+        hints = []
+        for _ in range(rng.randint(0, 7)):
+            if rng.random() < 0.1:
+                hints.append(TopologyHint(None, rng.random() < 0.7))
+            else:
+                chosen = [i for i in ids if rng.random() < 0.5] or [rng.choice(ids)]
+                hints.append(TopologyHint(BitMask.from_ids(chosen), rng.random() < 0.5))
+        lists.append(hints)
+    return lists, info, closest
+
+
+def test_fast_equals_exhaustive_on_10000_random_cases():
+    rng = random.Random(20261122)
+    mismatches = []
+    for case in range(10000):
+        lists, info, closest = _random_case(rng)
+        expected = merge_exhaustive(lists, info, closest)
+        got = merge_fast(lists, info, closest)
+        if got != expected:
+            mismatches.append((case, info.nodes, closest, lists, expected, got))
+    assert mismatches == []
