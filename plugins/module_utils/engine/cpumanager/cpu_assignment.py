@@ -1,0 +1,416 @@
+# -*- coding: utf-8 -*-
+# Copyright: numaguard.kubelet contributors
+# Apache License 2.0 (see LICENSE)
+"""Which concrete CPUs the static policy hands out: ``takeByTopology`` (spec 4.3.1).
+
+Two algorithms, chosen by the policy options:
+
+* **packed** (default): whole first-level elements (NUMA nodes when sockets >= NUMA nodes,
+  otherwise sockets), whole second-level elements, optionally whole/partial uncore caches
+  (``prefer-align-cpus-by-uncorecache``), whole cores (skipped with
+  ``distribute-cpus-across-cores``), then single CPUs;
+* **NUMA-distributed** (``distribute-cpus-across-numa``): spread the request evenly over the
+  fewest NUMA nodes that can take it, choosing the combination that leaves the machine's free
+  CPUs most balanced (population standard deviation rounded to 3 decimals, first best wins).
+
+Every ordering is "fewest available CPUs first, then lowest id", applied level by level down the
+hierarchy; that rule packs new allocations next to existing ones. The order of evaluation is kept
+exactly (including that lists are computed once before a loop takes from them) because the
+result is observable: it is the container's cpuset in the state file.
+"""
+
+from __future__ import absolute_import, annotations, division, print_function
+
+__metaclass__ = type
+
+import math
+
+try:
+    from typing import Callable, FrozenSet, Iterable, Iterator, List, Optional, Set  # noqa: F401
+except ImportError:  # pragma: no cover
+    pass
+
+PACKED = "packed"
+SPREAD = "spread"
+
+
+class TakeError(ValueError):
+    """takeByTopology could not satisfy the request; the text is the kubelet's error text."""
+
+
+class _Accumulator(object):
+    """Free CPUs still to choose from (``details``), the result so far and the remaining need."""
+
+    def __init__(self, topo, available, needed):
+        self.topo = topo
+        self.available = set(c for c in available if c in topo.details)  # type: Set[int]
+        self.needed = needed
+        self.result = set()  # type: Set[int]
+        self.numa_first = topo.num_sockets >= topo.num_numa_nodes
+
+    # -- bookkeeping -----------------------------------------------------------------------
+    def take(self, cpus):
+        # type: (Iterable[int]) -> None
+        cpus = set(cpus)
+        self.result |= cpus
+        self.available -= self.result
+        self.needed -= len(cpus)
+
+    def needs_at_least(self, count):
+        # type: (int) -> bool
+        return self.needed >= count
+
+    def satisfied(self):
+        # type: () -> bool
+        return self.needed < 1
+
+    def failed(self):
+        # type: () -> bool
+        return self.needed > len(self.available)
+
+    # -- what is available where -------------------------------------------------------------
+    def _avail(self, group):
+        # type: (FrozenSet[int]) -> int
+        return len(self.available & group)
+
+    def avail_in_numa(self, node):
+        return self.available & self.topo.cpus_in_numa.get(node, frozenset())
+
+    def avail_numas(self):
+        return set(self.topo.details[c].numa_node for c in self.available)
+
+    def avail_sockets(self, numa=None):
+        return set(self.topo.details[c].socket for c in self.available
+                   if numa is None or self.topo.details[c].numa_node == numa)
+
+    def avail_numas_in_socket(self, socket):
+        return set(self.topo.details[c].numa_node for c in self.available
+                   if self.topo.details[c].socket == socket)
+
+    def avail_cores(self, socket=None, numa=None):
+        details = self.topo.details
+        return set(details[c].core for c in self.available
+                   if (socket is None or details[c].socket == socket)
+                   and (numa is None or details[c].numa_node == numa))
+
+    def avail_uncores_in_numa(self, numa):
+        details = self.topo.details
+        return set(details[c].uncore_cache for c in self.available if details[c].numa_node == numa)
+
+    def _sorted(self, ids, groups):
+        # type: (Iterable[int], dict) -> List[int]
+        """The sorting primitive: fewest available CPUs in the element first, then lowest id."""
+        return sorted(ids, key=lambda i: (self._avail(groups.get(i, frozenset())), i))
+
+    # -- orders (numaFirst / socketsFirst) ---------------------------------------------------
+    def sorted_numas(self):
+        # type: () -> List[int]
+        if self.numa_first:
+            return self._sorted(self.avail_numas(), self.topo.cpus_in_numa)
+        out = []  # type: List[int]
+        for socket in self.sorted_sockets():
+            out.extend(self._sorted(self.avail_numas_in_socket(socket), self.topo.cpus_in_numa))
+        return out
+
+    def sorted_sockets(self):
+        # type: () -> List[int]
+        if not self.numa_first:
+            return self._sorted(self.avail_sockets(), self.topo.cpus_in_socket)
+        out = []  # type: List[int]
+        for numa in self.sorted_numas():
+            out.extend(self._sorted(self.avail_sockets(numa), self.topo.cpus_in_socket))
+        return out
+
+    def sorted_cores(self):
+        # type: () -> List[int]
+        out = []  # type: List[int]
+        if self.numa_first:
+            for socket in self.sorted_sockets():
+                out.extend(self._sorted(self.avail_cores(socket=socket), self.topo.cpus_in_core))
+        else:
+            for numa in self.sorted_numas():
+                out.extend(self._sorted(self.avail_cores(numa=numa), self.topo.cpus_in_core))
+        return out
+
+    def sorted_uncores(self):
+        # type: () -> List[int]
+        out = []  # type: List[int]
+        for numa in self.sorted_numas():
+            out.extend(self._sorted(self.avail_uncores_in_numa(numa), self.topo.cpus_in_uncore))
+        return out
+
+    def sorted_cpus_packed(self):
+        # type: () -> List[int]
+        out = []  # type: List[int]
+        for core in self.sorted_cores():
+            out.extend(sorted(self.available & self.topo.cpus_in_core[core]))
+        return out
+
+    def sorted_cpus_spread(self):
+        # type: () -> List[int]
+        out = []  # type: List[int]
+        for socket in self.sorted_sockets():
+            out.extend(sorted(self.available & self.topo.cpus_in_socket[socket]))
+        return out
+
+    # -- the take steps ----------------------------------------------------------------------
+    def take_full_numas(self):
+        # type: () -> None
+        free = [n for n in self.sorted_numas()
+                if self._avail(self.topo.cpus_in_numa[n]) == len(self.topo.cpus_in_numa[n])]
+        for numa in free:
+            cpus = self.topo.cpus_in_numa[numa]
+            if not self.needs_at_least(len(cpus)):
+                continue
+            self.take(cpus)
+
+    def take_full_sockets(self):
+        # type: () -> None
+        per_socket = self.topo.cpus_per_socket()
+        free = [s for s in self.sorted_sockets()
+                if self._avail(self.topo.cpus_in_socket[s]) == per_socket]
+        for socket in free:
+            cpus = self.topo.cpus_in_socket[socket]
+            if not self.needs_at_least(len(cpus)):
+                continue
+            self.take(cpus)
+
+    def take_full_cores(self):
+        # type: () -> None
+        per_core = self.topo.cpus_per_core()
+        free = [c for c in self.sorted_cores()
+                if self._avail(self.topo.cpus_in_core[c]) == per_core]
+        for core in free:
+            cpus = self.topo.cpus_in_core[core]
+            if not self.needs_at_least(len(cpus)):
+                continue
+            self.take(cpus)
+
+    def take_full_uncores(self):
+        # type: () -> None
+        for uncore in self.sorted_uncores():
+            group = self.topo.cpus_in_uncore[uncore]
+            if self._avail(group) != len(group):
+                continue
+            cpus = self.available & group
+            if not self.needs_at_least(len(cpus)):
+                continue
+            self.take(cpus)
+
+    def take_partial_uncore(self, uncore):
+        # type: (int) -> None
+        per_core = self.topo.cpus_per_core() or 1
+        cores_needed = (self.needed + per_core - 1) // per_core
+        details = self.topo.details
+        cores = sorted(set(details[c].core for c in self.available
+                           if details[c].uncore_cache == uncore))
+        if len(cores) > cores_needed:
+            cores = cores[:cores_needed]
+        cpus = set()  # type: Set[int]
+        for core in cores:
+            cpus |= self.available & self.topo.cpus_in_core[core]
+        if self.needed % 2 != 0 and self.topo.cpus_per_core() > 1:
+            ordered = sorted(cpus)
+            if len(ordered) > self.needed:
+                ordered = ordered[:len(ordered) - 1]
+            cpus = set(ordered)
+        if self.needed == len(cpus):
+            self.take(cpus)
+
+    def take_uncore_caches(self):
+        # type: () -> None
+        for uncore in self.sorted_uncores():
+            self.take_full_uncores()
+            if self.satisfied():
+                return
+            self.take_partial_uncore(uncore)
+            if self.satisfied():
+                return
+
+    def take_remaining(self, strategy):
+        # type: (str) -> None
+        order = self.sorted_cpus_spread() if strategy == SPREAD else self.sorted_cpus_packed()
+        for cpu in order:
+            self.take((cpu,))
+            if self.satisfied():
+                return
+
+
+def _not_enough(requested, available):
+    # type: (int, int) -> TakeError
+    return TakeError("not enough cpus available to satisfy request: requested=%d, available=%d"
+                     % (requested, available))
+
+
+def take_packed(topo, available, count, strategy=PACKED, prefer_uncore=False):
+    # type: (object, Iterable[int], int, str, bool) -> FrozenSet[int]
+    """``takeByTopologyNUMAPacked``: best-fit packing, whole elements first."""
+    available = frozenset(available)
+    acc = _Accumulator(topo, available, count)
+    if acc.satisfied():
+        return frozenset(acc.result)
+    if acc.failed():
+        raise _not_enough(count, len(available))
+    if acc.numa_first:
+        acc.take_full_numas()
+    else:
+        acc.take_full_sockets()
+    if acc.satisfied():
+        return frozenset(acc.result)
+    if acc.numa_first:
+        acc.take_full_sockets()
+    else:
+        acc.take_full_numas()
+    if acc.satisfied():
+        return frozenset(acc.result)
+    if prefer_uncore:
+        acc.take_uncore_caches()
+        if acc.satisfied():
+            return frozenset(acc.result)
+    if strategy != SPREAD:
+        acc.take_full_cores()
+        if acc.satisfied():
+            return frozenset(acc.result)
+    acc.take_remaining(strategy)
+    if acc.satisfied():
+        return frozenset(acc.result)
+    raise TakeError("failed to allocate cpus")
+
+
+def _go_round(value):
+    # type: (float) -> float
+    """Go's math.Round (half away from zero), unlike Python's banker's rounding."""
+    return math.copysign(math.floor(abs(value) + 0.5), value)
+
+
+def balance_score(values):
+    # type: (List[int]) -> float
+    """Population standard deviation, mean and result rounded to 3 decimals (as upstream)."""
+    mean = _go_round(float(sum(values)) / len(values) * 1000) / 1000
+    total = 0.0
+    for value in values:
+        total += (value - mean) * (value - mean)
+    return _go_round(math.sqrt(total / len(values)) * 1000) / 1000
+
+
+def _combinations(items, size):
+    # type: (List[int], int) -> Iterator[List[int]]
+    """n-choose-k in the kubelet's (lexicographic by position) order."""
+    if size < 1:
+        return
+    import itertools
+    for combo in itertools.combinations(items, size):
+        yield list(combo)
+
+
+def take_distributed(topo, available, count, group_size=1, strategy=PACKED):
+    # type: (object, Iterable[int], int, int, str) -> FrozenSet[int]
+    """``takeByTopologyNUMADistributed`` (KEP-2902) with CPU groups of ``group_size``."""
+    available = frozenset(available)
+    if count % group_size != 0:
+        return take_packed(topo, available, count, strategy)
+    acc = _Accumulator(topo, available, count)
+    if acc.satisfied():
+        return frozenset(acc.result)
+    if acc.failed():
+        raise _not_enough(count, len(available))
+    numas = acc.sorted_numas()
+    lo, hi = _numa_range(acc, group_size)
+    for size in range(lo, hi + 1):
+        best = None  # type: Optional[tuple]
+        best_balance = float("inf")
+        for combo in _combinations(numas, size):
+            if best_balance == 0:
+                break
+            choice = _evaluate_combo(acc, numas, combo, count, group_size)
+            if choice is not None and choice[0] < best_balance:
+                best_balance = choice[0]
+                best = (combo, choice[1])
+        if best is None:
+            continue
+        combo, remainder_set = best
+        share = (count // len(combo) // group_size) * group_size
+        for numa in combo:
+            acc.take(_take_quietly(topo, acc.avail_in_numa(numa), share, strategy))
+        remainder = count - share * len(combo)
+        while remainder > 0:
+            progressed = False
+            for numa in remainder_set or []:
+                if remainder == 0:
+                    break
+                if len(acc.avail_in_numa(numa)) < group_size:
+                    continue
+                acc.take(_take_quietly(topo, acc.avail_in_numa(numa), group_size, strategy))
+                remainder -= group_size
+                progressed = True
+            if not progressed:
+                break
+        if acc.needed > 0:
+            raise TakeError("accounting error, not enough CPUs allocated, remaining: %d" % acc.needed)
+        if acc.needed < 0:
+            raise TakeError("accounting error, too many CPUs allocated, remaining: %d" % acc.needed)
+        return frozenset(acc.result)
+    return take_packed(topo, available, count, strategy)
+
+
+def _take_quietly(topo, available, count, strategy):
+    # type: (object, FrozenSet[int], int, str) -> FrozenSet[int]
+    """Upstream ignores errors of the per-node packed takes (and then reports an accounting error)."""
+    try:
+        return take_packed(topo, available, count, strategy)
+    except TakeError:
+        return frozenset()
+
+
+def _numa_range(acc, group_size):
+    # type: (_Accumulator, int) -> tuple
+    topo = acc.topo
+    groups = (len(topo.details) - 1) // group_size + 1
+    groups_per_numa = (groups - 1) // topo.num_numa_nodes + 1
+    needed_groups = (acc.needed - 1) // group_size + 1
+    lo = (needed_groups - 1) // groups_per_numa + 1
+    hi = min(needed_groups, len(acc.avail_numas()))
+    return lo, hi
+
+
+def _evaluate_combo(acc, numas, combo, count, group_size):
+    # type: (_Accumulator, List[int], List[int], int, int) -> Optional[tuple]
+    """Balance score and remainder subset of one NUMA combination, None when it cannot work."""
+    free = dict((n, len(acc.avail_in_numa(n))) for n in numas)
+    if sum(free[n] for n in combo) < count:
+        return None
+    if sum(free[n] // group_size for n in combo) * group_size < count:
+        return None
+    share = (count // len(combo) // group_size) * group_size
+    if any(free[n] < share for n in combo):
+        return None
+    after = dict(free)
+    for numa in combo:
+        after[numa] -= share
+    remainder = count - share * len(combo)
+    candidates = [n for n in combo if after[n] >= group_size]
+    if remainder == 0:
+        return balance_score([after[n] for n in sorted(after)]), None
+    best_balance = float("inf")
+    best_subset = None  # type: Optional[List[int]]
+    for size in range(len(candidates), 0, -1):
+        for subset in _combinations(candidates, size):
+            trial = dict(after)
+            if sum(trial[n] // group_size for n in subset) * group_size < remainder:
+                continue
+            left = remainder
+            while left > 0:
+                for numa in subset:
+                    if left == 0:
+                        break
+                    if trial[numa] < group_size:
+                        continue
+                    trial[numa] -= group_size
+                    left -= group_size
+            score = balance_score([trial[n] for n in sorted(trial)])
+            if score < best_balance:
+                best_balance = score
+                best_subset = subset
+    if best_subset is None:
+        return None
+    return best_balance, best_subset
