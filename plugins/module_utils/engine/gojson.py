@@ -1,0 +1,537 @@
+# -*- coding: utf-8 -*-
+# Copyright: numaguard.kubelet contributors
+# Apache License 2.0 (see LICENSE)
+"""Go ``encoding/json`` behaviour for the kubelet's checkpoint structs, in Python.
+
+Why not plain :mod:`json`: the kubelet's state files are written by Go and their checksums are
+computed over Go values, so three Go-specific behaviours matter byte for byte:
+
+* **decoding** into a typed struct: keys match field names case-insensitively, unknown keys are
+  ignored, ``null`` makes a map/slice/pointer *nil* but leaves a string or number unchanged, a
+  duplicate key decodes into the already-decoded map (merging), numbers must fit the Go integer
+  type, and a type mismatch is reported the Go way after the whole document was read;
+* **nil versus empty**: the legacy checksums (see :mod:`.gospew`) render a nil map as ``<nil>``
+  and an empty one as ``map[]``, so decoding keeps that distinction (``None`` = nil);
+* **encoding**: compact, struct fields in declaration order, ``omitempty``, map keys sorted as
+  strings (NUMA ids ``"10"`` before ``"2"``), ``<``, ``>``, ``&``, U+2028 and U+2029 escaped as
+  ``\\u003c`` ... (``json.Marshal`` escapes HTML), ``\\b``/``\\f`` short escapes (Go >= 1.22).
+
+A tiny type model (:class:`GoType`, :class:`Field`) describes the few structs involved; the same
+description drives decoding, encoding and the go-spew rendering. Values of that model are plain
+Python: ``str``, ``int``, ``dict`` (Go map, or Go struct keyed by Go field name), ``list``
+(slice) and ``None`` (nil). Standard library only; Python 3.8+.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import codecs
+import json
+import re
+
+try:
+    from typing import Any, Dict, List, Optional, Sequence, Tuple  # noqa: F401 (type comments)
+except ImportError:  # pragma: no cover
+    pass
+
+STRING = "string"
+UINT = "uint"
+INT = "int"
+MAP = "map"
+SLICE = "slice"
+PTR = "ptr"
+STRUCT = "struct"
+
+_UINT64_MAX = (1 << 64) - 1
+_INT64_MIN = -(1 << 63)
+_INT64_MAX = (1 << 63) - 1
+
+
+class GoJSONError(ValueError):
+    """A document Go's ``encoding/json`` would refuse; the message is Go's wording."""
+
+
+class Field:
+    """One exported field of a Go struct: Go name, JSON name, type, ``omitempty``."""
+
+    __slots__ = ("go_name", "json_name", "type", "omitempty")
+
+    def __init__(self, go_name, json_name, gotype, omitempty=False):
+        # type: (str, str, GoType, bool) -> None
+        self.go_name = go_name
+        self.json_name = json_name
+        self.type = gotype
+        self.omitempty = omitempty
+
+
+class GoType:
+    """A Go type: its kind, its name as ``reflect.Type.String()`` prints it, and its parts."""
+
+    __slots__ = ("kind", "name", "key", "elem", "fields")
+
+    def __init__(self, kind, name, key=None, elem=None, fields=None):
+        # type: (str, str, Optional[GoType], Optional[GoType], Optional[Sequence[Field]]) -> None
+        self.kind = kind
+        self.name = name
+        self.key = key
+        self.elem = elem
+        self.fields = tuple(fields or ())
+
+    def __repr__(self):
+        # type: () -> str
+        return "GoType(%s)" % self.name
+
+
+def string_type(name="string"):
+    # type: (str) -> GoType
+    """A Go string (or a named string type such as ``v1.ResourceName``)."""
+    return GoType(STRING, name)
+
+
+def uint_type(name="uint64"):
+    # type: (str) -> GoType
+    """A Go uint64 (or a named one such as ``checksum.Checksum``)."""
+    return GoType(UINT, name)
+
+
+def int_type(name="int"):
+    # type: (str) -> GoType
+    """A Go int (64-bit on every platform the kubelet runs on)."""
+    return GoType(INT, name)
+
+
+def map_type(key, elem, name=None):
+    # type: (GoType, GoType, Optional[str]) -> GoType
+    """A Go map; ``name`` for named map types (``state.NUMANodeMap``)."""
+    return GoType(MAP, name or "map[%s]%s" % (key.name, elem.name), key=key, elem=elem)
+
+
+def slice_type(elem, name=None):
+    # type: (GoType, Optional[str]) -> GoType
+    """A Go slice."""
+    return GoType(SLICE, name or "[]%s" % elem.name, elem=elem)
+
+
+def ptr_type(elem):
+    # type: (GoType) -> GoType
+    """A Go pointer."""
+    return GoType(PTR, "*%s" % elem.name, elem=elem)
+
+
+def struct_type(name, fields):
+    # type: (str, Sequence[Field]) -> GoType
+    """A Go struct with its exported fields in declaration order."""
+    return GoType(STRUCT, name, fields=fields)
+
+
+# --------------------------------------------------------------------------------------------
+# Syntax: parse with the json module, reproduce Go's error wording.
+# --------------------------------------------------------------------------------------------
+
+class _Number:
+    """A JSON number literal, kept as text: Go decides per target type what it accepts."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text):
+        # type: (str) -> None
+        self.text = text
+
+
+class JSONObject:
+    """A JSON object as its list of (key, value) pairs, duplicates and order preserved."""
+
+    __slots__ = ("pairs",)
+
+    def __init__(self, pairs):
+        # type: (List[Tuple[str, Any]]) -> None
+        self.pairs = pairs
+
+
+def _go_replace(error):
+    # type: (UnicodeDecodeError) -> Tuple[str, int]
+    """Go replaces every byte of an invalid UTF-8 sequence by U+FFFD."""
+    return (u"\ufffd" * (error.end - error.start), error.end)
+
+
+codecs.register_error("numaguard-go-replace", _go_replace)
+
+_SURROGATE = re.compile(u"[\ud800-\udfff]")
+
+
+def to_text(data):
+    # type: (Any) -> str
+    """Return ``data`` (str or bytes) as text, invalid UTF-8 replaced the way Go does."""
+    if isinstance(data, bytes):
+        return data.decode("utf-8", "numaguard-go-replace")
+    if not isinstance(data, str):
+        raise GoJSONError("checkpoint content must be text or bytes, got %s" % type(data).__name__)
+    return data
+
+
+def _quote_char(char):
+    # type: (str) -> str
+    """Go's quoteChar used in syntax errors: 'x', '\\'' and '"' special-cased."""
+    if char == "'":
+        return "'\\''"
+    if char == '"':
+        return "'\"'"
+    if char.isprintable():
+        return "'%s'" % char
+    text = json.dumps(char)
+    return "'%s'" % text[1:-1]
+
+
+def _container_at(text, pos):
+    # type: (str, int) -> str
+    """Return '{' or '[' for the innermost open container at ``pos`` (strings skipped)."""
+    stack = []  # type: List[str]
+    in_string = escaped = False
+    for char in text[:pos]:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "{[":
+            stack.append(char)
+        elif char in "}]" and stack:
+            stack.pop()
+    return stack[-1] if stack else ""
+
+
+def _syntax_error(text, error):
+    # type: (str, json.JSONDecodeError) -> GoJSONError
+    pos = error.pos
+    if pos >= len(text.rstrip(" \t\r\n")) or error.msg.startswith("Unterminated string"):
+        return GoJSONError("unexpected end of JSON input")
+    char = text[pos]
+    msg = error.msg
+    if msg.startswith("Expecting value"):
+        where = "looking for beginning of value"
+    elif msg.startswith("Expecting property name"):
+        where = "looking for beginning of object key string"
+    elif msg.startswith("Expecting ':'"):
+        where = "after object key"
+    elif msg.startswith("Expecting ','"):
+        where = ("after object key:value pair" if _container_at(text, pos) == "{"
+                 else "after array element")
+    elif msg.startswith("Extra data"):
+        where = "after top-level value"
+    elif msg.startswith("Invalid control character"):
+        where = "in string literal"
+    elif msg.startswith("Invalid \\uXXXX"):
+        where = "in \\u hexadecimal character escape"
+        char = text[pos + 2:pos + 6].lstrip("0123456789abcdefABCDEF")[:1] or char
+    elif msg.startswith("Invalid \\escape"):
+        where = "in string escape code"
+        char = text[pos + 1:pos + 2] or char
+    else:  # pragma: no cover - json module messages not listed above
+        return GoJSONError("invalid JSON at offset %d: %s" % (pos, msg))
+    return GoJSONError("invalid character %s %s" % (_quote_char(char), where))
+
+
+def _reject_constant(name):
+    # type: (str) -> Any
+    raise ValueError(name)
+
+
+def parse(data):
+    # type: (Any) -> Any
+    """Parse JSON text the way Go's scanner accepts it; return an untyped tree.
+
+    Objects become :class:`JSONObject` (pairs), numbers :class:`_Number` (literal text), strings
+    ``str`` (lone surrogate escapes replaced by U+FFFD, as Go does), ``true``/``false`` bool,
+    ``null`` None. Raises :class:`GoJSONError` with Go's message on a syntax error.
+    """
+    text = to_text(data)
+    try:
+        tree = json.loads(text, object_pairs_hook=JSONObject, parse_int=_Number,
+                          parse_float=_Number, parse_constant=_reject_constant)
+    except json.JSONDecodeError as error:
+        raise _syntax_error(text, error)
+    except ValueError as error:  # NaN / Infinity: Go has no such literal
+        index = text.find(str(error))
+        return _raise_bad_literal(text, index)
+    return _fix_surrogates(tree)
+
+
+def _raise_bad_literal(text, index):
+    # type: (str, int) -> Any
+    raise GoJSONError("invalid character %s looking for beginning of value"
+                      % _quote_char(text[index] if index >= 0 else "N"))
+
+
+def _fix_surrogates(node):
+    # type: (Any) -> Any
+    if isinstance(node, str):
+        return _SURROGATE.sub(u"\ufffd", node) if _SURROGATE.search(node) else node
+    if isinstance(node, JSONObject):
+        node.pairs = [(_fix_surrogates(k), _fix_surrogates(v)) for k, v in node.pairs]
+        return node
+    if isinstance(node, list):
+        return [_fix_surrogates(item) for item in node]
+    return node
+
+
+# --------------------------------------------------------------------------------------------
+# Decoding into a typed Go value.
+# --------------------------------------------------------------------------------------------
+
+def fold_name(name):
+    # type: (str) -> str
+    """Case folding as Go's bytes.EqualFold matches ASCII field names (Kelvin sign, long s)."""
+    out = []
+    for char in name:
+        if char == u"\u212a":
+            out.append("k")
+        elif char == u"\u017f":
+            out.append("s")
+        elif char < u"\x80":
+            out.append(char.lower())
+        else:
+            out.append(char)
+    return "".join(out)
+
+
+def _json_kind(node):
+    # type: (Any) -> str
+    if isinstance(node, JSONObject):
+        return "object"
+    if isinstance(node, list):
+        return "array"
+    if isinstance(node, bool):
+        return "bool"
+    if isinstance(node, _Number):
+        return "number"
+    return "string"
+
+
+class _Decoder:
+    """Decode an untyped tree into a typed value; remember the first type error like Go."""
+
+    def __init__(self, top_name):
+        # type: (str) -> None
+        self.top_name = top_name
+        self.error = None  # type: Optional[GoJSONError]
+
+    def _save(self, value_desc, gotype, struct_name, path):
+        # type: (str, GoType, Optional[str], List[str]) -> None
+        if self.error is not None:
+            return
+        if struct_name is not None and path:
+            self.error = GoJSONError("json: cannot unmarshal %s into Go struct field %s.%s of type %s"
+                                     % (value_desc, struct_name, ".".join(path), gotype.name))
+        else:
+            self.error = GoJSONError("json: cannot unmarshal %s into Go value of type %s"
+                                     % (value_desc, gotype.name))
+
+    def decode(self, node, gotype, current, struct_name, path):
+        # type: (Any, GoType, Any, Optional[str], List[str]) -> Any
+        """Return the new Go value of ``gotype`` after decoding ``node`` into ``current``."""
+        if node is None:
+            if gotype.kind in (MAP, SLICE, PTR):
+                return None
+            return current
+        kind = gotype.kind
+        if kind == PTR:
+            inner = current if current is not None else zero_value(gotype.elem)
+            return self.decode(node, gotype.elem, inner, struct_name, path)
+        if kind == STRING:
+            if isinstance(node, str):
+                return node
+            self._save(_json_kind(node), gotype, struct_name, path)
+            return current
+        if kind in (UINT, INT):
+            if not isinstance(node, _Number):
+                self._save(_json_kind(node), gotype, struct_name, path)
+                return current
+            value = _parse_integer(node.text, kind)
+            if value is None:
+                self._save("number " + node.text, gotype, struct_name, path)
+                return current
+            return value
+        if kind == MAP:
+            if not isinstance(node, JSONObject):
+                self._save(_json_kind(node), gotype, struct_name, path)
+                return current
+            result = current if current is not None else {}
+            for key_text, item in node.pairs:
+                key = self._map_key(key_text, gotype.key, struct_name, path)
+                if key is None:
+                    continue
+                result[key] = self.decode(item, gotype.elem, zero_value(gotype.elem), struct_name, path)
+            return result
+        if kind == SLICE:
+            if not isinstance(node, list):
+                self._save(_json_kind(node), gotype, struct_name, path)
+                return current
+            old = current or []
+            items = []
+            for index, item in enumerate(node):
+                base = old[index] if index < len(old) else zero_value(gotype.elem)
+                items.append(self.decode(item, gotype.elem, base, struct_name, path))
+            return items
+        if kind == STRUCT:
+            if not isinstance(node, JSONObject):
+                self._save(_json_kind(node), gotype, struct_name, path)
+                return current
+            result = dict(current) if current is not None else zero_value(gotype)
+            by_name = dict((f.json_name, f) for f in gotype.fields)
+            by_fold = dict((fold_name(f.json_name), f) for f in gotype.fields)
+            for key, item in node.pairs:
+                field = by_name.get(key) or by_fold.get(fold_name(key))
+                if field is None:
+                    continue  # unknown keys are ignored
+                result[field.go_name] = self.decode(item, field.type, result[field.go_name],
+                                                    gotype.name.split(".")[-1], path + [field.json_name])
+            return result
+        raise AssertionError("unsupported Go kind %r" % kind)  # pragma: no cover
+
+    def _map_key(self, text, key_type, struct_name, path):
+        # type: (str, GoType, Optional[str], List[str]) -> Any
+        if key_type.kind == STRING:
+            return text
+        value = _parse_integer(text, key_type.kind)
+        if value is None:
+            self._save("number " + text, key_type, struct_name, path)
+        return value
+
+
+def _parse_integer(text, kind):
+    # type: (str, str) -> Optional[int]
+    """strconv.ParseUint / ParseInt(text, 10, 64): digits only (sign allowed for int)."""
+    body = text
+    if kind == INT and body[:1] in ("+", "-"):
+        body = body[1:]
+    elif kind == UINT and body[:1] == "+":
+        body = body[1:]
+    if not body or not body.isdigit() or not body.isascii():
+        return None
+    value = int(text)
+    if kind == UINT and not 0 <= value <= _UINT64_MAX:
+        return None
+    if kind == INT and not _INT64_MIN <= value <= _INT64_MAX:
+        return None
+    return value
+
+
+def zero_value(gotype):
+    # type: (GoType) -> Any
+    """Go's zero value: "" / 0 / nil, and a struct of zero fields."""
+    if gotype.kind == STRING:
+        return ""
+    if gotype.kind in (UINT, INT):
+        return 0
+    if gotype.kind == STRUCT:
+        return dict((f.go_name, zero_value(f.type)) for f in gotype.fields)
+    return None
+
+
+def decode_tree(tree, gotype, initial=None):
+    # type: (Any, GoType, Optional[Dict[str, Any]]) -> Tuple[Dict[str, Any], Optional[GoJSONError]]
+    """Decode a :func:`parse` tree into a struct type; return (value, first type error or None).
+
+    Like Go, decoding goes on after a type error, so the fields that did decode are set; the
+    caller decides whether the error matters (the kubelet's version fallback does).
+    """
+    start = zero_value(gotype)
+    if initial:
+        start.update(initial)
+    decoder = _Decoder(gotype.name)
+    value = decoder.decode(tree, gotype, start, None, [])
+    return value, decoder.error
+
+
+def unmarshal(data, gotype, initial=None):
+    # type: (Any, GoType, Optional[Dict[str, Any]]) -> Dict[str, Any]
+    """``json.Unmarshal(data, &v)`` for a struct type; ``initial`` = pre-initialised fields.
+
+    Syntax errors win over type errors (Go validates the whole input first); of several type
+    errors the first one is reported, after the whole document was decoded (as Go does).
+    """
+    value, error = decode_tree(parse(data), gotype, initial)
+    if error is not None:
+        raise error
+    return value
+
+
+# --------------------------------------------------------------------------------------------
+# Encoding.
+# --------------------------------------------------------------------------------------------
+
+_ESCAPES = {
+    '"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\b": "\\b", "\f": "\\f",
+    "<": "\\u003c", ">": "\\u003e", "&": "\\u0026", u"\u2028": "\\u2028", u"\u2029": "\\u2029",
+}
+_NEEDS_ESCAPE = re.compile(u'["\\\\\x00-\x1f<>&\u2028\u2029\ud800-\udfff]')
+
+
+def _escape_char(match):
+    # type: (Any) -> str
+    char = match.group(0)
+    if char in _ESCAPES:
+        return _ESCAPES[char]
+    if u"\ud800" <= char <= u"\udfff":
+        return u"\ufffd"
+    return "\\u%04x" % ord(char)
+
+
+def encode_string(text):
+    # type: (str) -> str
+    """A Go ``json.Marshal`` string literal (HTML-safe, U+2028/2029 escaped, UTF-8 raw)."""
+    return '"' + _NEEDS_ESCAPE.sub(_escape_char, text) + '"'
+
+
+def _is_empty(value, gotype):
+    # type: (Any, GoType) -> bool
+    if gotype.kind in (MAP, SLICE):
+        return not value
+    if gotype.kind == PTR:
+        return value is None
+    if gotype.kind == STRING:
+        return value == ""
+    if gotype.kind in (UINT, INT):
+        return value == 0
+    return False  # structs are never empty for omitempty
+
+
+def _map_key_text(key, key_type):
+    # type: (Any, GoType) -> str
+    return key if key_type.kind == STRING else str(key)
+
+
+def marshal(value, gotype):
+    # type: (Any, GoType) -> str
+    """``json.Marshal(value)``: compact Go encoding of a typed value."""
+    kind = gotype.kind
+    if kind == PTR:
+        return "null" if value is None else marshal(value, gotype.elem)
+    if kind == STRING:
+        return encode_string(value)
+    if kind in (UINT, INT):
+        return str(int(value))
+    if kind == MAP:
+        if value is None:
+            return "null"
+        items = sorted(((_map_key_text(k, gotype.key), v) for k, v in value.items()),
+                       key=lambda pair: pair[0])
+        return "{" + ",".join(encode_string(k) + ":" + marshal(v, gotype.elem) for k, v in items) + "}"
+    if kind == SLICE:
+        if value is None:
+            return "null"
+        return "[" + ",".join(marshal(item, gotype.elem) for item in value) + "]"
+    if kind == STRUCT:
+        parts = []
+        for field in gotype.fields:
+            item = value.get(field.go_name, zero_value(field.type))
+            if field.omitempty and _is_empty(item, field.type):
+                continue
+            parts.append(encode_string(field.json_name) + ":" + marshal(item, field.type))
+        return "{" + ",".join(parts) + "}"
+    raise AssertionError("unsupported Go kind %r" % kind)  # pragma: no cover
