@@ -31,6 +31,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import functools
+import itertools
 import operator
 
 try:
@@ -318,34 +320,53 @@ def _superset_inverse(values, size):
     return values
 
 
-def _achievable_ands(lists, default, compressor):
-    # type: (Sequence[Sequence[TopologyHint]], int, _Compressor) -> List[int]
-    """Every non-empty AND (with the default mask) of one mask per list, as real masks."""
+_POPCOUNTS = {}  # type: Dict[int, List[int]]
+
+
+def _popcount_table(size):
+    # type: (int) -> List[int]
+    """popcount of every index below 2**size (cached per size)."""
+    table = _POPCOUNTS.get(size)
+    if table is None:
+        table = [0] * (1 << size)
+        for index in range(1, 1 << size):
+            table[index] = table[index >> 1] + (index & 1)
+        _POPCOUNTS[size] = table
+    return table
+
+
+def _achievable_ands(masks_per_list, default, compressor):
+    # type: (Sequence[set], int, _Compressor) -> List[int]
+    """Every non-empty AND (with the default mask) of one mask per list, as compressed masks.
+
+    ``masks_per_list`` holds, per hint list, the set of its masks with nil hints already
+    replaced by the default mask.
+    """
     size = compressor.size
     total = 1 << size
-    full = total - 1
     product = None  # type: Optional[List[int]]
     cache = {}  # type: Dict[frozenset, List[int]]
-    for hints in lists:
-        present = set()
-        for hint in hints:
-            if hint.affinity is None:
-                present.add(full)
+    for masks in masks_per_list:
+        if compressor.dense:
+            if functools.reduce(operator.or_, masks, 0) & ~default:
+                present = frozenset(m & default for m in masks)
             else:
-                present.add(compressor.compress(hint.affinity.value & default))
-        key = frozenset(present)
-        sums = cache.get(key)
+                present = frozenset(masks)
+        else:
+            present = frozenset(compressor.compress(m & default) for m in masks)
+        sums = cache.get(present)
         if sums is None:
             values = [0] * total
-            for compressed in present:
-                values[compressed] = 1
+            for _ in map(values.__setitem__, present, itertools.repeat(1)):
+                pass
             sums = _superset_sums(values, size)
-            cache[key] = sums
+            cache[present] = sums
         product = list(sums) if product is None else list(map(operator.mul, product, sums))
     if product is None:
-        return [default] if default else []
+        return [total - 1] if total > 1 else []
     counts = _superset_inverse(product, size)
-    return [compressor.expand(index) for index in range(1, total) if counts[index]]
+    counts[0] = 0
+    return [index for index, count in enumerate(counts) if count]
 
 
 def _non_preferred_key(numa_info, best_count, prefer_closest):
@@ -365,6 +386,12 @@ def _non_preferred_key(numa_info, best_count, prefer_closest):
     return lambda m: (tier(m), m)
 
 
+_AFFINITY = operator.attrgetter("affinity")
+_VALUE = operator.attrgetter("value")
+_NOT_NONE = functools.partial(operator.is_not, None)
+_IS_NONE = functools.partial(operator.is_, None)
+
+
 def merge_fast(lists, numa_info, prefer_closest=False):
     # type: (Sequence[Sequence[TopologyHint]], NUMAInfo, bool) -> TopologyHint
     """Same result as :func:`merge_exhaustive`, without enumerating permutations."""
@@ -375,13 +402,49 @@ def merge_fast(lists, numa_info, prefer_closest=False):
     if preferred:
         key = _preferred_key(numa_info, prefer_closest)
         return _to_hint(min(preferred, key=key), True)
-    ands = _achievable_ands(lists, default, _Compressor(numa_info.nodes))
-    if not ands:
+    # no preferred merged hint: rank every achievable AND (all of them are non-preferred)
+    masks_per_list = []
+    best_count = 0
+    for hints in lists:
+        affinities = list(map(_AFFINITY, hints))
+        masks = set(map(_VALUE, filter(_NOT_NONE, affinities)))
+        if masks:
+            narrowest = min(masks, key=popcount) if len(masks) < 64 else _min_popcount(masks)
+            best_count = max(best_count, popcount(narrowest))
+        if any(map(_IS_NONE, affinities)):
+            masks.add(default)
+        masks_per_list.append(masks)
+    compressor = _Compressor(numa_info.nodes)
+    achieved = _achievable_ands(masks_per_list, default, compressor)
+    if not achieved:
         return TopologyHint(BitMask.from_value(default), False)
-    best_count = best_non_preferred_affinity_count(lists)
-    # cheap first pass on the tier, distances only for the masks of the best tier
-    tier_key = _non_preferred_key(numa_info, best_count, False)
-    best_tier = min(tier_key(m)[0] for m in ands)
-    finalists = [m for m in ands if tier_key(m)[0] == best_tier]
-    key = _non_preferred_key(numa_info, best_count, prefer_closest)
-    return _to_hint(min(finalists, key=key), False)
+    counts = _popcount_table(compressor.size)
+    present = set(counts[index] for index in achieved)
+    equal = [d for d in present if d == best_count]
+    below = [d for d in present if d < best_count]
+    if equal:
+        chosen = best_count
+    elif below:
+        chosen = max(below)
+    else:
+        chosen = min(present)
+    finalists = [compressor.expand(index) for index in achieved if counts[index] == chosen]
+    if prefer_closest:
+        best = min(finalists, key=lambda m: (numa_info.average_distance(m), m))
+    else:
+        best = min(finalists)
+    return _to_hint(best, False)
+
+
+def _min_popcount(masks):
+    # type: (set) -> int
+    """A mask of ``masks`` with the fewest bits (cheap path for big sets: bin().count in C)."""
+    best = None
+    best_count = 65
+    for mask in masks:
+        count = bin(mask).count("1")
+        if count < best_count:
+            best, best_count = mask, count
+            if count == 1:
+                break
+    return best

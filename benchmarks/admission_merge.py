@@ -1,0 +1,144 @@
+#!/usr/bin/env python3
+# -*- coding: utf-8 -*-
+# Copyright: numaguard.kubelet contributors
+# Apache License 2.0 (see LICENSE)
+"""Median Topology Manager decision time: fast exact merge vs the kubelet's exhaustive merge.
+
+Scenarios at 2, 4, 8 and 16 NUMA nodes, each with four hint lists (cpu, memory, hugepages-1Gi,
+one device resource) generated with the providers' rule (every NUMA mask with enough capacity;
+preferred = masks of the minimal size that could fit on an empty node):
+
+* ``fits``: a fresh node, everything fits on one node -> a preferred result exists;
+* ``split``: cpu only fits on the last node, memory and hugepages only on the first, the device
+  sits in the middle -> no preferred result, the non-preferred search (Moebius inversion) runs;
+* ``wide``: requests that need half the machine -> long lists, preferred result of size N/2.
+
+Prints one table. The exhaustive merge is timed only where the permutation count is at most
+``--exhaustive-limit`` (default 2e6), else shown as "-" with the number of permutations.
+Run: ``.venv/bin/python benchmarks/admission_merge.py [--repeat 15]``.
+The ``--admission`` flag adds a full what-if admission (real providers) when they are importable.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+import argparse
+import os
+import statistics
+import sys
+import time
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_ROOT = os.path.dirname(_HERE)
+
+
+def _importable():
+    """Make ansible_collections.numaguard.kubelet importable from a plain checkout."""
+    try:
+        import ansible_collections.numaguard.kubelet  # noqa: F401
+        return
+    except ImportError:
+        pass
+    import tempfile
+    tmp = tempfile.mkdtemp(prefix="numaguard-bench-")
+    os.makedirs(os.path.join(tmp, "ansible_collections", "numaguard"))
+    os.symlink(_ROOT, os.path.join(tmp, "ansible_collections", "numaguard", "kubelet"))
+    sys.path.insert(0, tmp)
+
+
+_importable()
+
+from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.bitmask import (  # noqa: E402
+    BitMask, iterate_bitmask_values, popcount)
+from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.hints import TopologyHint  # noqa: E402
+from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.topologymanager.merge import (  # noqa: E402
+    merge_exhaustive, merge_fast)
+from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.topologymanager.numa_info import (  # noqa: E402
+    NUMAInfo)
+from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.topologymanager.policy import (  # noqa: E402
+    create_policy)
+from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.topologymanager.policy_options import (  # noqa: E402
+    PolicyOptions)
+
+
+def generate(ids, capacity, free, request):
+    """Provider rule: masks whose free amount fits; preferred = minimal size fitting capacity."""
+    hints = []
+    min_size = len(ids)
+    for mask in iterate_bitmask_values(ids):
+        nodes = [i for i in ids if mask >> i & 1]
+        if sum(capacity[i] for i in nodes) >= request:
+            min_size = min(min_size, len(nodes))
+        if sum(free[i] for i in nodes) >= request:
+            hints.append(mask)
+    return [TopologyHint(BitMask.from_value(m), popcount(m) == min_size) for m in hints]
+
+
+def scenario(kind, n):
+    ids = list(range(n))
+    cap_cpu = dict((i, 16) for i in ids)
+    cap_mem = dict((i, 64) for i in ids)
+    cap_huge = dict((i, 8) for i in ids)
+    cap_dev = dict((i, 1) for i in ids)
+    free_cpu, free_mem, free_huge, free_dev = dict(cap_cpu), dict(cap_mem), dict(cap_huge), dict(cap_dev)
+    req = {"cpu": 4, "memory": 16, "huge": 2, "dev": 1}
+    if kind == "split":
+        for i in ids:
+            free_cpu[i] = 16 if i == n - 1 else 2
+            free_mem[i] = 64 if i == 0 else 8
+            free_huge[i] = 8 if i == 0 else 1
+            free_dev[i] = 1 if i == n // 2 else 0
+    elif kind == "wide":
+        req = {"cpu": 16 * max(1, n // 2), "memory": 64 * max(1, n // 2), "huge": 8 * max(1, n // 2),
+               "dev": max(1, n // 2)}
+    lists = [
+        generate(ids, cap_cpu, free_cpu, req["cpu"]),
+        generate(ids, cap_mem, free_mem, req["memory"]),
+        generate(ids, cap_huge, free_huge, req["huge"]),
+        generate(ids, cap_dev, free_dev, req["dev"]),
+    ]
+    providers = [{"example.com/gpu": lists[3]}, {"cpu": lists[0]},
+                 {"memory": lists[1], "hugepages-1Gi": lists[2]}]
+    return lists, providers
+
+
+def median_ms(func, repeat):
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        result = func()
+        times.append((time.perf_counter() - start) * 1000.0)
+    return statistics.median(times), result
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=15)
+    parser.add_argument("--exhaustive-limit", type=float, default=2e6)
+    parser.add_argument("--nodes", default="2,4,8,16")
+    args = parser.parse_args(argv)
+    print("%-6s %-6s %10s %12s %12s %14s  %s" % ("nodes", "case", "hints", "fast ms", "policy ms",
+                                                "exhaustive ms", "result"))
+    for n in [int(x) for x in args.nodes.split(",")]:
+        info = NUMAInfo(list(range(n)))
+        opts = PolicyOptions(max_allowable_numa_nodes=max(8, n))
+        policy = create_policy("best-effort", info, opts)
+        for kind in ("fits", "split", "wide"):
+            lists, providers = scenario(kind, n)
+            perms = 1
+            for hints in lists:
+                perms *= max(1, len(hints))
+            fast_ms, fast = median_ms(lambda: merge_fast(lists, info), args.repeat)
+            policy_ms, _ = median_ms(lambda: policy.merge(providers), args.repeat)
+            if perms <= args.exhaustive_limit:
+                ex_ms, slow = median_ms(lambda: merge_exhaustive(lists, info), 1 if perms > 1e4 else 3)
+                assert slow == fast, (n, kind, slow, fast)
+                ex_text = "%.2f" % ex_ms
+            else:
+                ex_text = "- (%.1e perms)" % perms
+            print("%-6d %-6s %10d %12.3f %12.3f %14s  %s" % (
+                n, kind, sum(len(x) for x in lists), fast_ms, policy_ms, ex_text, fast))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
