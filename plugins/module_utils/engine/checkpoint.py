@@ -74,13 +74,38 @@ class CheckpointError(StateError):
 # Plain-data objects.
 # --------------------------------------------------------------------------------------------
 
+_BLOCK_KEYS = ("numaAffinity", "type", "size")
+
+
 @dataclass(frozen=True)
-class Block:
-    """A memory block of the memory manager: ``size`` bytes of ``type`` on ``numa_affinity``."""
+class Block(Mapping):
+    """A memory block of the memory manager: ``size`` bytes of ``type`` on ``numa_affinity``.
+
+    Also a read-only mapping in the file's spelling (``block["numaAffinity"]``, ``"type"``,
+    ``"size"``), so code that consumes the JSON shape accepts it unchanged.
+    """
 
     numa_affinity: Tuple[int, ...]
     type: str
     size: int
+
+    def __getitem__(self, key):
+        # type: (str) -> Any
+        if key == "numaAffinity":
+            return list(self.numa_affinity)
+        if key == "type":
+            return self.type
+        if key == "size":
+            return self.size
+        raise KeyError(key)
+
+    def __iter__(self):
+        # type: () -> Any
+        return iter(_BLOCK_KEYS)
+
+    def __len__(self):
+        # type: () -> int
+        return len(_BLOCK_KEYS)
 
     def to_dict(self):
         # type: () -> Dict[str, Any]
@@ -114,8 +139,10 @@ class CPUManagerCheckpoint:
 class MemoryManagerCheckpoint:
     """Content of ``memory_manager_state``.
 
-    ``machine_state``: NUMA id (int) -> ``{"number_of_assignments": int, "memory_map":
-    {resource: {"total", "systemReserved", "allocatable", "reserved", "free"}}, "cells": [int]}``.
+    ``machine_state``: NUMA id (int) -> ``{"numberOfAssignments": int, "memoryMap":
+    {resource: {"total", "systemReserved", "allocatable", "reserved", "free"}}, "cells": [int]}``
+    (the file's spelling; snake_case keys and objects with ``to_plain()`` are accepted for
+    writing).
     ``entries``: pod UID -> container name -> list of :class:`Block`. ``pod_entries``: pod UID ->
     list of :class:`Block` (pod-level ``memoryBlocks``). ``checksum_ok``/``legacy_checksum_ok``
     as for :class:`CPUManagerCheckpoint`.
@@ -397,6 +424,17 @@ def _cpu_go_entries(cp):
     return result
 
 
+def _pod_cpuset(pod, value):
+    # type: (str, Any) -> str
+    """A pod-level cpuset given as a string or as ``{"cpuSet"|"cpu_set": str}``."""
+    if isinstance(value, Mapping):
+        for key in ("cpuSet", "cpu_set", "CPUSet"):
+            if key in value:
+                return _check_str(value[key], "pod_entries[%r].%s" % (pod, key))
+        raise CheckpointError("pod_entries[%r] has no cpuSet: %r" % (pod, value))
+    return _check_str(value, "pod_entries[%r]" % pod)
+
+
 def dump_cpu_manager_state(cp, version=None, v4_legacy_checksum="zero"):
     # type: (CPUManagerCheckpoint, Optional[int], str) -> str
     """Serialise ``cp`` exactly as the kubelet writes ``cpu_manager_state`` in ``version``.
@@ -413,8 +451,7 @@ def dump_cpu_manager_state(cp, version=None, v4_legacy_checksum="zero"):
     policy = _check_str(cp.policy_name, "policy_name")
     default = _check_str(cp.default_cpu_set, "default_cpu_set")
     entries = _cpu_go_entries(cp)
-    pod_entries = dict((_check_str(pod, "pod_entries pod UID"),
-                        {"CPUSet": _check_str(cpus, "pod_entries[%r]" % pod)})
+    pod_entries = dict((_check_str(pod, "pod_entries pod UID"), {"CPUSet": _pod_cpuset(pod, cpus)})
                        for pod, cpus in (cp.pod_entries or {}).items())
     if version == 3:
         raise CheckpointError("writing cpu_manager_state version 3 is not supported: its legacy "
@@ -476,8 +513,8 @@ def _mem_plain(value, pod_entries, version, checksum_ok, legacy_ok):
                                     "systemReserved": table["SystemReserved"],
                                     "allocatable": table["Allocatable"],
                                     "reserved": table["Reserved"], "free": table["Free"]}
-        machine[node_id] = {"number_of_assignments": node["NumberOfAssignments"],
-                            "memory_map": memory_map, "cells": list(node["Cells"] or [])}
+        machine[node_id] = {"numberOfAssignments": node["NumberOfAssignments"],
+                            "memoryMap": memory_map, "cells": list(node["Cells"] or [])}
     entries = dict((pod, dict((name, _blocks_plain(blocks)) for name, blocks in (containers or {}).items()))
                    for pod, containers in (value["Entries"] or {}).items())
     pods = dict((pod, _blocks_plain(entry["MemoryBlocks"])) for pod, entry in (pod_entries or {}).items())
@@ -546,7 +583,7 @@ def _numa_id(key, what):
 
 def _go_block(block, what):
     # type: (Any, str) -> Dict[str, Any]
-    if isinstance(block, Block):
+    if all(hasattr(block, name) for name in ("numa_affinity", "type", "size")):
         affinity, rtype, size = block.numa_affinity, block.type, block.size
     elif isinstance(block, Mapping):
         affinity = block.get("numa_affinity", block.get("numaAffinity"))
@@ -584,6 +621,8 @@ def _go_machine_state(machine_state):
     for key, node in machine_state.items():
         node_id = _numa_id(key, "machine_state NUMA id")
         what = "machine_state[%d]" % node_id
+        if hasattr(node, "to_plain"):
+            node = node.to_plain()
         if not isinstance(node, Mapping):
             raise CheckpointError("%s must be a mapping, got %r" % (what, node))
         memory_map = _node_get(node, "memory_map", "memoryMap", what)
@@ -593,6 +632,8 @@ def _go_machine_state(machine_state):
         for resource, table in memory_map.items():
             twhat = "%s memory_map[%r]" % (what, resource)
             _check_str(resource, "%s memory_map key" % what)
+            if hasattr(table, "to_plain"):
+                table = table.to_plain()
             if not isinstance(table, Mapping):
                 raise CheckpointError("%s must be a mapping, got %r" % (twhat, table))
             normal = dict((_TABLE_ALIASES.get(k, k), v) for k, v in table.items())
@@ -876,8 +917,8 @@ def checkpoint_to_dict(cp):
     if isinstance(cp, MemoryManagerCheckpoint):
         return {"policy_name": cp.policy_name,
                 "machine_state": dict((node_id, {
-                    "number_of_assignments": node["number_of_assignments"],
-                    "memory_map": dict((res, dict(table)) for res, table in node["memory_map"].items()),
+                    "numberOfAssignments": node["numberOfAssignments"],
+                    "memoryMap": dict((res, dict(table)) for res, table in node["memoryMap"].items()),
                     "cells": list(node["cells"])}) for node_id, node in cp.machine_state.items()),
                 "entries": dict((pod, dict((name, [b.to_dict() for b in blocks])
                                            for name, blocks in containers.items()))
