@@ -1,0 +1,306 @@
+# -*- coding: utf-8 -*-
+# Copyright: numaguard.kubelet contributors
+# Apache License 2.0 (see LICENSE)
+"""What-if admission: run pods through the kubelet's allocate-resources admit handler.
+
+Why: the kubelet decides NUMA placement in its Topology Manager admit handler (spec 5.1) from
+the machine, its configuration and the state files. :class:`AdmissionSimulator` builds the same
+managers the kubelet builds at start-up (Topology Manager, then the hint providers in the
+kubelet's order: device, CPU, memory), fails where the kubelet would not start, and then admits
+pods one after another as the kubelet does for pods created in that order:
+
+* each pod goes through the scope (none / container / pod) -> provider hints -> merge ->
+  allocation, with the kubelet's reason and message on rejection (spec 3.6, 5.2);
+* a rejected pod becomes Failed, so its partial allocations are garbage-collected before the
+  next pod is admitted (spec 4.1: no rollback during admission, release at the next GC);
+* admitted pods keep their resources for the rest of the sequence.
+
+Only the Topology Manager admit handler is simulated: the later resource-fit predicate
+(OutOfcpu, OutOfmemory, node selectors, ...) needs every pod of the node and is not (spec 5.1).
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import dataclasses
+
+try:
+    from typing import Any, Dict, List, Mapping, Optional, Sequence  # noqa: F401
+except ImportError:  # pragma: no cover
+    pass
+
+from ansible_collections.numaguard.kubelet.plugins.module_utils.cpuset import format_cpuset
+from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.errors import StateError
+from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.hints import TopologyHint
+from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.pod import Pod
+from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.topologymanager.manager import (
+    topology_manager_from_config)
+from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.topologymanager.numa_info import (
+    TopologyManagerError)
+
+try:  # the device manager simulator is optional (its absence is reported when devices are given)
+    from ansible_collections.numaguard.kubelet.plugins.module_utils.engine import devicemanager as _devicemanager
+except ImportError:  # pragma: no cover - depends on the tree
+    _devicemanager = None
+
+PROVIDER_NAMES = ("device", "cpu", "memory")
+
+
+class AdmissionSetupError(StateError):
+    """The kubelet would not start with this machine / configuration / state (start-up failure)."""
+
+
+class _NamedProvider(object):
+    """Gives each provider the short name used in results, delegating everything else."""
+
+    def __init__(self, name, provider):
+        self.name = name
+        self.provider = provider
+
+    def get_topology_hints(self, pod, container):
+        return self.provider.get_topology_hints(pod, container)
+
+    def get_pod_topology_hints(self, pod):
+        return self.provider.get_pod_topology_hints(pod)
+
+    def allocate(self, pod, container, affinity):
+        return self.provider.allocate(pod, container, affinity)
+
+    def remove(self, pod_uid, container_name):
+        return self.provider.remove(pod_uid, container_name)
+
+
+def _hint_numa(hint):
+    # type: (Optional[TopologyHint]) -> Optional[List[int]]
+    if hint is None or hint.affinity is None:
+        return None
+    return list(hint.affinity.bits())
+
+
+class AdmissionSimulator(object):
+    """The node's admission machinery, built from topology, configuration and state.
+
+    ``topology``: a ``topology.Topology``; ``kubelet_config``: the effective KubeletConfiguration
+    dict; ``cpu_checkpoint`` / ``memory_checkpoint``: restored checkpoints (None = fresh node);
+    ``devices``: the device inventory for the device manager (None = no device plugins);
+    ``cpu_state_path`` / ``memory_state_path``: file names used in the kubelet's messages.
+    Raises :class:`AdmissionSetupError` (a StateError) where the kubelet would refuse to start.
+    """
+
+    def __init__(self, topology, kubelet_config, cpu_checkpoint=None, memory_checkpoint=None, devices=None,
+                 cpu_state_path="/var/lib/kubelet/cpu_manager_state",
+                 memory_state_path="/var/lib/kubelet/memory_manager_state", merger="fast"):
+        from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.cpumanager.manager import (
+            new_cpu_manager)
+        from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.memorymanager.manager import (
+            new_memory_manager)
+
+        self.topology = topology
+        self.config = dict(kubelet_config or {})
+        self.feature_gates = dict(self.config.get("featureGates") or {})
+        try:
+            self.topology_manager = topology_manager_from_config(topology, self.config, merger=merger)
+        except TopologyManagerError as err:
+            raise AdmissionSetupError("topology manager: %s" % err)
+        self.device_manager = None
+        if devices:
+            if _devicemanager is None:
+                raise AdmissionSetupError(
+                    "a device inventory was given but the device manager simulator "
+                    "(plugins/module_utils/engine/devicemanager.py) is not available in this collection")
+            try:
+                self.device_manager = _devicemanager.new_device_manager(topology, devices)
+            except ValueError as err:
+                raise AdmissionSetupError("device manager: %s" % err)
+        elif _devicemanager is not None and hasattr(_devicemanager, "new_device_manager"):
+            self.device_manager = _devicemanager.new_device_manager(topology, {})
+        self.cpu_manager = new_cpu_manager(topology, self.config, cpu_checkpoint, checkpoint_path=cpu_state_path)
+        self.memory_manager = new_memory_manager(topology, self.config, memory_checkpoint,
+                                                 state_file=memory_state_path)
+        providers = []
+        if self.device_manager is not None:
+            providers.append(_NamedProvider("device", self.device_manager))
+        providers.append(_NamedProvider("cpu", self.cpu_manager))
+        providers.append(_NamedProvider("memory", self.memory_manager))
+        for provider in providers:
+            self.topology_manager.add_hint_provider(provider)
+        self.providers = providers
+        self._used_uids = set()  # type: set
+
+    # ---- pods ----------------------------------------------------------------------------
+    def pod_from_manifest(self, manifest, index=0):
+        # type: (Mapping[str, Any], int) -> Pod
+        """Validate a manifest; pods without ``metadata.uid`` that collide in the sequence get
+        a distinct uid (``<uid>-<n>``) so that they are new pods, not re-admissions."""
+        pod = Pod.from_manifest(manifest, feature_gates=self.feature_gates)
+        explicit = isinstance(manifest, dict) and isinstance(manifest.get("metadata"), dict) \
+            and bool(manifest["metadata"].get("uid"))
+        if not explicit and pod.uid in self._used_uids:
+            number = 2
+            while "%s-%d" % (pod.uid, number) in self._used_uids:
+                number += 1
+            pod = dataclasses.replace(pod, uid="%s-%d" % (pod.uid, number))
+        self._used_uids.add(pod.uid)
+        return pod
+
+    def admit(self, pod):
+        # type: (Pod) -> Dict[str, Any]
+        """Admit one pod; returns its result dict. Rejected pods are garbage-collected."""
+        outcome = self.topology_manager.admit(pod)
+        result = {
+            "name": pod.name,
+            "namespace": pod.namespace,
+            "uid": pod.uid,
+            "admitted": outcome.admitted,
+            "reason": outcome.reason,
+            "message": outcome.message,
+            "qos_class": pod.qos_class,
+            "topology_manager": {
+                "policy": self.topology_manager.policy.name,
+                "scope": self.topology_manager.name,
+            },
+            "merges": [decision.to_dict() for decision in outcome.decisions],
+            "containers": self._container_results(pod, outcome),
+            "failed_container": outcome.failed_container,
+            "failed_provider": outcome.failed_provider,
+        }
+        numa = set()  # type: set
+        for container in result["containers"]:
+            for block in container["memory_blocks"]:
+                numa.update(block["numa_affinity"])
+            for cpu in container["cpu_numa_nodes"]:
+                numa.add(cpu)
+            for ids in container.get("device_numa_nodes", {}).values():
+                numa.update(ids)
+        result["numa_nodes"] = sorted(numa)
+        if not outcome.admitted:
+            self._garbage_collect(pod)
+            result["released"] = True
+        return result
+
+    def _container_results(self, pod, outcome):
+        # type: (Pod, Any) -> List[Dict[str, Any]]
+        results = []
+        for container in pod.all_containers():
+            affinity = outcome.affinities.get(container.name)
+            attempted = container.name in outcome.allocated
+            entry = {
+                "name": container.name,
+                "init": container.is_init,
+                "restartable": container.restartable,
+                "affinity": None if affinity is None else affinity.to_dict(),
+                "numa_affinity": _hint_numa(affinity),
+                "allocation_attempted": attempted,
+                "memory_blocks": [],
+                "cpus": "",
+                "cpu_numa_nodes": [],
+                "devices": {},
+            }  # type: Dict[str, Any]
+            blocks = self.memory_manager.blocks(pod.uid, container.name) or []
+            entry["memory_blocks"] = [
+                {"type": b.type, "size": b.size, "numa_affinity": list(b.numa_affinity)} for b in blocks]
+            cpus = self.cpu_manager.assigned_cpus(pod.uid, container.name)
+            if cpus:
+                entry["cpus"] = format_cpuset(cpus)
+                nodes = set()
+                for cpu_id in cpus:
+                    details = getattr(self.cpu_manager.cpu_topology, "details", {})
+                    info = details.get(cpu_id)
+                    node = getattr(info, "numa_node", None) if info is not None else None
+                    if node is None:
+                        node = _cpu_node(self.topology, cpu_id)
+                    if node is not None:
+                        nodes.add(node)
+                entry["cpu_numa_nodes"] = sorted(nodes)
+            if self.device_manager is not None and hasattr(self.device_manager, "devices_of"):
+                devices = self.device_manager.devices_of(pod.uid, container.name) or {}
+                entry["devices"] = dict((res, sorted(ids)) for res, ids in sorted(devices.items()))
+                if hasattr(self.device_manager, "device_numa_nodes"):
+                    entry["device_numa_nodes"] = dict(
+                        (res, sorted(self.device_manager.device_numa_nodes(res, ids)))
+                        for res, ids in entry["devices"].items())
+            results.append(entry)
+        return results
+
+    def _garbage_collect(self, pod):
+        # type: (Pod) -> None
+        """Release what a rejected (Failed) pod got before the next admission (spec 4.1)."""
+        for container in pod.all_containers():
+            for provider in self.providers:
+                provider.remove(pod.uid, container.name)
+            self.topology_manager.remove_container(pod.uid, container.name)
+
+    # ---- node views ----------------------------------------------------------------------
+    def memory_map(self):
+        # type: () -> Dict[str, Dict[str, Dict[str, int]]]
+        """Per NUMA node (str keys), per memory type: the state file's memory table."""
+        plain = self.memory_manager.memory_map() or {}
+        return dict(("%d" % node, tables) for node, tables in sorted(plain.items()))
+
+    def machine_state(self):
+        # type: () -> Dict[str, Any]
+        state = self.memory_manager.machine_state() or {}
+        return dict(("%d" % node, value.to_plain()) for node, value in sorted(state.items()))
+
+    def pinning(self):
+        # type: () -> Dict[str, int]
+        counters = {}  # type: Dict[str, int]
+        mem = getattr(self.memory_manager, "counters", None)
+        counters["memory_manager_pinning_requests_total"] = mem.requests if mem is not None else 0
+        counters["memory_manager_pinning_errors_total"] = mem.errors if mem is not None else 0
+        counters["cpu_manager_pinning_requests_total"] = getattr(self.cpu_manager, "pinning_requests", 0)
+        counters["cpu_manager_pinning_errors_total"] = getattr(self.cpu_manager, "pinning_errors", 0)
+        return counters
+
+    def summary(self):
+        # type: () -> Dict[str, Any]
+        cpu = self.cpu_manager.summary() if hasattr(self.cpu_manager, "summary") else {}
+        return {
+            "topology_manager_policy": self.topology_manager.policy.name,
+            "topology_manager_scope": self.topology_manager.name,
+            "cpu_manager_policy": cpu.get("policy"),
+            "memory_manager_policy": getattr(self.memory_manager, "policy_name", None),
+            "reserved_cpus": cpu.get("reserved_cpus"),
+            "default_cpu_set": cpu.get("default_cpu_set"),
+            "numa_nodes": [node.id for node in self.topology.nodes],
+        }
+
+    def run(self, manifests):
+        # type: (Sequence[Mapping[str, Any]]) -> Dict[str, Any]
+        """Admit ``manifests`` in order; returns ``pods``, ``memory``, ``pinning``, ``node``."""
+        pods = [self.pod_from_manifest(manifest, index) for index, manifest in enumerate(manifests)]
+        results = [self.admit(pod) for pod in pods]
+        return {
+            "pods": results,
+            "memory": self.memory_map(),
+            "pinning": self.pinning(),
+            "node": self.summary(),
+        }
+
+
+def _cpu_node(topology, cpu_id):
+    # type: (Any, int) -> Optional[int]
+    for node in topology.nodes:
+        if cpu_id in node.cpus:
+            return node.id
+    return None
+
+
+def format_table(run):
+    # type: (Mapping[str, Any]) -> str
+    """A human-readable table of a run's pods (the module's ``msg``)."""
+    rows = [("POD", "ADMITTED", "NUMA", "CPUS", "REASON")]
+    for pod in run.get("pods", []):
+        cpus = ",".join(c["cpus"] for c in pod["containers"] if c["cpus"])
+        rows.append(("%s/%s" % (pod["namespace"], pod["name"]),
+                     "yes" if pod["admitted"] else "no",
+                     ",".join(str(n) for n in pod["numa_nodes"]) or "-",
+                     cpus or "-",
+                     pod["reason"] or "-"))
+    widths = [max(len(str(row[i])) for row in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(str(cell).ljust(widths[i]) for i, cell in enumerate(row)).rstrip() for row in rows]
+    for pod in run.get("pods", []):
+        if not pod["admitted"]:
+            lines.append("%s/%s: %s: %s" % (pod["namespace"], pod["name"], pod["reason"], pod["message"]))
+    return "\n".join(lines)
