@@ -509,7 +509,7 @@ def validate_reservation(topology, kube_reserved=None, system_reserved=None, evi
 
     return ValidationResult(valid=not errors, errors=errors, warnings=warnings, reservations=reservations,
                             expected=expected, totals=totals, nodes=nodes, policy=str(policy), eviction=eviction,
-                            strategy=strategy, state=state)
+                            strategy=strategy, state=state, extra={"memory_capacity_bytes": capacity})
 
 
 def _parse_map(value, option, errors):
@@ -718,3 +718,90 @@ def validate_kubelet_config(topology, config, **overrides):
     settings.pop("reserved_cpus")
     settings.update(overrides)
     return validate_reservation(topology, **settings)
+
+
+def reservation_errors(effective, topology):
+    # type: (Mapping[str, Any], Topology) -> List[str]
+    """Adapter for ``kubelet_settings.validate_settings(reservation_validator=...)``: the error
+    strings of :func:`validate_kubelet_config` for an effective KubeletConfiguration dict."""
+    return [str(f) for f in validate_kubelet_config(topology, effective).errors]
+
+
+# -- one entry point for the module, the filter and the playbook ---------------------------------------
+
+_SETTING_KEYS = ("kube_reserved", "system_reserved", "eviction_hard", "reserved_memory", "memory_manager_policy",
+                 "merge_default_eviction_settings", "reserved_cpus")
+
+
+def topology_from_any(value):
+    # type: (Any) -> Tuple[Topology, Optional[int]]
+    """A Topology plus the node memory capacity, from a Topology, a ``numa_topology`` fact dict,
+    ``{"numa_topology": ...}`` or a saved ``numa_facts`` result ``{"ansible_facts": {...}}``.
+
+    The capacity is ``system.memory_total_bytes`` (``/proc/meminfo`` MemTotal, what the kubelet
+    uses for percentage thresholds) when the facts have it, else None (sum of the nodes is used).
+    """
+    if isinstance(value, Topology):
+        return value, None
+    if isinstance(value, Mapping) and isinstance(value.get("ansible_facts"), Mapping):
+        value = value["ansible_facts"]
+    if isinstance(value, Mapping) and isinstance(value.get("numa_topology"), Mapping):
+        value = value["numa_topology"]
+    topology = Topology.from_facts(value)
+    capacity = None
+    system = value.get("system") if isinstance(value, Mapping) else None
+    if isinstance(system, Mapping):
+        raw = system.get("memory_total_bytes")
+        if isinstance(raw, int) and not isinstance(raw, bool) and raw > 0:
+            capacity = raw
+    return topology, capacity
+
+
+def evaluate(topology, kubelet_config=None, strategy=None, split_unit=MIB, memory_capacity_bytes=None,
+             allocatable_ignore_eviction=False, memory_manager_state=None, state_file=None, **settings):
+    # type: (Any, Optional[Mapping[str, Any]], Optional[str], Any, Any, bool, Optional[str], Optional[str], Any) -> ValidationResult
+    """Resolve settings (explicit ones win over ``kubelet_config``), then compute and/or validate.
+
+    ``topology`` may be anything :func:`topology_from_any` accepts. ``settings`` are the keys of
+    :data:`_SETTING_KEYS`; a value of None means "not given". ``split_unit`` and
+    ``memory_capacity_bytes`` may be quantities (``1Mi``) or ints.
+    """
+    unknown = sorted(k for k in settings if k not in _SETTING_KEYS)
+    if unknown:
+        raise TypeError("unknown setting(s): %s" % ", ".join(unknown))
+    topo, facts_capacity = topology_from_any(topology)
+    resolved = settings_from_kubelet_config(kubelet_config) if kubelet_config is not None else {}
+    if kubelet_config is not None and strategy not in (None, "explicit") and settings.get("reserved_memory") is None:
+        resolved["reserved_memory"] = None  # a strategy replaces the configured reservation
+    for key, value in settings.items():
+        if value is not None:
+            resolved[key] = value
+    if strategy not in (None, "explicit") and settings.get("reserved_memory") is not None:
+        raise ReservationError("give either reserved_memory (to validate) or a computing strategy (%s), not both"
+                               % strategy)
+    if strategy is not None and strategy not in STRATEGIES:
+        raise ReservationError("unknown strategy %r (expected one of %s)" % (strategy, ", ".join(STRATEGIES)))
+    unit = _bytes_option(split_unit, "split_unit")
+    capacity = _bytes_option(memory_capacity_bytes, "memory_capacity") if memory_capacity_bytes is not None else facts_capacity
+    policy = resolved.get("memory_manager_policy")
+    if policy is None:
+        policy = POLICY_STATIC if strategy not in (None, "explicit") else POLICY_NONE
+    return plan_reservation(
+        topo, strategy=strategy, kube_reserved=resolved.get("kube_reserved"),
+        system_reserved=resolved.get("system_reserved"), eviction_hard=resolved.get("eviction_hard"),
+        reserved_memory=resolved.get("reserved_memory"), memory_manager_policy=policy,
+        merge_default_eviction_settings=bool(resolved.get("merge_default_eviction_settings") or False),
+        memory_capacity_bytes=capacity, allocatable_ignore_eviction=allocatable_ignore_eviction,
+        reserved_cpus=resolved.get("reserved_cpus"), split_unit=unit,
+        memory_manager_state=memory_manager_state, state_file=state_file)
+
+
+def _bytes_option(value, option):
+    # type: (Any, str) -> int
+    try:
+        result = parse_quantity(value).value()
+    except InvalidQuantity as exc:
+        raise ReservationError("%s: %s" % (option, exc))
+    if result < 1:
+        raise ReservationError("%s must be at least 1 byte, got %r" % (option, value))
+    return result

@@ -157,6 +157,17 @@ def parse_reserved_memory_flag(values, option="--reserved-memory"):
 
 def _parse_one_node(reservation, option):
     # type: (str, str) -> MemoryReservation
+    try:
+        return _parse_one_node_strict(reservation, option)
+    except ReservationSyntaxError as exc:
+        if reservation != reservation.strip() or " " in reservation:
+            raise ReservationSyntaxError("%s (in %s: the kubelet does not trim spaces in --reserved-memory)"
+                                         % (exc, go_quote(reservation)), option, exc.kubelet_message)
+        raise
+
+
+def _parse_one_node_strict(reservation, option):
+    # type: (str, str) -> MemoryReservation
     parts = reservation.split(":")
     if len(parts) != 2:
         message = "the reserved memory has incorrect format, %s, got %s" % (_RESERVED_MEMORY_FORMAT, reservation)

@@ -1,0 +1,56 @@
+# -*- coding: utf-8 -*-
+# Copyright: numaguard.kubelet contributors
+# Apache License 2.0 (see LICENSE)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+name: eviction_hard_format
+short_description: Format an evictionHard map as an --eviction-hard flag value
+version_added: 0.1.0
+description:
+  - Checks every threshold with the kubelet's rules and writes V(memory.available<100Mi,nodefs.available<10%),
+    signals sorted.
+options:
+  _input:
+    description: A dict of signal to threshold (or a flag string or a list of them).
+    type: raw
+    required: true
+"""
+
+EXAMPLES = r"""
+- name: evictionHard map to a flag
+  ansible.builtin.debug:
+    msg: "--eviction-hard={{ {'memory.available': '500Mi', 'nodefs.available': '10%'} | numaguard.kubelet.eviction_hard_format }}"
+  # --eviction-hard=memory.available<500Mi,nodefs.available<10%
+"""
+
+RETURN = r"""
+_value:
+  description: The flag value.
+  type: str
+"""
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.numaguard.kubelet.plugins.module_utils.eviction import effective_eviction_hard
+from ansible_collections.numaguard.kubelet.plugins.module_utils.reserved_flags import (
+    ReservationSyntaxError,
+    format_eviction_map,
+)
+
+
+def eviction_hard_format(value):
+    if value is None:
+        raise AnsibleFilterError("numaguard.kubelet.eviction_hard_format: input must be a dict or a flag string, got None")
+    try:
+        return format_eviction_map(effective_eviction_hard(value, False, "eviction_hard").effective)
+    except ReservationSyntaxError as exc:
+        raise AnsibleFilterError("numaguard.kubelet.eviction_hard_format: %s" % exc) from exc
+
+
+class FilterModule(object):
+    def filters(self):
+        return {"eviction_hard_format": eviction_hard_format}

@@ -1,0 +1,155 @@
+# -*- coding: utf-8 -*-
+# Copyright: numaguard.kubelet contributors
+# Apache License 2.0 (see LICENSE)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+name: reserved_memory_check
+short_description: Validate (or compute) reservedMemory for a topology on the controller, exactly as the kubelet will
+version_added: 0.1.0
+description:
+  - The controller-side twin of M(numaguard.kubelet.reserved_memory) for CI and templating - same rules, same
+    result keys (RV(_value.valid), RV(_value.errors), RV(_value.warnings), RV(_value.reserved_memory),
+    RV(_value.flag), RV(_value.totals), RV(_value.nodes)), but it never fails; assert on RV(_value.valid).
+  - The input is the host's C(numa_topology) facts (a saved M(numaguard.kubelet.numa_facts) result also works).
+    With a null input only the equation is checked - the sum per memory type against kube-reserved +
+    system-reserved + hard eviction - not NUMA ids, hugepage sizes or node capacity.
+options:
+  _input:
+    description: A C(numa_topology) fact dict, a saved C(numa_facts) result, or null.
+    type: raw
+    required: true
+  kube_reserved:
+    description: C(--kube-reserved) flag string or dict.
+    type: raw
+  system_reserved:
+    description: C(--system-reserved) flag string or dict.
+    type: raw
+  eviction_hard:
+    description: C(--eviction-hard) flag string or dict; null means the kubelet defaults.
+    type: raw
+  merge_default_eviction_settings:
+    description: The kubelet's C(mergeDefaultEvictionSettings).
+    type: bool
+  reserved_memory:
+    description: The reservation to check (flag string, list of flag strings, or C(reservedMemory) list).
+    type: raw
+  memory_manager_policy:
+    description: V(None) or V(Static); default from O(kubelet_config), else V(Static) with a computing strategy,
+      else V(None).
+    type: str
+  strategy:
+    description: Compute the reservation - V(node0), V(spread), V(proportional), V(reserved_cpus) (or V(explicit)).
+    type: str
+  reserved_cpus:
+    description: C(reservedSystemCPUs) for V(reserved_cpus).
+    type: str
+  split_unit:
+    description: Granularity of computed values.
+    type: raw
+    default: 1Mi
+  memory_capacity:
+    description: Node memory capacity for percentage thresholds (default from the facts).
+    type: raw
+  allocatable_ignore_eviction:
+    description: C(--experimental-allocatable-ignore-eviction).
+    type: bool
+    default: false
+  kubelet_config:
+    description: A KubeletConfiguration dict to take unset settings from.
+    type: dict
+  memory_manager_state:
+    description: Content of an existing C(memory_manager_state) to predict its acceptance.
+    type: str
+"""
+
+EXAMPLES = r"""
+- name: Fail CI when a host's reservation does not add up
+  ansible.builtin.assert:
+    that: check.valid
+    fail_msg: "{{ check.errors | join('\n') }}"
+  vars:
+    check: >-
+      {{ numa_topology | numaguard.kubelet.reserved_memory_check(
+           kube_reserved='memory=4Gi', system_reserved='memory=1Gi',
+           reserved_memory='0:memory=3Gi;1:memory=2148Mi', memory_manager_policy='Static') }}
+
+- name: Just the equation, no topology
+  ansible.builtin.debug:
+    msg: "{{ (None | numaguard.kubelet.reserved_memory_check(kube_reserved='memory=4Gi', system_reserved='memory=1Gi',
+             reserved_memory='0:memory=3Gi;1:memory=2Gi', memory_manager_policy='Static')).errors }}"
+"""
+
+RETURN = r"""
+_value:
+  description: The same dict M(numaguard.kubelet.reserved_memory) returns (C(valid), C(errors), C(warnings),
+    C(findings), C(reserved_memory), C(flag), C(totals), C(nodes), C(memory_manager_policy), C(strategy),
+    C(eviction_hard), C(state), C(memory_capacity_bytes)).
+  type: dict
+"""
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.numaguard.kubelet.plugins.module_utils.reservation import (
+    ReservationError,
+    evaluate,
+)
+from ansible_collections.numaguard.kubelet.plugins.module_utils.reserved_flags import (
+    ReservationSyntaxError,
+    parse_reserved_memory,
+)
+from ansible_collections.numaguard.kubelet.plugins.module_utils.topology import (
+    InvalidTopology,
+    NumaNode,
+    Topology,
+)
+
+_UNBOUNDED = 1 << 62
+
+
+def _equation_only_topology(reserved_memory):
+    """Nodes for every id the reservation names (node 0 at least), too big to ever be over capacity."""
+    try:
+        ids = sorted(set(r.numa_node for r in parse_reserved_memory(reserved_memory)))
+    except ReservationSyntaxError:
+        ids = []
+    ids = [i for i in ids if i >= 0] or [0]
+    return Topology(nodes=tuple(NumaNode(id=i, cpus=(), memory_total_bytes=_UNBOUNDED, memory_free_bytes=0)
+                                for i in ids))
+
+
+def reserved_memory_check(topology, kube_reserved=None, system_reserved=None, eviction_hard=None,
+                          merge_default_eviction_settings=None, reserved_memory=None, memory_manager_policy=None,
+                          strategy=None, reserved_cpus=None, split_unit="1Mi", memory_capacity=None,
+                          allocatable_ignore_eviction=False, kubelet_config=None, memory_manager_state=None):
+    equation_only = topology is None
+    try:
+        if equation_only:
+            if memory_capacity is None:
+                memory_capacity = _UNBOUNDED
+            topology = _equation_only_topology(reserved_memory)
+        result = evaluate(
+            topology, kubelet_config=kubelet_config, strategy=strategy, split_unit=split_unit,
+            memory_capacity_bytes=memory_capacity, allocatable_ignore_eviction=bool(allocatable_ignore_eviction),
+            memory_manager_state=memory_manager_state,
+            kube_reserved=kube_reserved, system_reserved=system_reserved, eviction_hard=eviction_hard,
+            merge_default_eviction_settings=merge_default_eviction_settings, reserved_memory=reserved_memory,
+            memory_manager_policy=memory_manager_policy, reserved_cpus=reserved_cpus)
+    except (InvalidTopology, ReservationError, ReservationSyntaxError, TypeError) as exc:
+        raise AnsibleFilterError("numaguard.kubelet.reserved_memory_check: %s" % exc) from exc
+    output = result.to_dict()
+    if equation_only:
+        # The stand-in nodes are not real: drop what was said about them.
+        output["nodes"] = []
+        output["equation_only"] = True
+        output["findings"] = [f for f in output["findings"] if f["rule"] not in ("memory-only-node", "node-capacity")]
+        output["warnings"] = [f["text"] for f in output["findings"] if f["severity"] == "warning"]
+    return output
+
+
+class FilterModule(object):
+    def filters(self):
+        return {"reserved_memory_check": reserved_memory_check}

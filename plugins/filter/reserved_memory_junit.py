@@ -1,0 +1,59 @@
+# -*- coding: utf-8 -*-
+# Copyright: numaguard.kubelet contributors
+# Apache License 2.0 (see LICENSE)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+name: reserved_memory_junit
+short_description: Render reserved-memory check results of many hosts as a JUnit XML report
+version_added: 0.1.0
+description:
+  - Turns a dict of host name to M(numaguard.kubelet.reserved_memory) / P(numaguard.kubelet.reserved_memory_check#filter)
+    result into JUnit XML that CI systems (GitLab, Jenkins, GitHub test reporters) display - one test case per
+    host, a C(failure) listing every error, warnings and the equations in C(system-out).
+  - A host whose result is not a dict (e.g. its topology could not be read) is reported as an C(error) with that
+    text.
+options:
+  _input:
+    description: Host name to result dict (or to an error string).
+    type: dict
+    required: true
+  suite:
+    description: Name of the test suite.
+    type: str
+    default: numaguard.kubelet reserved memory
+"""
+
+EXAMPLES = r"""
+- name: Write the report
+  ansible.builtin.copy:
+    content: "{{ results | numaguard.kubelet.reserved_memory_junit }}"
+    dest: reports/reserved-memory.xml
+    mode: "0644"
+  delegate_to: localhost
+"""
+
+RETURN = r"""
+_value:
+  description: The JUnit XML document (UTF-8, with an XML declaration).
+  type: str
+"""
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.numaguard.kubelet.plugins.plugin_utils.junit import render_junit
+
+
+def reserved_memory_junit(results, suite="numaguard.kubelet reserved memory"):
+    if not isinstance(results, dict):
+        raise AnsibleFilterError("numaguard.kubelet.reserved_memory_junit: input must be a dict of host name to "
+                                 "result, got %s" % type(results).__name__)
+    return render_junit(results, suite)
+
+
+class FilterModule(object):
+    def filters(self):
+        return {"reserved_memory_junit": reserved_memory_junit}

@@ -1,0 +1,59 @@
+# -*- coding: utf-8 -*-
+# Copyright: numaguard.kubelet contributors
+# Apache License 2.0 (see LICENSE)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+name: reserved_memory_parse
+short_description: Parse --reserved-memory (any of its forms) into the KubeletConfiguration reservedMemory list
+version_added: 0.1.0
+description:
+  - Accepts the three flag spellings the kubelet accepts - one flag with C(,)-separated types
+    (V(0:memory=1Gi,hugepages-1Gi=2Gi)), the flag repeated (a list of strings), and C(;)-separated nodes
+    (V(0:memory=1Gi;1:memory=2Gi)) - or the KubeletConfiguration C(reservedMemory) list, and returns the
+    C(reservedMemory) list with canonical quantities.
+  - Parses exactly as the kubelet - nothing is trimmed, so V(0:memory=1Gi; 1:memory=2Gi) is an error - and fails
+    with the kubelet's own message.
+options:
+  _input:
+    description: A flag string, a list of flag strings, or a list of C({numaNode, limits}) dicts.
+    type: raw
+    required: true
+"""
+
+EXAMPLES = r"""
+- name: Flag to KubeletConfiguration
+  ansible.builtin.debug:
+    msg: "{{ '0:memory=3072Mi;1:memory=2148Mi' | numaguard.kubelet.reserved_memory_parse }}"
+    # [{'numaNode': 0, 'limits': {'memory': '3Gi'}}, {'numaNode': 1, 'limits': {'memory': '2148Mi'}}]
+"""
+
+RETURN = r"""
+_value:
+  description: The C(reservedMemory) list, entries in input order, quantities canonical.
+  type: list
+  elements: dict
+"""
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.numaguard.kubelet.plugins.module_utils.reserved_flags import (
+    ReservationSyntaxError,
+    parse_reserved_memory,
+    reservations_to_config,
+)
+
+
+def reserved_memory_parse(value):
+    try:
+        return reservations_to_config(parse_reserved_memory(value, "reserved_memory"))
+    except ReservationSyntaxError as exc:
+        raise AnsibleFilterError("numaguard.kubelet.reserved_memory_parse: %s" % exc) from exc
+
+
+class FilterModule(object):
+    def filters(self):
+        return {"reserved_memory_parse": reserved_memory_parse}

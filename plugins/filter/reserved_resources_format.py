@@ -1,0 +1,53 @@
+# -*- coding: utf-8 -*-
+# Copyright: numaguard.kubelet contributors
+# Apache License 2.0 (see LICENSE)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+name: reserved_resources_format
+short_description: Format a kubeReserved / systemReserved map as a --kube-reserved / --system-reserved flag value
+version_added: 0.1.0
+description:
+  - Validates the map with the kubelet's rules (see M(numaguard.kubelet.reserved_memory)) and writes
+    V(cpu=500m,memory=1Gi), keys sorted, quantities canonical.
+options:
+  _input:
+    description: A dict (or a flag string or a list of them).
+    type: raw
+    required: true
+"""
+
+EXAMPLES = r"""
+- name: KubeletConfiguration map to a flag
+  ansible.builtin.debug:
+    msg: "--kube-reserved={{ {'memory': '4096Mi', 'cpu': '0.5'} | numaguard.kubelet.reserved_resources_format }}"
+  # --kube-reserved=cpu=500m,memory=4Gi
+"""
+
+RETURN = r"""
+_value:
+  description: The flag value.
+  type: str
+"""
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.numaguard.kubelet.plugins.module_utils.reserved_flags import (
+    ReservationSyntaxError,
+    format_resource_map,
+)
+
+
+def reserved_resources_format(value):
+    try:
+        return format_resource_map(value)
+    except ReservationSyntaxError as exc:
+        raise AnsibleFilterError("numaguard.kubelet.reserved_resources_format: %s" % exc) from exc
+
+
+class FilterModule(object):
+    def filters(self):
+        return {"reserved_resources_format": reserved_resources_format}

@@ -1,0 +1,54 @@
+# -*- coding: utf-8 -*-
+# Copyright: numaguard.kubelet contributors
+# Apache License 2.0 (see LICENSE)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+name: reserved_resources_parse
+short_description: Parse --kube-reserved / --system-reserved into the KubeletConfiguration map
+version_added: 0.1.0
+description:
+  - Parses V(cpu=500m,memory=1Gi) (or a list of such flags, or a dict) the way the kubelet does - pairs split on
+    C(,) and the first C(=), keys and values trimmed - and applies its rules - only C(cpu), C(memory),
+    C(ephemeral-storage) and C(pid), quantities valid and not negative. Returns the map with canonical quantities.
+options:
+  _input:
+    description: A flag string, a list of flag strings, or a dict.
+    type: raw
+    required: true
+"""
+
+EXAMPLES = r"""
+- name: Flag to KubeletConfiguration kubeReserved
+  ansible.builtin.debug:
+    msg: "{{ 'cpu=500m, memory=4096Mi' | numaguard.kubelet.reserved_resources_parse }}"  # {'cpu': '500m', 'memory': '4Gi'}
+"""
+
+RETURN = r"""
+_value:
+  description: Resource name to canonical quantity string.
+  type: dict
+"""
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.numaguard.kubelet.plugins.module_utils.reserved_flags import (
+    ReservationSyntaxError,
+    parse_resource_map,
+)
+
+
+def reserved_resources_parse(value):
+    try:
+        parsed = parse_resource_map(value, "reserved resources")
+    except ReservationSyntaxError as exc:
+        raise AnsibleFilterError("numaguard.kubelet.reserved_resources_parse: %s" % exc) from exc
+    return dict((key, str(parsed[key])) for key in sorted(parsed))
+
+
+class FilterModule(object):
+    def filters(self):
+        return {"reserved_resources_parse": reserved_resources_parse}

@@ -1,0 +1,408 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: numaguard.kubelet contributors
+# Apache License 2.0 (see LICENSE)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: reserved_memory
+short_description: Compute and validate the kubelet's --reserved-memory exactly as the kubelet will
+version_added: 0.1.0
+description:
+  - Checks that C(reservedMemory) adds up the way the kubelet's Memory Manager demands at start-up, for every
+    memory type (C(memory) and each C(hugepages-<size>)) - the sum over NUMA nodes must equal kube-reserved +
+    system-reserved + the C(memory.available) hard eviction threshold - and reports every other fatal start-up
+    rule (unknown NUMA nodes, unsupported types, zero values, duplicates, empty reservation with C(Static),
+    policy name casing), with the kubelet's own wording where it has one, the numbers, and a concrete fix.
+  - Also checks what the kubelet does not - a node's reservation plus its hugepages must fit that node's memory
+    (the kubelet subtracts unsigned and wraps around), reservations on memory-only nodes, hugepage sizes the
+    host does not have, and the partial C(evictionHard) trap - and can predict whether an existing
+    C(memory_manager_state) will be accepted with this configuration and topology.
+  - Computes a reservation with a O(strategy) when none is given; computed reservations are byte-exact and fit
+    the nodes by construction.
+  - Never changes anything.
+author:
+  - numaguard.kubelet contributors
+options:
+  root:
+    description:
+      - Root of the filesystem to discover the topology under when O(topology) is not given (as for
+        M(numaguard.kubelet.numa_facts)); relative paths of O(kubelet_config), O(kubelet_config_dir) and
+        O(memory_manager_state) are not changed by it.
+    type: path
+    default: /
+  topology:
+    description:
+      - A C(numa_topology) fact dict as returned by M(numaguard.kubelet.numa_facts) (also accepted - the whole
+        saved module result with C(ansible_facts)).
+      - When omitted the topology is read from sysfs under O(root).
+      - The node memory capacity used for percentage eviction thresholds is C(system.memory_total_bytes) of the
+        facts when present, else the sum of the NUMA nodes' memory; override it with O(memory_capacity).
+    type: dict
+  kube_reserved:
+    description:
+      - C(--kube-reserved) as a flag string (V(cpu=500m,memory=4Gi)), a list of such strings, or a dict.
+      - Only C(cpu), C(memory), C(ephemeral-storage) and C(pid) are allowed, as in the kubelet.
+      - Overrides C(kubeReserved) of O(kubelet_config).
+    type: raw
+  system_reserved:
+    description:
+      - C(--system-reserved), same forms as O(kube_reserved). Overrides C(systemReserved) of O(kubelet_config).
+    type: raw
+  eviction_hard:
+    description:
+      - C(--eviction-hard) as a flag string (V(memory.available<500Mi,nodefs.available<10%)), a list of such
+        strings, or a dict of signal to threshold.
+      - When neither this nor O(kubelet_config) sets it, the kubelet's defaults apply (C(memory.available<100Mi)
+        plus disk signals). Setting some signals drops the other defaults unless
+        O(merge_default_eviction_settings) is true, exactly as the kubelet does.
+    type: raw
+  merge_default_eviction_settings:
+    description:
+      - The kubelet's C(mergeDefaultEvictionSettings). Default - the value of O(kubelet_config), else false.
+    type: bool
+  reserved_memory:
+    description:
+      - The reservation to validate - a C(--reserved-memory) flag string (V(0:memory=3Gi;1:memory=2148Mi)), a list
+        of flag strings (the flag repeated), or the KubeletConfiguration C(reservedMemory) list of
+        C({numaNode, limits}) dicts.
+      - Overrides C(reservedMemory) of O(kubelet_config). Mutually exclusive with a computing O(strategy).
+    type: raw
+  kubelet_config:
+    description:
+      - Path (on the target) of a KubeletConfiguration file to read C(kubeReserved), C(systemReserved),
+        C(evictionHard), C(mergeDefaultEvictionSettings), C(reservedMemory), C(memoryManagerPolicy) and
+        C(reservedSystemCPUs) from, merged with the drop-ins of O(kubelet_config_dir) the way the kubelet merges
+        them. Explicit options win over the file.
+    type: path
+  kubelet_config_dir:
+    description:
+      - The kubelet's C(--config-dir) drop-in directory (C(*.conf) files) to merge over O(kubelet_config).
+    type: path
+  memory_manager_policy:
+    description:
+      - C(memoryManagerPolicy) - V(None) or V(Static) (case-sensitive, as in the kubelet; a wrong spelling is
+        reported as the kubelet's C(unknown policy) error rather than refused by Ansible).
+      - Default - the value of O(kubelet_config); else V(Static) when a computing O(strategy) is given, else
+        V(None). With V(None) the Memory Manager ignores C(reservedMemory), so its rules become warnings.
+    type: str
+  strategy:
+    description:
+      - How to compute C(reservedMemory) when it is not given.
+      - V(node0) - everything on the lowest NUMA node (what the kubelet docs and OpenShift do).
+      - V(spread) - evenly over the nodes that have memory, byte-exact, remainder on the lowest node.
+      - V(proportional) - in proportion to each node's memory.
+      - V(reserved_cpus) - on the nodes holding O(reserved_cpus), weighted by how many of them each node holds.
+      - V(explicit) - validate O(reserved_memory) as given (the same as omitting O(strategy)).
+      - Nodes never get more than their memory minus their hugepages; V(spread), V(proportional) and
+        V(reserved_cpus) move what does not fit to their other nodes.
+    type: str
+    choices: [node0, spread, proportional, reserved_cpus, explicit]
+  reserved_cpus:
+    description:
+      - C(reservedSystemCPUs) for O(strategy=reserved_cpus), as a CPU list (V(0-1,32-33)). Default - the value of
+        O(kubelet_config).
+    type: str
+  split_unit:
+    description:
+      - Granularity of computed per-node values; the total is split in whole units and the rest (if the total is
+        not a multiple) goes to the lowest node, so sums stay byte-exact. V(1) splits to the byte.
+    type: raw
+    default: 1Mi
+  memory_capacity:
+    description:
+      - Node memory capacity (C(/proc/meminfo) C(MemTotal)) used for percentage C(memory.available) thresholds, as a
+        quantity or bytes. Default - see O(topology).
+    type: raw
+  allocatable_ignore_eviction:
+    description:
+      - The kubelet's C(--experimental-allocatable-ignore-eviction); when true the hard eviction threshold is not
+        part of Node Allocatable and therefore not of C(reservedMemory).
+    type: bool
+    default: false
+  memory_manager_state:
+    description:
+      - An existing C(memory_manager_state) - a path on the target or the JSON content itself - to predict whether
+        the kubelet will accept it at start-up with this configuration and topology (its C(validateState) rules -
+        per-node totals, system reserved, hugepages, replayed assignments). A path that does not exist is
+        reported as a warning (the kubelet starts with a fresh state).
+    type: str
+  fail_on_invalid:
+    description:
+      - Fail the task, listing every error, when the reservation is invalid. With V(false) the task succeeds and
+        reports RV(valid=false) with the errors.
+    type: bool
+    default: true
+attributes:
+  check_mode:
+    support: full
+    description: The module only reads; check mode returns the same result.
+  diff_mode:
+    support: none
+    description: Nothing is changed.
+notes:
+  - Percentage thresholds are computed with the kubelet's 32-bit float arithmetic, bit for bit (5% of 10Gi is
+    536870920 bytes, not 536870912).
+  - See C(docs/reserved-memory.md) in the collection for the rules, the strategies and where this module is
+    stricter than the kubelet.
+seealso:
+  - module: numaguard.kubelet.numa_facts
+  - name: Kubernetes Memory Manager - reserved memory flag
+    description: The formula and the upstream 5220Mi example.
+    link: https://kubernetes.io/docs/tasks/administer-cluster/memory-manager/
+"""
+
+EXAMPLES = r"""
+---
+- name: Validate the upstream worked example (kube 4Gi + system 1Gi + 100Mi = 5220Mi)
+  numaguard.kubelet.reserved_memory:
+    kube_reserved: memory=4Gi
+    system_reserved: memory=1Gi
+    reserved_memory: "0:memory=3Gi;1:memory=2148Mi"
+    memory_manager_policy: Static
+
+- name: Compute a reservation spread over the NUMA nodes and use it
+  numaguard.kubelet.reserved_memory:
+    kube_reserved: {cpu: 500m, memory: 2Gi}
+    system_reserved: {memory: 1Gi}
+    eviction_hard: memory.available<500Mi
+    strategy: spread
+  register: plan
+
+- name: Show the flag
+  ansible.builtin.debug:
+    msg: "--reserved-memory={{ plan.flag }}"
+
+- name: Check the node's current kubelet configuration and state file without failing
+  numaguard.kubelet.reserved_memory:
+    kubelet_config: /var/lib/kubelet/config.yaml
+    kubelet_config_dir: /etc/kubernetes/kubelet.conf.d
+    memory_manager_state: /var/lib/kubelet/memory_manager_state
+    fail_on_invalid: false
+  register: check
+
+- name: Validate offline against a captured topology (CI)
+  numaguard.kubelet.reserved_memory:
+    topology: "{{ lookup('ansible.builtin.file', 'topologies/worker-a.json') | from_json }}"
+    kube_reserved: memory=4Gi
+    system_reserved: memory=1Gi
+    reserved_memory:
+      - numaNode: 0
+        limits: {memory: 3Gi}
+      - numaNode: 1
+        limits: {memory: 2148Mi}
+    memory_manager_policy: Static
+  delegate_to: localhost
+"""
+
+RETURN = r"""
+valid:
+  description: Whether the kubelet will start with this reservation (and state file, when given).
+  returned: always
+  type: bool
+  sample: false
+errors:
+  description: Every fatal problem, each as C([rule] message Fix - fix) with the values involved.
+  returned: always
+  type: list
+  elements: str
+  sample:
+    - '[reserved-memory-sum] the total amount "5Gi" of type "memory" is not equal to the value "5220Mi" determined
+      by Node Allocatable feature (...) Fix: add 100Mi (...), e.g. --reserved-memory 0:memory=3172Mi;1:memory=2Gi'
+warnings:
+  description: Problems that do not stop the kubelet (or not yet, e.g. under policy None), same format.
+  returned: when there are any
+  type: list
+  elements: str
+findings:
+  description: Errors and warnings as dicts.
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    rule:
+      description: Rule id (C(reserved-memory-sum), C(reserved-memory-hugepages), C(reserved-memory-numa-node), C(node-capacity), ...).
+      type: str
+    severity:
+      description: C(error) or C(warning).
+      type: str
+    message:
+      description: What is wrong, with the numbers.
+      type: str
+    fix:
+      description: How to fix it.
+      type: str
+    kubelet_message:
+      description: The kubelet's own error text for this case, when it has one.
+      type: str
+    fatal:
+      description: Whether the kubelet itself refuses to start because of this.
+      type: bool
+    text:
+      description: The formatted line used in RV(errors)/RV(warnings).
+      type: str
+reserved_memory:
+  description: The reservation (given or computed) as the KubeletConfiguration C(reservedMemory) list, canonical quantities.
+  returned: always
+  type: list
+  elements: dict
+  sample: [{numaNode: 0, limits: {memory: 3Gi}}, {numaNode: 1, limits: {memory: 2148Mi}}]
+flag:
+  description: The same reservation as one C(--reserved-memory) value (C(;) between nodes).
+  returned: always
+  type: str
+  sample: 0:memory=3Gi;1:memory=2148Mi
+totals:
+  description: Per memory type, both sides of the kubelet's equation.
+  returned: always
+  type: dict
+  sample:
+    memory:
+      reserved: 5220Mi
+      reserved_bytes: 5473566720
+      node_allocatable: 5220Mi
+      node_allocatable_bytes: 5473566720
+      per_node: {"0": 3Gi, "1": 2148Mi}
+      balanced: true
+      difference_bytes: 0
+      equation: "memory: reservedMemory 3Gi (node 0) + 2148Mi (node 1) = 5220Mi; Node Allocatable system-reserved 1Gi
+        + kube-reserved 4Gi + hard eviction memory.available<100Mi 100Mi = 5220Mi: balanced"
+nodes:
+  description: Per NUMA node, the reservation and the memory left for Guaranteed pods (total - reserved - hugepages).
+  returned: always
+  type: list
+  elements: dict
+  sample:
+    - {id: 0, cpus: 0-7, memory_only: false, memory_total_bytes: 17179869184, hugepages_bytes: 0,
+       reserved: {memory: 3Gi}, reserved_memory_bytes: 3221225472, guaranteed_memory_bytes: 13958643712,
+       guaranteed_memory: 13Gi}
+memory_manager_policy:
+  description: The policy the reservation was checked for.
+  returned: always
+  type: str
+  sample: Static
+strategy:
+  description: The strategy used, or null when the reservation was given.
+  returned: always
+  type: str
+  sample: spread
+eviction_hard:
+  description: The effective hard eviction thresholds (C(effective)), where they came from (C(source) - default,
+    configured, merged) and the default signals the configuration drops (C(dropped_defaults)).
+  returned: when the eviction settings parse
+  type: dict
+state:
+  description: The C(memory_manager_state) prediction - C(accepted), C(file), C(version), C(policy), C(differences).
+  returned: when O(memory_manager_state) is given
+  type: dict
+memory_capacity_bytes:
+  description: The node memory capacity used for percentage thresholds.
+  returned: always
+  type: int
+topology_fingerprint:
+  description: Fingerprint of the topology checked against.
+  returned: always
+  type: str
+"""
+
+import os
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.numaguard.kubelet.plugins.module_utils.kubeletconfig import (
+    KubeletConfigError,
+    load_kubelet_config,
+)
+from ansible_collections.numaguard.kubelet.plugins.module_utils.reservation import (
+    ReservationError,
+    evaluate,
+    topology_from_any,
+)
+from ansible_collections.numaguard.kubelet.plugins.module_utils.reserved_flags import ReservationSyntaxError
+from ansible_collections.numaguard.kubelet.plugins.module_utils.sysfs import (
+    SysfsError,
+    read_system_memory,
+    read_topology,
+)
+from ansible_collections.numaguard.kubelet.plugins.module_utils.topology import InvalidTopology
+
+
+def _state_text(value):
+    """Return (content, file name, warning) for the memory_manager_state option."""
+    if value is None:
+        return None, None, None
+    if value.lstrip().startswith("{"):
+        return value, None, None
+    if not os.path.exists(value):
+        return None, value, ("memory_manager_state %s does not exist: the kubelet will start with a fresh state"
+                             % value)
+    with open(value, "r") as handle:
+        return handle.read(), value, None
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            root=dict(type="path", default="/"),
+            topology=dict(type="dict"),
+            kube_reserved=dict(type="raw"),
+            system_reserved=dict(type="raw"),
+            eviction_hard=dict(type="raw"),
+            merge_default_eviction_settings=dict(type="bool"),
+            reserved_memory=dict(type="raw"),
+            kubelet_config=dict(type="path"),
+            kubelet_config_dir=dict(type="path"),
+            memory_manager_policy=dict(type="str"),
+            strategy=dict(type="str", choices=["node0", "spread", "proportional", "reserved_cpus", "explicit"]),
+            reserved_cpus=dict(type="str"),
+            split_unit=dict(type="raw", default="1Mi"),
+            memory_capacity=dict(type="raw"),
+            allocatable_ignore_eviction=dict(type="bool", default=False),
+            memory_manager_state=dict(type="str"),
+            fail_on_invalid=dict(type="bool", default=True),
+        ),
+        supports_check_mode=True,
+    )
+    p = module.params
+    try:
+        if p["topology"] is not None:
+            topology, capacity = topology_from_any(p["topology"])
+        else:
+            topology = read_topology(p["root"])
+            capacity = read_system_memory(p["root"])["memory_total_bytes"]
+        config = None
+        if p["kubelet_config"] or p["kubelet_config_dir"]:
+            config = load_kubelet_config(p["kubelet_config"], p["kubelet_config_dir"])
+        state, state_file, state_warning = _state_text(p["memory_manager_state"])
+        if p["memory_capacity"] is not None:
+            capacity = p["memory_capacity"]
+        result = evaluate(
+            topology, kubelet_config=config, strategy=p["strategy"], split_unit=p["split_unit"],
+            memory_capacity_bytes=capacity, allocatable_ignore_eviction=p["allocatable_ignore_eviction"],
+            memory_manager_state=state, state_file=state_file,
+            kube_reserved=p["kube_reserved"], system_reserved=p["system_reserved"], eviction_hard=p["eviction_hard"],
+            reserved_memory=p["reserved_memory"], memory_manager_policy=p["memory_manager_policy"],
+            merge_default_eviction_settings=p["merge_default_eviction_settings"], reserved_cpus=p["reserved_cpus"],
+        )
+    except (InvalidTopology, SysfsError, KubeletConfigError, ReservationError, ReservationSyntaxError,
+            EnvironmentError) as exc:
+        module.fail_json(msg=str(exc))
+    output = result.to_dict()
+    if state_warning:
+        output["warnings"].append("[state-file] " + state_warning)
+    # Ansible keeps module warnings in the registered result's ``warnings`` and shows them.
+    for warning in output.pop("warnings"):
+        module.warn(warning)
+    output["topology_fingerprint"] = topology.fingerprint()
+    if not result.valid and p["fail_on_invalid"]:
+        module.fail_json(msg="reservedMemory is invalid (%d error(s)): %s" % (len(output["errors"]), " | ".join(output["errors"])),
+                         **output)
+    module.exit_json(changed=False, **output)
+
+
+if __name__ == "__main__":
+    main()
