@@ -150,7 +150,7 @@ def locate_kubelet(root="/"):
     result = {
         "running": bool(processes),
         "pid": processes[0][0] if processes else None,
-        "pids": [pid for pid, _ in processes],
+        "pids": [process[0] for process in processes],
         "flags": {},
     }  # type: Dict[str, Any]
     if processes:

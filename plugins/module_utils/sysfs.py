@@ -83,7 +83,7 @@ def read_text(path):
     try:
         return raw.decode("ascii")
     except UnicodeDecodeError:
-        raise SysfsError("%s: not ASCII text: %s" % (path, _shown(raw.decode("latin-1"))))
+        raise SysfsError("%s: not ASCII text: %r" % (path, raw[:_MAX_SHOWN]))
 
 
 def _clean(text):

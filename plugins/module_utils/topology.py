@@ -345,7 +345,8 @@ def _node_from_facts(raw, where):
     cpus = _int_list(_require(raw, "cpus", where), where + ".cpus")
     total = _int(_require(raw, "memory_total_bytes", where), where + ".memory_total_bytes")
     free = _int(raw.get("memory_free_bytes", 0), where + ".memory_free_bytes")
-    raw_pages = raw.get("hugepages") or {}
+    raw_pages = raw.get("hugepages")
+    raw_pages = {} if raw_pages is None else raw_pages
     if not isinstance(raw_pages, Mapping):
         raise InvalidTopology("%s.hugepages must be a dict, got %s" % (where, _typename(raw_pages)))
     pages = {}  # type: Dict[str, HugePages]
@@ -361,7 +362,8 @@ def _node_from_facts(raw, where):
             raise InvalidTopology("%s: key %r does not match page_size_bytes %d (expected %r)"
                                   % (pwhere, name, size, hp.resource_name))
         pages[hp.resource_name] = hp
-    raw_dist = raw.get("distances") or {}
+    raw_dist = raw.get("distances")
+    raw_dist = {} if raw_dist is None else raw_dist
     if not isinstance(raw_dist, Mapping):
         raise InvalidTopology("%s.distances must be a dict, got %s" % (where, _typename(raw_dist)))
     distances = {}  # type: Dict[int, int]
@@ -385,7 +387,7 @@ def _cpu_from_facts(raw, where):
                socket=_opt_int(raw.get("socket"), where + ".socket"),
                die=_opt_int(raw.get("die"), where + ".die"),
                online=online,
-               siblings=_int_list(raw.get("siblings") or [], where + ".siblings"),
+               siblings=_int_list([] if raw.get("siblings") is None else raw["siblings"], where + ".siblings"),
                cache_id=_opt_int(raw.get("cache_id"), where + ".cache_id"))
 
 

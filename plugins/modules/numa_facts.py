@@ -25,7 +25,7 @@ description:
   - Never changes anything on the host. A missing or malformed sysfs file fails the module with a
     message naming the file and its content.
 author:
-  - numaguard.kubelet contributors
+  - numaguard.kubelet contributors (@numaguard)
 options:
   root:
     description:
@@ -112,7 +112,7 @@ ansible_facts:
               returned: always
               sample: [0, 1, 2, 3]
             cpulist:
-              description: O(ansible_facts.numa_topology.nodes[].cpus) in kubelet cpuset syntax.
+              description: The same online CPUs in kubelet cpuset syntax.
               type: str
               returned: always
               sample: "0-3"

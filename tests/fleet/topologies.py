@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
 # Apache License 2.0 (see LICENSE)
@@ -113,7 +112,7 @@ def _power_cpus(node_ids, cores_per_node, smt):
         for core in range(cores_per_node):
             first = cpu_id
             siblings = tuple(range(first, first + smt))
-            for _ in range(smt):
+            for dummy in range(smt):
                 cpus.append(CpuSpec(id=cpu_id, node=node, core_id=first, socket=node, die=-1,
                                     siblings=siblings, llc_id=first // smt))
                 cpu_id += 1
@@ -459,7 +458,7 @@ def _node_meminfo(node_id, total_kb, free_kb, pools):
 def _proc_meminfo(total_kb, free_kb, pools):
     # type: (int, int, Dict[int, Tuple[int, int]]) -> str
     default = pools.get(2048, (0, 0))
-    hugetlb = sum(size * pages for size, (pages, _) in pools.items())
+    hugetlb = sum(size * pool[0] for size, pool in pools.items())
     lines = [("MemTotal", "%d kB" % total_kb), ("MemFree", "%d kB" % free_kb),
              ("MemAvailable", "%d kB" % (free_kb + (total_kb - free_kb) // 8)),
              ("Buffers", "%d kB" % 2048), ("Cached", "%d kB" % ((total_kb - free_kb) // 4)),
@@ -621,7 +620,7 @@ def write_tree(name, root, hostname=None, hugepages=None, force=False):
 
 def main(argv=None):
     # type: (Optional[List[str]]) -> int
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", maxsplit=1)[0])
     parser.add_argument("--list", action="store_true", help="list the bundled topologies")
     parser.add_argument("--topology", help="topology name (see --list)")
     parser.add_argument("--root", help="directory to write the fake host tree into")
@@ -635,8 +634,8 @@ def main(argv=None):
         width = max(len(n) for n in TOPOLOGIES)
         for name in sorted(TOPOLOGIES):
             spec = TOPOLOGIES[name]
-            print("%-*s  %2d nodes %4d CPUs  %s" % (width, name, len(spec.nodes), len(spec.cpus),
-                                                   spec.description))
+            print("%-*s  %2d nodes %4d CPUs  %s"
+                  % (width, name, len(spec.nodes), len(spec.cpus), spec.description))
         return 0
     if not args.topology:
         parser.error("--topology is required (or --list)")
