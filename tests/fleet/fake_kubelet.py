@@ -1,0 +1,272 @@
+# -*- coding: utf-8 -*-
+# Copyright: numaguard.kubelet contributors
+# Apache License 2.0 (see LICENSE)
+"""A stand-in kubelet service for the simulated fleet (no systemd, no kubelet binary here).
+
+It offers the service interface the ``kubelet_numa`` role drives (in production: systemctl and
+journalctl)::
+
+    python3 fake_kubelet.py start|stop|restart|status|logs|fail-next-start [options]
+
+and, like a real kubelet at start-up, it
+
+* loads ``--config`` merged with the ``--config-dir`` drop-ins (with the collection's own loader,
+  which reproduces the kubelet's merge) and refuses to start on a broken file;
+* restores ``cpu_manager_state`` / ``memory_manager_state`` from ``--root-dir`` and refuses to
+  start when the checkpoint's policy differs from the configured one, logging the kubelet's own
+  message ("... please drain this node and delete the CPU manager checkpoint file ..."); a missing
+  file is created fresh, as the kubelet does;
+* serves ``GET /healthz`` (``ok``) and ``GET /configz`` (the effective configuration) on
+  ``--healthz ADDRESS:PORT``.
+
+``start`` behaves like ``systemctl start`` of a ``Type=simple`` unit: it returns 0 as soon as
+the daemon is forked; a kubelet that then fails only shows in the health endpoint and the log.
+``fail-next-start`` makes the next start fail once (a marker file that the start consumes), so
+tests can force a failed rollout. Run files (pid, log, marker) live in ``<root-dir>/fake-kubelet``
+so that every fleet host (own mount namespace over /var/lib/kubelet) has its own.
+"""
+
+from __future__ import annotations
+
+import argparse
+import errno
+import importlib.util
+import json
+import os
+import signal
+import sys
+import time
+from http.server import BaseHTTPRequestHandler, HTTPServer
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+LOADER = os.path.join(REPO, "plugins", "module_utils", "kubeletconfig.py")
+
+
+def _loader():
+    """The collection's kubeletconfig module (stdlib only), imported by path."""
+    spec = importlib.util.spec_from_file_location("numaguard_kubeletconfig", LOADER)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return module
+
+
+def run_dir(args):
+    return os.path.join(args.root_dir, "fake-kubelet")
+
+
+def _paths(args):
+    base = run_dir(args)
+    return (os.path.join(base, "kubelet.pid"), os.path.join(base, "kubelet.log"),
+            os.path.join(base, "fail-next-start"))
+
+
+def _log(args, level, message):
+    _pid, log, _marker = _paths(args)
+    os.makedirs(os.path.dirname(log), exist_ok=True)
+    stamp = time.strftime("%m%d %H:%M:%S", time.gmtime())
+    with open(log, "a") as handle:
+        handle.write("%s%s %7d fake_kubelet.py] %s\n" % (level, stamp, os.getpid(), message))
+
+
+def _running_pid(args):
+    pid_file = _paths(args)[0]
+    try:
+        with open(pid_file) as handle:
+            pid = int(handle.read().strip())
+    except (IOError, OSError, ValueError):
+        return None
+    try:
+        with open("/proc/%d/stat" % pid) as handle:
+            state = handle.read().rsplit(")", 1)[1].split()[0]
+        if state == "Z":
+            return None
+        with open("/proc/%d/cmdline" % pid, "rb") as handle:
+            if b"fake_kubelet.py" not in handle.read():
+                return None
+    except (IOError, OSError, IndexError):
+        return None
+    return pid
+
+
+def _all_cpus():
+    """Online CPUs of this host as the kubelet sees them (the fleet bind-mounts a fake sysfs)."""
+    try:
+        with open("/sys/devices/system/cpu/online") as handle:
+            return handle.read().strip()
+    except (IOError, OSError):
+        return "0"
+
+
+def restore_state(args, config):
+    """The kubelet's checkpoint restore for the two NUMA managers; returns an error or None."""
+    checks = (
+        ("cpu_manager_state", config.get("cpuManagerPolicy") or "none",
+         'could not restore state from checkpoint: configured policy "%s" differs from state checkpoint policy "%s", '
+         'please drain this node and delete the CPU manager checkpoint file "%s" before restarting Kubelet'),
+        ("memory_manager_state", config.get("memoryManagerPolicy") or "None",
+         'could not restore state from checkpoint: [memorymanager] configured policy "%s" differs from state '
+         'checkpoint policy "%s", please drain this node and delete the memory manager checkpoint file "%s" '
+         'before restarting Kubelet'),
+    )
+    for name, policy, message in checks:
+        path = os.path.join(args.root_dir, name)
+        try:
+            with open(path) as handle:
+                text = handle.read()
+        except (IOError, OSError) as exc:
+            if exc.errno != errno.ENOENT:
+                return "could not read %s: %s" % (path, exc.strerror)
+            if name == "cpu_manager_state":
+                fresh = {"policyName": policy, "defaultCpuSet": _all_cpus() if policy == "static" else "", "checksum": 0}
+            else:
+                fresh = {"policyName": policy, "machineState": {}, "checksum": 0}
+            with open(path, "w") as handle:
+                handle.write(json.dumps(fresh, separators=(",", ":")))
+            _log(args, "I", "Created a new %s checkpoint for policy %s" % (name, policy))
+            continue
+        try:
+            doc = json.loads(text)
+            recorded = next((v for k, v in doc.items() if k.lower() == "policyname"), None)
+        except (ValueError, AttributeError):
+            return "could not restore state from checkpoint: checkpoint is corrupted, please drain this node and " \
+                   "delete the checkpoint file %q before restarting Kubelet".replace("%q", '"%s"' % path)
+        if recorded != policy:
+            return message % (policy, recorded, path)
+    return None
+
+
+class _Health(BaseHTTPRequestHandler):
+    config = {}  # type: dict
+
+    def do_GET(self):  # noqa: N802 (http.server API)
+        if self.path == "/healthz":
+            body, kind = b"ok", "text/plain"
+        elif self.path == "/configz":
+            body, kind = json.dumps({"kubeletconfig": self.config}, sort_keys=True).encode(), "application/json"
+        else:
+            self.send_error(404)
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *_args):
+        return
+
+
+def daemon(args):
+    """Body of the forked kubelet: validate like the kubelet, then serve until SIGTERM."""
+    pid_file, _log_file, marker = _paths(args)
+    _log(args, "I", "Starting fake kubelet (config=%s, config-dir=%s, root-dir=%s)"
+         % (args.config, args.config_dir, args.root_dir))
+    if os.path.exists(marker):
+        os.unlink(marker)
+        _log(args, "E", "run.go:72] \"command failed\" err=\"failed to run Kubelet: forced start failure "
+                        "(fail-next-start marker %s)\"" % marker)
+        return 1
+    try:
+        config = _loader().load_kubelet_config(args.config or None, args.config_dir or None, with_defaults=True)
+    except ValueError as exc:
+        _log(args, "E", "run.go:72] \"command failed\" err=\"failed to construct kubelet dependencies: %s\"" % exc)
+        return 1
+    problem = restore_state(args, config)
+    if problem:
+        _log(args, "E", "run.go:72] \"command failed\" err=\"failed to run Kubelet: %s\"" % problem)
+        return 1
+    host, _sep, port = args.healthz.rpartition(":")
+    try:
+        server = HTTPServer((host, int(port)), _Health)
+    except OSError as exc:
+        _log(args, "E", "cannot listen on %s: %s" % (args.healthz, exc.strerror))
+        return 1
+    _Health.config = config
+    with open(pid_file + ".tmp", "w") as handle:
+        handle.write("%d\n" % os.getpid())
+    os.rename(pid_file + ".tmp", pid_file)
+    signal.signal(signal.SIGTERM, lambda *_: (_log(args, "I", "Shutting down"), server.server_close(), os._exit(0)))
+    _log(args, "I", "Started kubelet; healthz on http://%s/healthz (cpuManagerPolicy=%s, memoryManagerPolicy=%s, "
+         "topologyManagerPolicy=%s)" % (args.healthz, config.get("cpuManagerPolicy"), config.get("memoryManagerPolicy"),
+                                        config.get("topologyManagerPolicy")))
+    server.serve_forever()
+    return 0
+
+
+def start(args):
+    if _running_pid(args):
+        return 0
+    os.makedirs(run_dir(args), exist_ok=True)
+    pid = os.fork()
+    if pid:
+        os.waitpid(pid, 0)  # the intermediate child exits at once
+        return 0
+    os.setsid()
+    if os.fork():
+        os._exit(0)
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(devnull, fd)
+    try:
+        code = daemon(args)
+    except Exception as exc:  # the daemon must log, never vanish silently
+        _log(args, "E", "fake kubelet crashed: %r" % (exc,))
+        code = 2
+    os._exit(code)
+
+
+def stop(args):
+    pid = _running_pid(args)
+    if not pid:
+        return 0
+    os.kill(pid, signal.SIGTERM)
+    for _ in range(100):
+        if not _running_pid(args):
+            break
+        time.sleep(0.05)
+    else:
+        os.kill(pid, signal.SIGKILL)
+    try:
+        os.unlink(_paths(args)[0])
+    except OSError:
+        pass
+    return 0
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description="stand-in kubelet service for the simulated fleet")
+    parser.add_argument("command", choices=["start", "stop", "restart", "status", "logs", "fail-next-start"])
+    parser.add_argument("--config", default="/etc/kubernetes/kubelet-config.yaml")
+    parser.add_argument("--config-dir", default="/etc/kubernetes/kubelet.conf.d")
+    parser.add_argument("--root-dir", default="/var/lib/kubelet")
+    parser.add_argument("--healthz", default="127.0.0.1:10248", help="ADDRESS:PORT of /healthz")
+    parser.add_argument("--lines", type=int, default=20, help="log lines for `logs`")
+    args = parser.parse_args(argv)
+    if args.command == "start":
+        return start(args)
+    if args.command == "stop":
+        return stop(args)
+    if args.command == "restart":
+        stop(args)
+        return start(args)
+    if args.command == "status":
+        pid = _running_pid(args)
+        print("active (pid %d)" % pid if pid else "inactive")
+        return 0 if pid else 3
+    if args.command == "fail-next-start":
+        os.makedirs(run_dir(args), exist_ok=True)
+        with open(_paths(args)[2], "w") as handle:
+            handle.write("fail\n")
+        return 0
+    try:
+        with open(_paths(args)[1]) as handle:
+            lines = handle.readlines()
+    except (IOError, OSError):
+        lines = []
+    sys.stdout.write("".join(lines[-args.lines:]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
