@@ -108,7 +108,9 @@ def parse_reserved_memory(value, where="reservedMemory"):
             node = int(node)
         if isinstance(node, bool) or not isinstance(node, int) or not -(1 << 31) <= node < (1 << 31):
             raise ReservedMemoryError("%s.numaNode must be an integer NUMA node id, got %r" % (entry_where, node))
-        limits_raw = raw.get("limits") or {}
+        limits_raw = raw.get("limits")
+        if limits_raw is None:
+            limits_raw = {}
         if not isinstance(limits_raw, Mapping):
             raise ReservedMemoryError("%s.limits must be a mapping of resource name to quantity, got %r"
                                       % (entry_where, limits_raw))
