@@ -248,6 +248,8 @@ def fleet_report(topologies, groups_of, hosts=None, failed=None):
     summaries = {}  # type: Dict[str, Dict[str, Any]]
     for host in order:
         facts = topologies.get(host)
+        if host in failures:
+            continue
         if facts is None:
             failures.setdefault(host, "no numa_topology facts (discovery failed or host unreachable)")
             continue
