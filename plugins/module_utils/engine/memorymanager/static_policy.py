@@ -274,6 +274,10 @@ class MemoryManagerStatic(object):
             "pod_entries": {},
         }
 
+    def checkpoint(self):
+        """The state as ``engine.checkpoint.MemoryManagerCheckpoint`` (for ``dump_memory_manager_state``)."""
+        return _to_checkpoint(self.state())
+
     def memory_map(self):
         # type: () -> Dict[int, Dict[str, Dict[str, int]]]
         """Per NUMA node, per type: total, systemReserved, allocatable, reserved, free."""
@@ -687,3 +691,18 @@ class MemoryManagerNone(object):
     def state(self):
         # type: () -> Dict[str, Any]
         return {"policy_name": self.policy_name, "machine_state": {}, "entries": {}, "pod_entries": {}}
+
+    def checkpoint(self):
+        return _to_checkpoint(self.state())
+
+
+def _to_checkpoint(plain):
+    # type: (Dict[str, Any]) -> Any
+    """Plain state -> checkpoint object of the checkpoint module (imported late: optional there)."""
+    from ansible_collections.numaguard.kubelet.plugins.module_utils.engine import checkpoint as _cp
+    entries = dict((pod, dict((name, [_cp.Block(numa_affinity=tuple(b["numaAffinity"]), type=b["type"],
+                                                size=b["size"]) for b in blocks])
+                              for name, blocks in containers.items()))
+                   for pod, containers in plain["entries"].items())
+    return _cp.MemoryManagerCheckpoint(policy_name=plain["policy_name"], machine_state=plain["machine_state"],
+                                       entries=entries, pod_entries={})

@@ -284,3 +284,30 @@ def test_validate_state_direct_keeps_stored_values():
     stored = machine_state_from_plain(SPEC_PLAIN)
     result = validate_state(stored, entries_from_plain(SPEC_ENTRIES), default)
     assert machine_state_to_plain(result) == machine_state_to_plain(stored)
+
+
+# ---- checkpoint files (engine.checkpoint writes what we hold) ---------------------------------
+
+SPEC_FILE = (
+    '{"policyName":"Static","machineState":{"0":{"numberOfAssignments":1,"memoryMap":{"memory":{"total":8589934592,'
+    '"systemReserved":1073741824,"allocatable":7516192768,"reserved":2147483648,"free":5368709120}},"cells":[0]},'
+    '"1":{"numberOfAssignments":0,"memoryMap":{"memory":{"total":8589934592,"systemReserved":0,'
+    '"allocatable":8589934592,"reserved":0,"free":8589934592}},"cells":[1]}},"entries":{"pod-uid-1":{"c1":'
+    '[{"numaAffinity":[0],"type":"memory","size":2147483648}]}},"checksum":540586451}')
+# The spec prints legacy checksum 4098441207 for this content; engine.checkpoint (verified on the
+# upstream fixtures) computes 540586451, and the V3 dataChecksum 2465132334 of the spec matches.
+
+
+def test_state_file_round_trip_byte_identical():
+    from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.checkpoint import (
+        dump_memory_manager_state, load_memory_manager_state)
+    mm = new_memory_manager(TWO, SPEC_CONFIG)
+    p = pod([("c1", {"memory": "2Gi"})], uid="pod-uid-1")
+    mm.allocate(p, p.containers[0], hint([0], True))
+    assert dump_memory_manager_state(mm.checkpoint(), version=1) == SPEC_FILE
+    restored = new_memory_manager(TWO, SPEC_CONFIG, load_memory_manager_state(SPEC_FILE))
+    assert dump_memory_manager_state(restored.checkpoint(), version=1) == SPEC_FILE
+    assert dump_memory_manager_state(restored.checkpoint(), version=3).endswith(',"dataChecksum":2465132334}')
+    none = new_memory_manager(TWO, {"memoryManagerPolicy": "None"})
+    assert dump_memory_manager_state(none.checkpoint(), version=1) == (
+        '{"policyName":"None","machineState":{},"checksum":4236770233}')
