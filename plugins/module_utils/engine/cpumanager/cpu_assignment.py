@@ -303,9 +303,13 @@ def _combinations(items, size):
         yield list(combo)
 
 
-def take_distributed(topo, available, count, group_size=1, strategy=PACKED):
-    # type: (object, Iterable[int], int, int, str) -> FrozenSet[int]
-    """``takeByTopologyNUMADistributed`` (KEP-2902) with CPU groups of ``group_size``."""
+def take_distributed(topo, available, count, group_size=1, strategy=PACKED, align_by_socket=False):
+    # type: (object, Iterable[int], int, int, str, bool) -> FrozenSet[int]
+    """``takeByTopologyNUMADistributed`` (KEP-2902) with CPU groups of ``group_size``.
+
+    With ``align_by_socket`` a combination of NUMA nodes within one socket beats any
+    cross-socket one, and a node's even share is capped at what it can give in whole groups.
+    """
     available = frozenset(available)
     if count % group_size != 0:
         return take_packed(topo, available, count, strategy)
@@ -319,17 +323,27 @@ def take_distributed(topo, available, count, group_size=1, strategy=PACKED):
     for size in range(lo, hi + 1):
         best = None  # type: Optional[tuple]
         best_balance = float("inf")
+        best_in_one_socket = False
         for combo in _combinations(numas, size):
-            if best_balance == 0:
+            if best_balance == 0 and (not align_by_socket or best_in_one_socket):
                 break
-            choice = _evaluate_combo(acc, numas, combo, count, group_size)
-            if choice is not None and choice[0] < best_balance:
+            choice = _evaluate_combo(acc, numas, combo, count, group_size, align_by_socket)
+            if choice is None:
+                continue
+            better = choice[0] < best_balance
+            in_one_socket = align_by_socket and topo.numa_nodes_in_same_socket(combo)
+            if align_by_socket and in_one_socket != best_in_one_socket:
+                better = in_one_socket
+            if better:
                 best_balance = choice[0]
                 best = (combo, choice[1])
+                best_in_one_socket = in_one_socket
         if best is None:
             continue
         combo, remainder_set = best
         share = (count // len(combo) // group_size) * group_size
+        for numa in combo:
+            share = min(share, len(acc.avail_in_numa(numa)) // group_size * group_size)
         for numa in combo:
             acc.take(_take_quietly(topo, acc.avail_in_numa(numa), share, strategy))
         remainder = count - share * len(combo)
@@ -373,8 +387,8 @@ def _numa_range(acc, group_size):
     return lo, hi
 
 
-def _evaluate_combo(acc, numas, combo, count, group_size):
-    # type: (_Accumulator, List[int], List[int], int, int) -> Optional[tuple]
+def _evaluate_combo(acc, numas, combo, count, group_size, align_by_socket=False):
+    # type: (_Accumulator, List[int], List[int], int, int, bool) -> Optional[tuple]
     """Balance score and remainder subset of one NUMA combination, None when it cannot work."""
     free = dict((n, len(acc.avail_in_numa(n))) for n in numas)
     if sum(free[n] for n in combo) < count:
@@ -382,6 +396,9 @@ def _evaluate_combo(acc, numas, combo, count, group_size):
     if sum(free[n] // group_size for n in combo) * group_size < count:
         return None
     share = (count // len(combo) // group_size) * group_size
+    if align_by_socket:
+        for numa in combo:
+            share = min(share, free[numa] // group_size * group_size)
     if any(free[n] < share for n in combo):
         return None
     after = dict(free)

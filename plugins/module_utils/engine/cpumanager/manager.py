@@ -199,6 +199,19 @@ class CPUManager(object):
         """Plain data (policy_name, default_cpu_set, entries, pod_entries) for the checkpoint writer."""
         return self._state.to_plain()
 
+    def to_checkpoint(self, version=None):
+        # type: (Optional[int]) -> Any
+        """The state as a :class:`~...engine.checkpoint.CPUManagerCheckpoint` ready to dump."""
+        from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.checkpoint import (
+            LATEST_CPU_VERSION,
+            CPUManagerCheckpoint,
+        )
+        plain = self._state.to_plain()
+        return CPUManagerCheckpoint(policy_name=plain["policy_name"],
+                                    default_cpu_set=plain["default_cpu_set"],
+                                    entries=plain["entries"], pod_entries=plain["pod_entries"],
+                                    version=LATEST_CPU_VERSION if version is None else version)
+
     def summary(self):
         # type: () -> Dict[str, Any]
         """What results show about the CPU manager."""

@@ -267,7 +267,8 @@ class StaticPolicy(object):
         strategy = SPREAD if self.options.distribute_cpus_across_cores else PACKED
         if self.options.distribute_cpus_across_numa:
             group = self.cpu_group_size if self.options.full_physical_cpus_only else 1
-            return take_distributed(self.topology, available, count, max(group, 1), strategy)
+            return take_distributed(self.topology, available, count, max(group, 1), strategy,
+                                    self.options.align_by_socket)
         return take_packed(self.topology, available, count, strategy,
                            self.options.prefer_align_by_uncore_cache)
 

@@ -79,7 +79,7 @@ class CPUState(object):
             "entries": dict((pod, dict((name, format_cpuset(cpus))
                                        for name, cpus in sorted(containers.items())))
                             for pod, containers in sorted(self.entries.items())),
-            "pod_entries": dict((pod, {"cpu_set": format_cpuset(cpus)})
+            "pod_entries": dict((pod, format_cpuset(cpus))
                                 for pod, cpus in sorted(self.pod_entries.items())),
         }
 
