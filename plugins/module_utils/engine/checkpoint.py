@@ -245,29 +245,8 @@ _MEM_DATA = _mem_struct("state.MemoryManagerCheckpointData", pod_entries=True, c
 # Helpers.
 # --------------------------------------------------------------------------------------------
 
-def go_quote(text):
-    # type: (str) -> str
-    """Go's ``%q`` of a string (strconv.Quote) for the printable text state files hold."""
-    out = ['"']
-    for char in text:
-        if char == '"':
-            out.append('\\"')
-        elif char == "\\":
-            out.append("\\\\")
-        elif char == "\n":
-            out.append("\\n")
-        elif char == "\t":
-            out.append("\\t")
-        elif char == "\r":
-            out.append("\\r")
-        elif char.isprintable():
-            out.append(char)
-        elif ord(char) < 0x10000:
-            out.append("\\x%02x" % ord(char) if ord(char) < 0x80 else "\\u%04x" % ord(char))
-        else:
-            out.append("\\U%08x" % ord(char))
-    out.append('"')
-    return "".join(out)
+#: Go's ``%q`` of a string (strconv.Quote), used in the kubelet's messages.
+go_quote = gojson.go_quote
 
 
 def _legacy_ok(value, types):

@@ -170,75 +170,218 @@ def to_text(data):
     return data
 
 
+def go_quote(text):
+    # type: (str) -> str
+    """Go's ``strconv.Quote`` (what ``%q`` prints) for a string."""
+    out = ['"']
+    for char in text:
+        code = ord(char)
+        if char in _QUOTE_ESCAPES:
+            out.append(_QUOTE_ESCAPES[char])
+        elif code < 0x20 or code == 0x7F:
+            out.append("\\x%02x" % code)
+        elif char.isprintable():
+            out.append(char)
+        elif code < 0x10000:
+            out.append("\\u%04x" % code)
+        else:
+            out.append("\\U%08x" % code)
+    out.append('"')
+    return "".join(out)
+
+
+_QUOTE_ESCAPES = {'"': '\\"', "\\": "\\\\", "\a": "\\a", "\b": "\\b", "\f": "\\f",
+                  "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v"}
+
+
 def _quote_char(char):
     # type: (str) -> str
-    """Go's quoteChar used in syntax errors: 'x', '\\'' and '"' special-cased."""
+    """Go's quoteChar for a scanner error: the offending *byte* as a rune, quoted with '."""
+    if char >= u"\x80":
+        char = chr(char.encode("utf-8", "surrogatepass")[0])
     if char == "'":
         return "'\\''"
     if char == '"':
         return "'\"'"
-    if char.isprintable():
-        return "'%s'" % char
-    text = json.dumps(char)
-    return "'%s'" % text[1:-1]
+    return "'" + go_quote(char)[1:-1] + "'"
 
 
-def _container_at(text, pos):
-    # type: (str, int) -> str
-    """Return '{' or '[' for the innermost open container at ``pos`` (strings skipped)."""
-    stack = []  # type: List[str]
-    in_string = escaped = False
-    for char in text[:pos]:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
+_SPACE = " \t\r\n"
+_HEX = "0123456789abcdefABCDEF"
+_DIGITS = "0123456789"
+_ESCAPABLE = '"\\/bfnrtu'
+
+
+class _Scanner:
+    """A JSON syntax check with the error texts of Go's encoding/json scanner.
+
+    Go validates the whole input before decoding anything, so a syntax error always wins over
+    a type error, and its wording is what the kubelet reports ("unexpected end of JSON input",
+    "invalid character 'x' after object key", ...).
+    """
+
+    def __init__(self, text):
+        # type: (str) -> None
+        self.text = text
+        self.pos = 0
+
+    def fail(self, where):
+        # type: (str) -> GoJSONError
+        if self.pos >= len(self.text):
+            return GoJSONError("unexpected end of JSON input")
+        return GoJSONError("invalid character %s %s" % (_quote_char(self.text[self.pos]), where))
+
+    def skip_space(self):
+        # type: () -> None
+        text, pos = self.text, self.pos
+        while pos < len(text) and text[pos] in _SPACE:
+            pos += 1
+        self.pos = pos
+
+    def peek(self):
+        # type: () -> str
+        return self.text[self.pos] if self.pos < len(self.text) else ""
+
+    def check(self):
+        # type: () -> None
+        self.skip_space()
+        self.value()
+        self.skip_space()
+        if self.pos < len(self.text):
+            raise self.fail("after top-level value")
+
+    def value(self):
+        # type: () -> None
+        # explicit stack instead of recursion: arbitrarily deep unknown keys stay checkable
+        stack = []  # type: List[str]
+        while True:
+            self.skip_space()
+            char = self.peek()
+            if char == "{":
+                self.pos += 1
+                self.skip_space()
+                if self.peek() == "}":
+                    self.pos += 1
+                else:
+                    self.key()
+                    stack.append("{")
+                    continue
+            elif char == "[":
+                self.pos += 1
+                self.skip_space()
+                if self.peek() == "]":
+                    self.pos += 1
+                else:
+                    stack.append("[")
+                    continue
             elif char == '"':
-                in_string = False
-        elif char == '"':
-            in_string = True
-        elif char in "{[":
-            stack.append(char)
-        elif char in "}]" and stack:
-            stack.pop()
-    return stack[-1] if stack else ""
+                self.string()
+            elif char == "-" or char in _DIGITS and char:
+                self.number()
+            elif char in ("t", "f", "n") and char:
+                self.literal({"t": "true", "f": "false", "n": "null"}[char])
+            else:
+                raise self.fail("looking for beginning of value")
+            # a value ended: close containers as far as the input says
+            while stack:
+                self.skip_space()
+                char = self.peek()
+                if stack[-1] == "{":
+                    if char == ",":
+                        self.pos += 1
+                        self.skip_space()
+                        self.key()
+                        break
+                    if char == "}":
+                        self.pos += 1
+                        stack.pop()
+                        continue
+                    raise self.fail("after object key:value pair")
+                if char == ",":
+                    self.pos += 1
+                    break
+                if char == "]":
+                    self.pos += 1
+                    stack.pop()
+                    continue
+                raise self.fail("after array element")
+            if not stack:
+                return
 
+    def key(self):
+        # type: () -> None
+        if self.peek() != '"':
+            raise self.fail("looking for beginning of object key string")
+        self.string()
+        self.skip_space()
+        if self.peek() != ":":
+            raise self.fail("after object key")
+        self.pos += 1
 
-def _syntax_error(text, error):
-    # type: (str, json.JSONDecodeError) -> GoJSONError
-    pos = error.pos
-    if pos >= len(text.rstrip(" \t\r\n")) or error.msg.startswith("Unterminated string"):
-        return GoJSONError("unexpected end of JSON input")
-    char = text[pos]
-    msg = error.msg
-    if msg.startswith("Expecting value"):
-        where = "looking for beginning of value"
-    elif msg.startswith("Expecting property name"):
-        where = "looking for beginning of object key string"
-    elif msg.startswith("Expecting ':'"):
-        where = "after object key"
-    elif msg.startswith("Expecting ','"):
-        where = ("after object key:value pair" if _container_at(text, pos) == "{"
-                 else "after array element")
-    elif msg.startswith("Extra data"):
-        where = "after top-level value"
-    elif msg.startswith("Invalid control character"):
-        where = "in string literal"
-    elif msg.startswith("Invalid \\uXXXX"):
-        where = "in \\u hexadecimal character escape"
-        char = text[pos + 2:pos + 6].lstrip("0123456789abcdefABCDEF")[:1] or char
-    elif msg.startswith("Invalid \\escape"):
-        where = "in string escape code"
-        char = text[pos + 1:pos + 2] or char
-    else:  # pragma: no cover - json module messages not listed above
-        return GoJSONError("invalid JSON at offset %d: %s" % (pos, msg))
-    return GoJSONError("invalid character %s %s" % (_quote_char(char), where))
+    def string(self):
+        # type: () -> None
+        text = self.text
+        pos = self.pos + 1
+        while True:
+            if pos >= len(text):
+                self.pos = pos
+                raise self.fail("in string literal")
+            char = text[pos]
+            if char == '"':
+                self.pos = pos + 1
+                return
+            if char < " ":
+                self.pos = pos
+                raise self.fail("in string literal")
+            if char == "\\":
+                pos += 1
+                if pos < len(text) and text[pos] not in _ESCAPABLE:
+                    self.pos = pos
+                    raise self.fail("in string escape code")
+                if pos < len(text) and text[pos] == "u":
+                    for _index in range(4):
+                        pos += 1
+                        if pos >= len(text) or text[pos] not in _HEX:
+                            self.pos = pos
+                            raise self.fail("in \\u hexadecimal character escape")
+            pos += 1
 
+    def number(self):
+        # type: () -> None
+        if self.peek() == "-":
+            self.pos += 1
+            if self.peek() not in _DIGITS or not self.peek():
+                raise self.fail("in numeric literal")
+        if self.peek() == "0":
+            self.pos += 1
+        else:
+            self.digits()
+        if self.peek() == ".":
+            self.pos += 1
+            if self.peek() not in _DIGITS or not self.peek():
+                raise self.fail("after decimal point in numeric literal")
+            self.digits()
+        if self.peek() in ("e", "E") and self.peek():
+            self.pos += 1
+            if self.peek() in ("+", "-") and self.peek():
+                self.pos += 1
+            if self.peek() not in _DIGITS or not self.peek():
+                raise self.fail("in exponent of numeric literal")
+            self.digits()
 
-def _reject_constant(name):
-    # type: (str) -> Any
-    raise ValueError(name)
+    def digits(self):
+        # type: () -> None
+        text, pos = self.text, self.pos
+        while pos < len(text) and text[pos] in _DIGITS:
+            pos += 1
+        self.pos = pos
+
+    def literal(self, word):
+        # type: (str) -> None
+        for expected in word:
+            if self.peek() != expected:
+                raise self.fail("in literal %s (expecting %s)" % (word, _quote_char(expected)))
+            self.pos += 1
 
 
 def parse(data):
@@ -250,21 +393,13 @@ def parse(data):
     ``null`` None. Raises :class:`GoJSONError` with Go's message on a syntax error.
     """
     text = to_text(data)
+    _Scanner(text).check()
     try:
         tree = json.loads(text, object_pairs_hook=JSONObject, parse_int=_Number,
-                          parse_float=_Number, parse_constant=_reject_constant)
-    except json.JSONDecodeError as error:
-        raise _syntax_error(text, error)
-    except ValueError as error:  # NaN / Infinity: Go has no such literal
-        index = text.find(str(error))
-        return _raise_bad_literal(text, index)
+                          parse_float=_Number)
+    except RecursionError:
+        raise GoJSONError("JSON nested too deeply to read")
     return _fix_surrogates(tree)
-
-
-def _raise_bad_literal(text, index):
-    # type: (str, int) -> Any
-    raise GoJSONError("invalid character %s looking for beginning of value"
-                      % _quote_char(text[index] if index >= 0 else "N"))
 
 
 def _fix_surrogates(node):
