@@ -84,13 +84,16 @@ class AdmissionSimulator(object):
     ``topology``: a ``topology.Topology``; ``kubelet_config``: the effective KubeletConfiguration
     dict; ``cpu_checkpoint`` / ``memory_checkpoint``: restored checkpoints (None = fresh node);
     ``devices``: the device inventory for the device manager (None = no device plugins);
-    ``cpu_state_path`` / ``memory_state_path``: file names used in the kubelet's messages.
+    ``cpu_state_path`` / ``memory_state_path``: file names used in the kubelet's messages;
+    ``memory_capacity_bytes``: the node's memory capacity (/proc/meminfo MemTotal) for
+    percentage eviction thresholds (default: the sum of the NUMA nodes).
     Raises :class:`AdmissionSetupError` (a StateError) where the kubelet would refuse to start.
     """
 
     def __init__(self, topology, kubelet_config, cpu_checkpoint=None, memory_checkpoint=None, devices=None,
                  cpu_state_path="/var/lib/kubelet/cpu_manager_state",
-                 memory_state_path="/var/lib/kubelet/memory_manager_state", merger="fast"):
+                 memory_state_path="/var/lib/kubelet/memory_manager_state", merger="fast",
+                 memory_capacity_bytes=None):
         from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.cpumanager.manager import (
             new_cpu_manager)
         from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.memorymanager.manager import (
@@ -117,7 +120,8 @@ class AdmissionSimulator(object):
             self.device_manager = _devicemanager.new_device_manager(topology, {})
         self.cpu_manager = new_cpu_manager(topology, self.config, cpu_checkpoint, checkpoint_path=cpu_state_path)
         self.memory_manager = new_memory_manager(topology, self.config, memory_checkpoint,
-                                                 state_file=memory_state_path)
+                                                 state_file=memory_state_path,
+                                                 memory_capacity_bytes=memory_capacity_bytes)
         providers = []
         if self.device_manager is not None:
             providers.append(_NamedProvider("device", self.device_manager))

@@ -1,0 +1,86 @@
+# -*- coding: utf-8 -*-
+# Copyright: numaguard.kubelet contributors
+# Apache License 2.0 (see LICENSE)
+"""Action plugin of ``numaguard.kubelet.admission_check``: read ``pod_file`` on the controller.
+
+The manifests live with the playbook (or next to the ad hoc command), not on the hosts being
+checked, so the files are looked up like ``copy``/``template`` sources (the role/playbook
+``files/`` directories, then the path as given), parsed here (multi-document YAML or JSON) and
+handed to the module as ``pod_file_content``. A file that cannot be found or parsed fails the
+task with the file name and the YAML error, before anything runs on the host.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import yaml
+
+from ansible.errors import AnsibleError
+from ansible.module_utils.common.text.converters import to_native, to_text
+from ansible.plugins.action import ActionBase
+
+
+def _plain(value):
+    """YAML-loaded data with only JSON types (dates and other tags become strings)."""
+    if isinstance(value, dict):
+        return dict((to_text(k), _plain(v)) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
+    return to_text(value)
+
+
+class ActionModule(ActionBase):
+    """Read and parse ``pod_file`` on the controller, then run the module on the host."""
+
+    TRANSFERS_FILES = False
+    _VALID_ARGS = frozenset((
+        "pod", "pod_file", "root", "topology", "kubelet_config", "kubelet_config_dir", "kubelet_flags",
+        "memory_manager_state", "cpu_manager_state", "devices", "merge_method"))
+
+    def _read_manifests(self, path):
+        try:
+            source = self._find_needle("files", path)
+        except AnsibleError as exc:
+            raise AnsibleError("pod_file: could not find %s: %s" % (path, to_native(exc)))
+        try:
+            b_source = self._loader.get_real_file(source, decrypt=True)
+            with open(b_source, "rb") as handle:
+                text = handle.read().decode("utf-8")
+        except (IOError, OSError, UnicodeDecodeError) as exc:
+            raise AnsibleError("pod_file: cannot read %s: %s" % (source, to_native(exc)))
+        try:
+            documents = list(yaml.safe_load_all(text))
+        except yaml.YAMLError as exc:
+            raise AnsibleError("pod_file: %s is not valid YAML: %s" % (source, to_native(exc)))
+        documents = [_plain(d) for d in documents]
+        if not any(d is not None for d in documents):
+            raise AnsibleError("pod_file: %s contains no manifest" % source)
+        return {"source": path, "manifests": documents}
+
+    def run(self, tmp=None, task_vars=None):
+        self._supports_check_mode = True
+        result = super(ActionModule, self).run(tmp, task_vars)
+        del tmp
+        args = dict(self._task.args)
+        if "pod_file_content" in args:
+            result.update(failed=True, msg="pod_file_content is internal; use pod_file or pod")
+            return result
+        files = args.get("pod_file")
+        if files is not None:
+            if isinstance(files, str):
+                files = [f.strip() for f in files.split(",") if f.strip()]
+            if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
+                result.update(failed=True, msg="pod_file must be a path or a list of paths, got %r" % (files,))
+                return result
+            try:
+                args["pod_file_content"] = [self._read_manifests(path) for path in files]
+            except AnsibleError as exc:
+                result.update(failed=True, msg=to_native(exc.message if hasattr(exc, "message") else exc))
+                return result
+            args["pod_file"] = files
+        result.update(self._execute_module(module_name="numaguard.kubelet.admission_check", module_args=args,
+                                           task_vars=task_vars))
+        return result
