@@ -476,6 +476,17 @@ def test_two_init_containers_and_app_rewrite_blocks():
     assert mm.state()["machine_state"][0]["numberOfAssignments"] == 3
 
 
+def test_reuse_consumed_across_app_containers():
+    mm = two_nodes()
+    p = pod([("a1", {"memory": "3Gi"}), ("a2", {"memory": "3Gi"})], init=[("i1", {"memory": "4Gi"})])
+    admit_all(mm, p, hint([0], True))
+    # a1 reuses 3Gi of the init container's 4Gi, a2 the last 1Gi plus 2Gi new
+    assert table(mm, 0)["reserved"] == 6 * GI
+    assert blocks_of(mm, p) == {"i1": [((0,), "memory", 0)], "a1": [((0,), "memory", 3 * GI)],
+                                "a2": [((0,), "memory", 3 * GI)]}
+    assert mm.reusable_memory() == {p.uid: {(0,): {"memory": 0}}}
+
+
 def test_sidecar_is_not_reused_and_is_long_running():
     mm = two_nodes()
     p = pod([("app", {"memory": "2Gi"})],
