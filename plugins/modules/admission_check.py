@@ -98,9 +98,16 @@ options:
   devices:
     description:
       - Device inventory of the device plugins, keyed by extended resource name (for example
-        C(nvidia.com/gpu)); see C(docs/admission.md) for the format (device id to NUMA node(s),
-        unhealthy devices, devices already allocated to running pods).
+        C(nvidia.com/gpu)), each a mapping of device id to its NUMA node, a list of NUMA nodes,
+        C(null) (no topology) or C({numa, healthy}); or a list of C({id, numa, healthy}).
+      - The kubelet learns this from device plugins, which cannot be asked here.
       - Default is no device plugin.
+    type: dict
+  device_allocations:
+    description:
+      - Devices already held by running pods, C({pod uid: {container: {resource: [device ids]}}}).
+      - Default is what the kubelet's C(device-plugins/kubelet_internal_checkpoint) in its root dir
+        records, or nothing when that file is absent.
     type: dict
   merge_method:
     description:
@@ -215,7 +222,8 @@ pods:
       description:
         - Per container (init containers first) the stored C(affinity), C(numa_affinity), whether allocation
           was attempted, C(memory_blocks) (C(type), C(size) in bytes, C(numa_affinity)), C(cpus) (exclusive
-          CPUs in cpuset syntax), C(cpu_numa_nodes) and C(devices) (resource to device ids).
+          CPUs in cpuset syntax), C(cpu_numa_nodes), C(devices) (resource to device ids) and
+          C(device_numa_nodes).
         - For a rejected pod these show what it held at rejection time; it was released afterwards.
       type: list
       elements: dict
@@ -273,6 +281,8 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.admission
     AdmissionSimulator, format_table)
 from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.admission_inputs import (
     AdmissionInputError, flags_to_config, pods_from_documents, state_input)
+from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.devicemanager import (
+    parse_device_checkpoint)
 from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.checkpoint import (
     restore_cpu_manager_state, restore_memory_manager_state)
 from ansible_collections.numaguard.kubelet.plugins.module_utils.kubelet_paths import (
@@ -398,9 +408,24 @@ def run_check(params):
                                      os.path.join(root_dir, "cpu_manager_state"), "cpu_manager_state", sources)
     memory_checkpoint = restore_memory_manager_state(mem_text, config.get("memoryManagerPolicy") or "None", mem_path)
     cpu_checkpoint = restore_cpu_manager_state(cpu_text, config.get("cpuManagerPolicy") or "none", cpu_path)
+    allocations = params.get("device_allocations")
+    if allocations is None:
+        dev_path = os.path.join(root_dir, "device-plugins", "kubelet_internal_checkpoint")
+        host_dev = under_root(root, dev_path)
+        if os.path.isfile(host_dev):
+            try:
+                with open(host_dev, "rb") as handle:
+                    allocations = parse_device_checkpoint(handle.read().decode("utf-8", "replace"))["allocations"]
+            except (IOError, OSError) as exc:
+                raise AdmissionInputError("cannot read %s: %s" % (host_dev, exc.strerror or exc))
+            sources["device_allocations"] = dev_path
+        else:
+            sources["device_allocations"] = "absent (%s)" % dev_path
+    else:
+        sources["device_allocations"] = "option"
     simulator = AdmissionSimulator(
         topology, config, cpu_checkpoint=cpu_checkpoint, memory_checkpoint=memory_checkpoint,
-        devices=params.get("devices"), cpu_state_path=cpu_path, memory_state_path=mem_path,
+        devices=params.get("devices"), device_allocations=allocations, cpu_state_path=cpu_path, memory_state_path=mem_path,
         merger=params.get("merge_method") or "fast", memory_capacity_bytes=capacity)
     node = simulator.summary()
     results = []
@@ -432,6 +457,7 @@ def main():
             memory_manager_state=dict(type="str"),
             cpu_manager_state=dict(type="str"),
             devices=dict(type="dict"),
+            device_allocations=dict(type="dict"),
             merge_method=dict(type="str", default="fast", choices=["fast", "exhaustive"]),
         ),
         supports_check_mode=True,

@@ -39,10 +39,8 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.topologym
 from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.topologymanager.numa_info import (
     TopologyManagerError)
 
-try:  # the device manager simulator is optional (its absence is reported when devices are given)
-    from ansible_collections.numaguard.kubelet.plugins.module_utils.engine import devicemanager as _devicemanager
-except ImportError:  # pragma: no cover - depends on the tree
-    _devicemanager = None
+from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.devicemanager import (
+    DeviceInventory, DeviceManager, read_allocations)
 
 PROVIDER_NAMES = ("device", "cpu", "memory")
 
@@ -83,7 +81,9 @@ class AdmissionSimulator(object):
 
     ``topology``: a ``topology.Topology``; ``kubelet_config``: the effective KubeletConfiguration
     dict; ``cpu_checkpoint`` / ``memory_checkpoint``: restored checkpoints (None = fresh node);
-    ``devices``: the device inventory for the device manager (None = no device plugins);
+    ``devices``: the device inventory for the device manager (None = no device plugins) and
+    ``device_allocations`` the devices held by running pods (pod uid -> container -> resource ->
+    ids), see :mod:`.devicemanager`;
     ``cpu_state_path`` / ``memory_state_path``: file names used in the kubelet's messages;
     ``memory_capacity_bytes``: the node's memory capacity (/proc/meminfo MemTotal) for
     percentage eviction thresholds (default: the sum of the NUMA nodes).
@@ -91,6 +91,7 @@ class AdmissionSimulator(object):
     """
 
     def __init__(self, topology, kubelet_config, cpu_checkpoint=None, memory_checkpoint=None, devices=None,
+                 device_allocations=None,
                  cpu_state_path="/var/lib/kubelet/cpu_manager_state",
                  memory_state_path="/var/lib/kubelet/memory_manager_state", merger="fast",
                  memory_capacity_bytes=None):
@@ -106,25 +107,15 @@ class AdmissionSimulator(object):
             self.topology_manager = topology_manager_from_config(topology, self.config, merger=merger)
         except TopologyManagerError as err:
             raise AdmissionSetupError("topology manager: %s" % err)
-        self.device_manager = None
-        if devices:
-            if _devicemanager is None:
-                raise AdmissionSetupError(
-                    "a device inventory was given but the device manager simulator "
-                    "(plugins/module_utils/engine/devicemanager.py) is not available in this collection")
-            try:
-                self.device_manager = _devicemanager.new_device_manager(topology, devices)
-            except ValueError as err:
-                raise AdmissionSetupError("device manager: %s" % err)
-        elif _devicemanager is not None and hasattr(_devicemanager, "new_device_manager"):
-            self.device_manager = _devicemanager.new_device_manager(topology, {})
+        # the device manager is always present in the kubelet (no plugins = no device resources)
+        self.device_manager = DeviceManager([node.id for node in topology.nodes],
+                                            DeviceInventory.from_spec(devices),
+                                            read_allocations(device_allocations))
         self.cpu_manager = new_cpu_manager(topology, self.config, cpu_checkpoint, checkpoint_path=cpu_state_path)
         self.memory_manager = new_memory_manager(topology, self.config, memory_checkpoint,
                                                  state_file=memory_state_path,
                                                  memory_capacity_bytes=memory_capacity_bytes)
-        providers = []
-        if self.device_manager is not None:
-            providers.append(_NamedProvider("device", self.device_manager))
+        providers = [_NamedProvider("device", self.device_manager)]
         providers.append(_NamedProvider("cpu", self.cpu_manager))
         providers.append(_NamedProvider("memory", self.memory_manager))
         for provider in providers:
@@ -217,13 +208,18 @@ class AdmissionSimulator(object):
                     if node is not None:
                         nodes.add(node)
                 entry["cpu_numa_nodes"] = sorted(nodes)
-            if self.device_manager is not None and hasattr(self.device_manager, "devices_of"):
-                devices = self.device_manager.devices_of(pod.uid, container.name) or {}
-                entry["devices"] = dict((res, sorted(ids)) for res, ids in sorted(devices.items()))
-                if hasattr(self.device_manager, "device_numa_nodes"):
-                    entry["device_numa_nodes"] = dict(
-                        (res, sorted(self.device_manager.device_numa_nodes(res, ids)))
-                        for res, ids in entry["devices"].items())
+            devices = {}  # type: Dict[str, List[str]]
+            device_nodes = {}  # type: Dict[str, List[int]]
+            for resource in self.device_manager.inventory.resources():
+                ids = self.device_manager.container_devices(pod.uid, container.name, resource)
+                if ids:
+                    devices[resource] = ids
+                    nodes = set()  # type: set
+                    for device_id in ids:
+                        nodes.update(self.device_manager.inventory.devices[resource].get(device_id, ()))
+                    device_nodes[resource] = sorted(nodes)
+            entry["devices"] = devices
+            entry["device_numa_nodes"] = device_nodes
             results.append(entry)
         return results
 
