@@ -61,7 +61,11 @@ def new_backup_dir(backup_root, now=None):
     # type: (str, Optional[float]) -> str
     """Create and return ``<backup_root>/<UTC timestamp>[-N]`` (never reuses a directory)."""
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(now if now is not None else time.time()))
-    os.makedirs(backup_root, 0o700) if not os.path.isdir(backup_root) else None
+    if not os.path.isdir(backup_root):
+        try:
+            os.makedirs(backup_root, 0o700)
+        except OSError as exc:
+            raise BackupError("cannot create backup root %s: %s" % (backup_root, exc.strerror))
     for suffix in [""] + ["-%d" % i for i in range(1, 1000)]:
         candidate = os.path.join(backup_root, stamp + suffix)
         try:

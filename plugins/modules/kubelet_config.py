@@ -176,6 +176,13 @@ path:
   returned: always
   type: str
   sample: /etc/kubernetes/kubelet.conf.d/50-numaguard-numa.conf
+needs_write:
+  description:
+    - Whether the file differs from what O(settings) asks for (same as C(changed), but kept when a
+      task overrides C(changed) with C(changed_when), as the role's planning step does).
+  returned: always
+  type: bool
+  sample: true
 config_mode:
   description: The mode used, V(dropin) or V(merge).
   returned: always
@@ -381,6 +388,7 @@ def main():
         module.warn(warning)
     result = dict(
         changed=plan["changed"],
+        needs_write=plan["changed"],
         path=plan["path"],
         config_mode=plan["mode"],
         content=plan["content"],
