@@ -28,7 +28,7 @@ __metaclass__ = type
 from dataclasses import dataclass
 
 try:
-    from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple  # noqa: F401
+    from typing import Any, Dict, List, Mapping, Optional, Tuple  # noqa: F401
 except ImportError:  # pragma: no cover
     pass
 

@@ -24,7 +24,7 @@ __metaclass__ = type
 import os
 
 try:
-    from typing import Any, Dict, Mapping, Optional, Sequence  # noqa: F401
+    from typing import Any, Dict, Mapping, Optional  # noqa: F401
 except ImportError:  # pragma: no cover
     pass
 

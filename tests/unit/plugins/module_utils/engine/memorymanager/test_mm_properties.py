@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from mm_helpers import GI, MI, pod, reservation, static_config, topology  # noqa: E402
+from mm_helpers import MI, pod, reservation, static_config, topology  # noqa: E402
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.memorymanager.machine_state import (  # noqa: E402
     default_machine_state,

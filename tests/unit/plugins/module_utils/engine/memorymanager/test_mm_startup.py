@@ -10,7 +10,7 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from mm_helpers import GI, MI, hint, pod, reservation, static_config, topology  # noqa: E402
+from mm_helpers import GI, MI, hint, pod, static_config, topology  # noqa: E402
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.errors import StateError  # noqa: E402
 from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.memorymanager.machine_state import (  # noqa: E402
