@@ -342,7 +342,7 @@ def validate_reservation(topology, kube_reserved=None, system_reserved=None, evi
                 errors.append(Finding("reserved-memory-negative", sev,
                                       "reservedMemory %s for NUMA node %d is negative (%s); the kubelet converts it "
                                       "to an unsigned 64-bit number of bytes.%s" % (name, node, quantity, under_none),
-                                      "use a positive quantity", None, static))
+                                      "use a positive quantity", None, False))
             elif not _is_integral(quantity):
                 message = "could not covert a variable of type Quantity to int64"
                 errors.append(Finding("reserved-memory-integer", sev,
@@ -456,7 +456,7 @@ def validate_reservation(topology, kube_reserved=None, system_reserved=None, evi
                 % (node.id, format_bytes(mem), format_bytes(huge), format_bytes(mem + huge),
                    format_bytes(node.memory_total_bytes), format_bytes(-left), left % _UINT64, under_none),
                 "move %s of the reservation to another NUMA node (strategy spread or proportional does this), or "
-                "pre-allocate fewer hugepages on node %d" % (format_bytes(-left), node.id), None, static))
+                "pre-allocate fewer hugepages on node %d" % (format_bytes(-left), node.id), None, False))
         for name, value in sorted(reserved.items()):
             if name.startswith(HUGEPAGES_PREFIX) and name in node.hugepages:
                 pool = node.hugepages[name]
@@ -467,7 +467,7 @@ def validate_reservation(topology, kube_reserved=None, system_reserved=None, evi
                         "NUMA node %d: reserved %s %s exceeds the node's %s pool of %s (%d pages); the kubelet would "
                         "compute a wrapped-around allocatable.%s" % (node.id, name, format_bytes(value), name,
                                                                      format_bytes(pool_bytes), pool.total_pages, under_none),
-                        "remove %s from reservedMemory" % name, None, static))
+                        "remove %s from reservedMemory" % name, None, False))
         if reserved and node.memory_only:
             warnings.append(Finding(
                 "memory-only-node", WARNING,

@@ -1,0 +1,125 @@
+# -*- coding: utf-8 -*-
+# Copyright: numaguard.kubelet contributors
+# Apache License 2.0 (see LICENSE)
+"""Hard eviction thresholds: defaults, the partial-map trap, and the kubelet's float32 percentages."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import struct
+from fractions import Fraction
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ansible_collections.numaguard.kubelet.plugins.module_utils.eviction import (
+    DEFAULT_EVICTION_HARD,
+    EvictionError,
+    effective_eviction_hard,
+    parse_float32,
+    parse_threshold,
+    round_float32,
+)
+
+GI = 1 << 30
+
+
+def _f32(value):
+    return struct.unpack("<f", struct.pack("<f", value))[0]
+
+
+def test_issue_example_five_percent_of_10gi():
+    threshold = parse_threshold("memory.available", "5%")
+    held = threshold.bytes_of(10 * GI)
+    assert held.value() == 536870920
+    assert str(held) == "536870920"
+
+
+@pytest.mark.parametrize("text,capacity,expected", [
+    # expected values computed with IEEE float32 via struct (see test below), not with exact decimals
+    ("10%", 16 * GI, 1717986944),  # exact decimal would be 1717986918
+    ("1%", 512 * GI, 5497558016),  # exact decimal would be 5497558138
+    ("100Mi", 16 * GI, 104857600),
+    ("0.5%", 64 * GI, 343597376),
+])
+def test_threshold_bytes(text, capacity, expected):
+    assert parse_threshold("memory.available", text).bytes_of(capacity).value() == expected
+
+
+def test_float32_maths_matches_ieee_single_precision():
+    # Independent oracle: numpy-free float32 through struct, for values where double rounding is harmless.
+    for text in ("5", "10", "7.5", "33.3", "0.1", "12.345", "99.99"):
+        want = _f32(_f32(float(text)) / 100)
+        assert round_float32(parse_float32(text) / 100) == Fraction(want)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 10 ** 6), st.integers(0, 4))
+def test_round_float32_agrees_with_struct(mantissa, decimals):
+    value = Fraction(mantissa, 10 ** decimals)
+    assert round_float32(value) == Fraction(_f32(float(value))) or abs(float(value) - _f32(float(value))) > 0
+
+
+def test_defaults_when_unset():
+    settings_ = effective_eviction_hard(None)
+    assert settings_.effective == DEFAULT_EVICTION_HARD
+    assert settings_.source == "default"
+    assert str(settings_.memory_reservation(16 * GI)) == "100Mi"
+
+
+def test_partial_map_drops_defaults():
+    settings_ = effective_eviction_hard("nodefs.available<10%")
+    assert settings_.memory_reservation(16 * GI) is None
+    assert settings_.zeroed_defaults == ("memory.available", "nodefs.inodesFree", "imagefs.available",
+                                         "imagefs.inodesFree")
+
+
+def test_merge_defaults_fills_them_back():
+    settings_ = effective_eviction_hard({"nodefs.available": "5%"}, merge_defaults=True)
+    assert settings_.effective["memory.available"] == "100Mi"
+    assert settings_.effective["nodefs.available"] == "5%"
+    assert settings_.zeroed_defaults == ()
+
+
+def test_empty_map_means_no_thresholds():
+    settings_ = effective_eviction_hard({})
+    assert settings_.thresholds == ()
+    assert settings_.memory_reservation(GI) is None
+
+
+@pytest.mark.parametrize("value", ["0%", "100%"])
+def test_zero_and_hundred_percent_are_ignored(value):
+    assert parse_threshold("memory.available", value) is None
+
+
+def test_zero_point_zero_percent_is_not_ignored():
+    assert parse_threshold("memory.available", "0.0%").bytes_of(GI).value() == 0
+
+
+@pytest.mark.parametrize("signal,value,message", [
+    ("memory.availabe", "100Mi", "evictionHard: unsupported eviction signal memory.availabe (known signals: "
+     "memory.available, allocatableMemory.available, nodefs.available, nodefs.inodesFree, imagefs.available, "
+     "imagefs.inodesFree, containerfs.available, containerfs.inodesFree, pid.available)"),
+    ("memory.available", "0", "evictionHard: eviction threshold memory.available must be positive: 0"),
+    ("memory.available", "-1Mi", "evictionHard: eviction threshold memory.available must be positive: -1Mi"),
+    ("memory.available", "101%", "evictionHard: eviction percentage threshold memory.available must be <= 100%: 101%"),
+    ("memory.available", "-5%", "evictionHard: eviction percentage threshold memory.available must be >= 0%: -5%"),
+    ("memory.available", "inf%", "evictionHard: eviction percentage threshold memory.available must be <= 100%: inf%"),
+    ("memory.available", "five%", 'evictionHard: memory.available<five%: strconv.ParseFloat: parsing "five": '
+     'invalid syntax'),
+    ("memory.available", "nan%", "evictionHard: memory.available<nan% is NaN; the kubelet accepts it and computes a "
+     "meaningless threshold, use a number between 0 and 100"),
+    ("memory.available", "100MB", "evictionHard: memory.available<100MB: quantity '100MB' has an unknown suffix 'MB' "
+     "(expected one of Ki, Mi, Gi, Ti, Pi, Ei, n, u, m, k, M, G, T, P, E or an exponent such as e3; suffixes are "
+     "case-sensitive)"),
+])
+def test_threshold_errors(signal, value, message):
+    with pytest.raises(EvictionError) as info:
+        parse_threshold(signal, value)
+    assert str(info.value) == message
+
+
+def test_trailing_percent_signs_are_all_trimmed_like_the_kubelet():
+    assert parse_threshold("memory.available", "5%%").bytes_of(10 * GI).value() == 536870920
