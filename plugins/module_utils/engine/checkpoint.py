@@ -326,9 +326,10 @@ def load_cpu_manager_state(data, initial_containers=None):
             return _cpu_from_legacy(value, version, None, initial_containers)
         elif _legacy_ok(value, types):
             return _cpu_from_legacy(value, version, True, initial_containers)
-        elif version == 3:
-            # The 1.36 V3 legacy checksum hashes Go-internal data we cannot reproduce
-            # exactly: accept the file, flag the checksum as unverified.
+        elif version == 3 and all(entry["CPUSet"] for entry in value["PodEntries"].values()):
+            # The 1.36 V3 legacy checksum hashes Go-internal data we cannot reproduce exactly:
+            # a file whose pod entries all carry a cpuSet is accepted with the checksum flagged
+            # as unverified (None); anything else is not a CPU V3 file.
             return _cpu_from_legacy(value, version, None, initial_containers)
         else:
             message = CORRUPTED
@@ -666,8 +667,10 @@ def dump_memory_manager_state(cp, version=None):
     entries = _go_mem_entries(cp.entries)
     if not isinstance(cp.pod_entries or {}, Mapping):
         raise CheckpointError("pod_entries must be a mapping of pod UID to blocks, got %r" % (cp.pod_entries,))
+    # memoryBlocks is omitempty: an empty list reads back as nil, so it is written as nil (else
+    # the legacy checksum, which tells nil from empty, would not verify on reading).
     pods = dict((_check_str(pod, "pod_entries pod UID"),
-                 {"MemoryBlocks": _go_blocks(blocks, "pod_entries[%r]" % pod)})
+                 {"MemoryBlocks": _go_blocks(blocks, "pod_entries[%r]" % pod) or None})
                 for pod, blocks in (cp.pod_entries or {}).items())
     if version == 1 and pods:
         raise CheckpointError("memory_manager_state version 1 cannot hold podEntries (%d pods); "
@@ -822,6 +825,7 @@ def summarize_state_file(path, kind=None):
             summary["kind"] = _kind_of(path, kind, "")
             return summary
         summary["present"] = os.path.lexists(path)
+        summary["kind"] = _kind_of(path, kind, "")
         summary["error"] = "cannot read %s: %s" % (path, getattr(error, "strerror", None) or error)
         return summary
     summary["present"] = True

@@ -354,3 +354,13 @@ def test_checkpoint_to_dict_is_json_ready():
     assert cpu["entries"] == {"pod-uid-1": {"c1": "2-3"}} and cpu["version"] == 4
     with pytest.raises(TypeError):
         ck.checkpoint_to_dict({})
+
+
+def test_pod_entry_without_blocks_round_trips():
+    # memoryBlocks is omitempty, so an empty list comes back as nil: it must be hashed as nil
+    cp = ck.MemoryManagerCheckpoint(policy_name="Static", pod_entries={"p": []}, version=2)
+    text = ck.dump_memory_manager_state(cp)
+    assert '"podEntries":{"p":{}}' in text
+    back = ck.load_memory_manager_state(text)
+    assert back.checksum_ok is True and back.pod_entries == {"p": []}
+    assert ck.dump_memory_manager_state(back) == text
