@@ -189,11 +189,61 @@ def _positional_order(count):
 
 def _subset_sums(values):
     # type: (Sequence[int]) -> List[int]
-    """Sum of ``values[i]`` over the set bits i of every positional mask (index = mask)."""
+    """uint64 sum of ``values[i]`` over the set bits i of every positional mask (index = mask)."""
     sums = [0]
-    for value in values:
-        sums += [(total + value) % _UINT64_MOD for total in sums]
+    if sum(values) < _UINT64_MOD:
+        for value in values:
+            sums += [total + value for total in sums]
+    else:  # only with wrapped-around tables: keep Go's uint64 arithmetic
+        for value in values:
+            sums += [(total + value) % _UINT64_MOD for total in sums]
     return sums
+
+
+_TABLE_CACHE = {}  # type: Dict[Tuple[int, ...], Tuple[List[int], List[int], List[int]]]
+
+
+def _mask_tables(node_ids):
+    # type: (Tuple[int, ...]) -> Tuple[List[int], List[int], List[int]]
+    """(positional masks in kubelet order, size by positional mask, real mask value by positional mask)."""
+    tables = _TABLE_CACHE.get(node_ids)
+    if tables is None:
+        order = [pm for pm, _ in _positional_order(len(node_ids))]
+        size_of = [0]
+        real = [0]
+        for node_id in node_ids:
+            size_of += [size + 1 for size in size_of]
+            real += [value | (1 << node_id) for value in real]
+        tables = (order, size_of, real)
+        if len(_TABLE_CACHE) > 32:
+            _TABLE_CACHE.clear()
+        _TABLE_CACHE[node_ids] = tables
+    return tables
+
+
+def _positional(value, position):
+    # type: (int, Mapping[int, int]) -> Optional[int]
+    """Real mask value -> positional mask (None when it names a node outside ``position``)."""
+    result = 0
+    node = 0
+    while value:
+        if value & 1:
+            if node not in position:
+                return None
+            result |= 1 << position[node]
+        value >>= 1
+        node += 1
+    return result
+
+
+def _free(node, name):
+    table = node.memory_map.get(name)
+    return 0 if table is None else table.free
+
+
+def _allocatable(node, name):
+    table = node.memory_map.get(name)
+    return 0 if table is None else table.allocatable
 
 
 def find_best_hint(hints):
@@ -247,7 +297,10 @@ class MemoryManagerStatic(object):
         self._reusable = {}  # type: Dict[str, Dict[int, Dict[str, int]]]
         self._gates = dict(feature_gates or {})
         self.counters = PinningCounters()
-        self._hint_cache = {}  # type: Dict[Tuple[int, bool], TopologyHint]
+        self._preferred_hints = {}  # type: Dict[int, TopologyHint]
+        self._other_hints = {}  # type: Dict[int, TopologyHint]
+        self._alloc_cache = {}  # type: Dict[Any, List[int]]
+        self._fit_cache = {}  # type: Dict[Any, List[int]]
 
     # ---- read access ---------------------------------------------------------------------
     def machine_state(self):
@@ -386,11 +439,12 @@ class MemoryManagerStatic(object):
     # ---- hints -----------------------------------------------------------------------------
     def _hint(self, value, preferred):
         # type: (int, bool) -> TopologyHint
-        key = (value, preferred)
-        hint = self._hint_cache.get(key)
+        """Hints are immutable: one object per (mask, preferred), reused across calls."""
+        cache = self._preferred_hints if preferred else self._other_hints
+        hint = cache.get(value)
         if hint is None:
             hint = TopologyHint(BitMask.from_value(value), preferred)
-            self._hint_cache[key] = hint
+            cache[value] = hint
         return hint
 
     def _regenerate(self, blocks, requested):
@@ -411,26 +465,28 @@ class MemoryManagerStatic(object):
 
     def calculate_hints(self, pod_uid, requested):
         # type: (str, Mapping[str, int]) -> HintMap
-        """``calculateHints`` on the current machine state (empty map when nothing fits)."""
+        """``calculateHints`` on the current machine state (empty map when nothing fits).
+
+        Same answer as the kubelet's loop over every mask, computed as successive filters over
+        the masks in the kubelet's order (subset sums per resource, positional masks), so that
+        16 NUMA nodes (65535 masks) stay fast.
+        """
         state = self._state
-        node_ids = sorted(state)
+        node_ids = tuple(sorted(state))
         count = len(node_ids)
         if not requested or not count:
             return {}
+        order, size_of, real = _mask_tables(node_ids)
         position = dict((node_id, index) for index, node_id in enumerate(node_ids))
         names = sorted(requested)
-        wanted = [requested[name] for name in names]
-        free_sums = []
-        alloc_sums = []
-        for name in names:
-            tables = [state[node_id].memory_map.get(name) for node_id in node_ids]
-            free_sums.append(_subset_sums([0 if t is None else t.free for t in tables]))
-            alloc_sums.append(_subset_sums([0 if t is None else t.allocatable for t in tables]))
-        real = [0]
-        for node_id in node_ids:
-            real += [value | (1 << node_id) for value in real]
 
-        # NUMA-group rules as positional masks.
+        # 1. masks whose allocatable memory holds every request; they define "preferred"
+        candidates = self._fitting_allocatable(node_ids, order, requested, names)
+        if not candidates:
+            return {}
+        min_size = size_of[candidates[0]]   # masks come by size: the first is the smallest
+
+        # 2. NUMA-group rules
         in_group = 0        # nodes whose cells hold more than one node: no single-node mask
         single_used = 0     # nodes with assignments and a one-node group: no multi-node mask
         grouped = []        # (bit, required mask) for nodes with assignments in a multi-node group
@@ -451,50 +507,69 @@ class MemoryManagerStatic(object):
                         for cell in ordered:
                             required |= 1 << position[cell]
                     grouped.append((bit, required))
+        if in_group:
+            candidates = [pm for pm in candidates if size_of[pm] != 1 or not pm & in_group]
+        if single_used:
+            candidates = [pm for pm in candidates if size_of[pm] == 1 or not pm & single_used]
+        for bit, required in grouped:
+            candidates = [pm for pm in candidates if size_of[pm] == 1 or not pm & bit or pm == required]
 
+        # 3. free memory, plus this pod's reusable init-container memory on exactly that mask
         reusable = self._reusable.get(pod_uid, {})
-        resource_range = range(len(names))
-        min_size = count
-        accepted = []  # type: List[Tuple[int, int]]
-        for positional, size in _positional_order(count):
-            fits = True
-            for index in resource_range:
-                if alloc_sums[index][positional] < wanted[index]:
-                    fits = False
-                    break
-            if not fits:
-                continue
-            if size < min_size:
-                min_size = size
-            if size == 1:
-                if positional & in_group:
-                    continue
+        for name in names:
+            wanted = requested[name]
+            sums = _subset_sums([_free(state[node_id], name) for node_id in node_ids])
+            extra = dict((pm, per.get(name, 0)) for pm, per in
+                         ((_positional(value, position), per) for value, per in reusable.items())
+                         if pm is not None)
+            if any(extra.values()):
+                candidates = [pm for pm in candidates if u64(sums[pm] + extra.get(pm, 0)) >= wanted]
             else:
-                if positional & single_used:
-                    continue
-                violates = False
-                for bit, required in grouped:
-                    if positional & bit and required != positional:
-                        violates = True
-                        break
-                if violates:
-                    continue
-            value = real[positional]
-            extra = reusable.get(value)
-            for index in resource_range:
-                available = free_sums[index][positional]
-                if extra:
-                    available = u64(available + extra.get(names[index], 0))
-                if available < wanted[index]:
-                    fits = False
-                    break
-            if not fits:
-                continue
-            accepted.append((value, size))
-        if not accepted:
+                candidates = [pm for pm in candidates if sums[pm] >= wanted]
+        if not candidates:
             return {}
-        hints = [self._hint(value, size == min_size) for value, size in accepted]
+        preferred_hints = self._preferred_hints
+        other_hints = self._other_hints
+        hints = []
+        for pm in candidates:
+            value = real[pm]
+            if size_of[pm] == min_size:
+                found = preferred_hints.get(value)
+                hints.append(found if found is not None else self._hint(value, True))
+            else:
+                found = other_hints.get(value)
+                hints.append(found if found is not None else self._hint(value, False))
         return dict((name, list(hints)) for name in names)
+
+    def _fitting_allocatable(self, node_ids, order, requested, names):
+        # type: (Tuple[int, ...], List[int], Mapping[str, int], List[str]) -> List[int]
+        """Masks (positional, kubelet order) whose allocatable holds the request; cached, since
+        allocatable never changes after start-up."""
+        key = (node_ids, tuple((name, requested[name]) for name in names),
+               tuple(tuple(_allocatable(self._state[n], name) for n in node_ids) for name in names))
+        found = self._fit_cache.get(key)
+        if found is not None:
+            return found
+        candidates = order
+        for name in names:
+            wanted = requested[name]
+            sums = self._allocatable_sums(node_ids, name)
+            candidates = [pm for pm in candidates if sums[pm] >= wanted]
+        if len(self._fit_cache) > 64:
+            self._fit_cache.clear()
+        self._fit_cache[key] = candidates
+        return candidates
+
+    def _allocatable_sums(self, node_ids, name):
+        # type: (Tuple[int, ...], str) -> List[int]
+        """Subset sums of allocatable (constant after start-up), cached per node list and type."""
+        values = tuple(_allocatable(self._state[node_id], name) for node_id in node_ids)
+        key = (node_ids, name, values)
+        sums = self._alloc_cache.get(key)
+        if sums is None:
+            sums = _subset_sums(values)
+            self._alloc_cache[key] = sums
+        return sums
 
     # ---- allocation -------------------------------------------------------------------------
     def _reusable_for(self, pod_uid, value, name):
