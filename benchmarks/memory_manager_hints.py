@@ -76,7 +76,7 @@ def guaranteed(name, memory):
 
 def median_ms(function, repeats):
     samples = []
-    for _ in range(repeats):
+    for dummy in range(repeats):
         start = time.perf_counter()
         function()
         samples.append((time.perf_counter() - start) * 1000.0)

@@ -208,7 +208,7 @@ def _mask_tables(node_ids):
     """(positional masks in kubelet order, size by positional mask, real mask value by positional mask)."""
     tables = _TABLE_CACHE.get(node_ids)
     if tables is None:
-        order = [pm for pm, _ in _positional_order(len(node_ids))]
+        order = [item[0] for item in _positional_order(len(node_ids))]
         size_of = [0]
         real = [0]
         for node_id in node_ids:
