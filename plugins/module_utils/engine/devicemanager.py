@@ -41,7 +41,7 @@ import json
 import re
 
 try:
-    from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Set, Tuple  # noqa: F401
+    from typing import Any, Dict, FrozenSet, Iterable, List, Optional, Set, Tuple  # noqa: F401
 except ImportError:  # pragma: no cover
     pass
 
@@ -240,7 +240,7 @@ def parse_device_checkpoint(text):
         ids = entry.get("DeviceIDs") or {}
         flat = []  # type: List[str]
         if isinstance(ids, dict):  # newer files: NUMA node -> ids
-            for key in sorted(ids, key=lambda k: str(k)):
+            for key in sorted(ids, key=str):
                 flat.extend(str(i) for i in ids[key] or [])
         elif isinstance(ids, list):  # older files: plain list
             flat = [str(i) for i in ids]

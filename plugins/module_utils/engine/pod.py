@@ -385,7 +385,7 @@ def _check_resource_name(name, path):
     # type: (Any, str) -> None
     if not isinstance(name, str) or not name:
         raise _invalid(path, name, "resource name must be a non-empty string")
-    prefix, _, short = name.rpartition("/")
+    prefix, short = name.rpartition("/")[::2]
     if prefix and not _DNS_SUBDOMAIN.match(prefix):
         raise _invalid(path, name, "prefix part must be a DNS subdomain")
     if not short or len(short) > 63 or not _QUALIFIED_NAME.match(short):

@@ -26,7 +26,7 @@ __metaclass__ = type
 import math
 
 try:
-    from typing import Callable, FrozenSet, Iterable, Iterator, List, Optional, Set  # noqa: F401
+    from typing import FrozenSet, Iterable, Iterator, List, Optional, Set  # noqa: F401
 except ImportError:  # pragma: no cover
     pass
 
