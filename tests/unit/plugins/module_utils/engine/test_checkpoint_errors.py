@@ -304,6 +304,12 @@ def _node(**kwargs):
     return node
 
 
+def _table(**kwargs):
+    table = {"total": 0, "systemReserved": 0, "allocatable": 0, "reserved": 0, "free": 0}
+    table.update(kwargs)
+    return table
+
+
 def _mem(**kwargs):
     base = dict(policy_name="Static", machine_state={0: _node()})
     base.update(kwargs)
@@ -321,15 +327,12 @@ def _mem(**kwargs):
     (_mem(machine_state={0: {"cells": []}}), 3, "machine_state[0] has no memory_map"),
     (_mem(machine_state={0: _node(memoryMap={"memory": {"total": 1}})}), 3,
      "machine_state[0] memory_map['memory'] has no systemReserved, allocatable, reserved, free"),
-    (_mem(machine_state={0: _node(memoryMap={"memory": {"total": -1, "systemReserved": 0, "allocatable": 0,
-                                                         "reserved": 0, "free": 0}})}), 3,
+    (_mem(machine_state={0: _node(memoryMap={"memory": _table(total=-1)})}), 3,
      "machine_state[0] memory_map['memory'] total must be an integer between 0 and 18446744073709551615, got -1"),
-    (_mem(machine_state={0: _node(memoryMap={"memory": {"total": 2 ** 64, "systemReserved": 0, "allocatable": 0,
-                                                         "reserved": 0, "free": 0}})}), 3,
+    (_mem(machine_state={0: _node(memoryMap={"memory": _table(total=2 ** 64)})}), 3,
      "machine_state[0] memory_map['memory'] total must be an integer between 0 and 18446744073709551615, "
      "got 18446744073709551616"),
-    (_mem(machine_state={0: _node(memoryMap={"memory": {"total": True, "systemReserved": 0, "allocatable": 0,
-                                                         "reserved": 0, "free": 0}})}), 3,
+    (_mem(machine_state={0: _node(memoryMap={"memory": _table(total=True)})}), 3,
      "machine_state[0] memory_map['memory'] total must be an integer between 0 and 18446744073709551615, got True"),
     (_mem(machine_state={0: _node(cells="0")}), 3, "machine_state[0] cells must be a list of NUMA ids, got '0'"),
     (_mem(machine_state={0: _node(numberOfAssignments=1.0)}), 3,
