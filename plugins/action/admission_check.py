@@ -38,7 +38,7 @@ class ActionModule(ActionBase):
     TRANSFERS_FILES = False
     _VALID_ARGS = frozenset((
         "pod", "pod_file", "root", "topology", "kubelet_config", "kubelet_config_dir", "kubelet_flags",
-        "memory_manager_state", "cpu_manager_state", "devices", "device_allocations", "merge_method"))
+        "memory_manager_state", "cpu_manager_state", "devices", "device_allocations", "return_state", "merge_method"))
 
     def _read_manifests(self, path):
         try:

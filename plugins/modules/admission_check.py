@@ -109,6 +109,13 @@ options:
       - Default is what the kubelet's C(device-plugins/kubelet_internal_checkpoint) in its root dir
         records, or nothing when that file is absent.
     type: dict
+  return_state:
+    description:
+      - Also return, in RV(state_after), the C(cpu_manager_state) and C(memory_manager_state) files the
+        kubelet would have written after the sequence, in the version of the files read (newest format
+        for a fresh node). Nothing is written to the host.
+    type: bool
+    default: false
   merge_method:
     description:
       - C(fast) computes the Topology Manager's merge exactly without enumerating permutations;
@@ -266,6 +273,19 @@ sources:
   description: Where the topology, configuration and state came from (paths or C(option)/C(absent)).
   returned: success
   type: dict
+state_after:
+  description: The state files' content after the sequence (see O(return_state)).
+  returned: when O(return_state=true)
+  type: dict
+  contains:
+    cpu_manager_state:
+      description: File content.
+      type: str
+      returned: always
+    memory_manager_state:
+      description: File content.
+      type: str
+      returned: always
 msg:
   description: A table of the pods and the reasons of rejections, for ad hoc use.
   returned: always
@@ -439,6 +459,10 @@ def run_check(params):
         results.append(result)
     run = {"pods": results, "memory": simulator.memory_map(), "pinning": simulator.pinning(),
            "node": node, "sources": sources}
+    if params.get("return_state"):
+        run["state_after"] = simulator.state_after(
+            cpu_version=getattr(cpu_checkpoint, "version", None) if cpu_checkpoint is not None else None,
+            memory_version=getattr(memory_checkpoint, "version", None) if memory_checkpoint is not None else None)
     run["msg"] = format_table(run)
     return run
 
@@ -458,6 +482,7 @@ def main():
             cpu_manager_state=dict(type="str"),
             devices=dict(type="dict"),
             device_allocations=dict(type="dict"),
+            return_state=dict(type="bool", default=False),
             merge_method=dict(type="str", default="fast", choices=["fast", "exhaustive"]),
         ),
         supports_check_mode=True,

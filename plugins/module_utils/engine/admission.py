@@ -266,6 +266,24 @@ class AdmissionSimulator(object):
             "numa_nodes": [node.id for node in self.topology.nodes],
         }
 
+    def state_after(self, cpu_version=None, memory_version=None):
+        # type: (Optional[int], Optional[int]) -> Dict[str, str]
+        """The ``cpu_manager_state`` and ``memory_manager_state`` files the kubelet would have
+        written after the admissions so far (versions default to the newest format)."""
+        from ansible_collections.numaguard.kubelet.plugins.module_utils.engine import checkpoint as _cp
+
+        mem = self.memory_manager.state()
+        mem_cp = _cp.MemoryManagerCheckpoint(policy_name=mem["policy_name"], machine_state=mem["machine_state"],
+                                             entries=mem["entries"], pod_entries=mem.get("pod_entries") or {})
+        cpu = self.cpu_manager.state()
+        cpu_cp = _cp.CPUManagerCheckpoint(policy_name=cpu["policy_name"], default_cpu_set=cpu["default_cpu_set"],
+                                          entries=cpu["entries"], pod_entries={})
+        return {
+            "memory_manager_state": _cp.dump_memory_manager_state(
+                mem_cp, memory_version or _cp.LATEST_MEMORY_VERSION),
+            "cpu_manager_state": _cp.dump_cpu_manager_state(cpu_cp, cpu_version or _cp.LATEST_CPU_VERSION),
+        }
+
     def run(self, manifests):
         # type: (Sequence[Mapping[str, Any]]) -> Dict[str, Any]
         """Admit ``manifests`` in order; returns ``pods``, ``memory``, ``pinning``, ``node``."""
