@@ -37,6 +37,7 @@ from __future__ import absolute_import, annotations, division, print_function
 
 __metaclass__ = type
 
+import itertools
 import json
 import re
 
@@ -49,6 +50,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.bitmask i
     BitMask,
     iterate_bitmask_values,
 )
+from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.cpumanager.mask_table import table_for
 from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.errors import (
     AdmissionError,
     StateError,
@@ -313,9 +315,57 @@ class DeviceManager(object):
                     if self.is_device_plugin_resource(r))
 
     # -- hints -------------------------------------------------------------------------------
+    def _device_sums(self, table, numa_of, devices):
+        # type: (Any, Dict[str, FrozenSet[int]], Iterable[str]) -> List[int]
+        """Per compact mask: how many of ``devices`` touch it (devices without topology never do)."""
+        singles = [0] * len(table.ids)
+        multi = []  # type: List[int]
+        for device in devices:
+            compact = table.compact(numa_of.get(device, ()))
+            if compact and compact & (compact - 1) == 0:
+                singles[compact.bit_length() - 1] += 1
+            elif compact:
+                multi.append(compact)
+        sums = table.sums(singles)
+        for compact in multi:
+            sums = [x + 1 if m & compact else x for m, x in enumerate(sums)]
+        return sums
+
     def generate_hints(self, resource, available, reusable, request):
         # type: (str, Set[str], Set[str], int) -> List[TopologyHint]
-        """``generateDeviceTopologyHints`` (spec 2.4)."""
+        """``generateDeviceTopologyHints`` (spec 2.4), all mask counts at once.
+
+        Same result as :meth:`generate_hints_literal` (the kubelet's per-mask loop).
+        """
+        numa_of = self.inventory.devices.get(resource, {})
+        table = table_for(self.numa_node_ids)
+        cache = self.__dict__.setdefault("_everything", {})
+        everything = cache.get(resource)
+        if everything is None:
+            everything = cache[resource] = self._device_sums(table, numa_of, numa_of)
+        free = self._device_sums(table, numa_of, available)
+        required = 0
+        touching = []  # type: List[int]
+        counted = 0
+        for device in reusable:
+            nodes = numa_of.get(device, frozenset())
+            if not nodes:
+                continue  # reusable devices without topology are neither required nor counted
+            compact = table.compact(nodes)
+            if not compact:
+                return []  # a device on a node the machine does not have never matches a mask
+            counted += 1
+            if compact & (compact - 1) == 0:
+                required |= compact
+            else:
+                touching.append(compact)
+        min_affinity = table.min_affinity(everything, request)
+        selected = table.select(free, request - counted, required, touching)
+        return list(itertools.compress(table.all_hints(min_affinity), selected))
+
+    def generate_hints_literal(self, resource, available, reusable, request):
+        # type: (str, Set[str], Set[str], int) -> List[TopologyHint]
+        """The kubelet's per-mask loop, kept as the reference for :meth:`generate_hints`."""
         numa_of = self.inventory.devices.get(resource, {})
         masks = dict((d, _mask(numa_of.get(d, frozenset()))) for d in set(numa_of) | available | reusable)
         min_affinity = len(self.numa_node_ids)

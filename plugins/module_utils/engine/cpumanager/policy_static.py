@@ -17,6 +17,8 @@ from __future__ import absolute_import, annotations, division, print_function
 
 __metaclass__ = type
 
+import itertools
+
 try:
     from typing import Dict, FrozenSet, Iterable, List, Optional  # noqa: F401
 except ImportError:  # pragma: no cover
@@ -26,6 +28,10 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils.cpuset import fo
 from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.bitmask import (
     BitMask,
     iterate_bitmask_values,
+)
+from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.cpumanager.mask_table import (
+    hint as interned_hint,
+    table_for,
 )
 from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.cpumanager.cpu_assignment import (
     PACKED,
@@ -182,7 +188,41 @@ class StaticPolicy(object):
     # -- hints -------------------------------------------------------------------------------
     def generate_hints(self, available, reusable, request):
         # type: (FrozenSet[int], FrozenSet[int], int) -> List[TopologyHint]
-        """``generateCPUTopologyHints`` (spec 2.2.5)."""
+        """``generateCPUTopologyHints`` (spec 2.2.5), with all mask sums computed at once.
+
+        Same result as :meth:`generate_hints_literal` (the per-mask loop), which tests compare.
+        """
+        topo = self.topology
+        table = table_for(topo.numa_ids)
+        totals = getattr(self, "_totals", None)
+        if totals is None:
+            totals = self._totals = table.sums([len(topo.cpus_in_numa[n]) for n in table.ids])
+        free = dict((n, 0) for n in table.ids)
+        for cpu in available:
+            info = topo.details.get(cpu)
+            node = info.numa_node if info is not None else 0
+            if node in free:
+                free[node] += 1
+        free_sums = table.sums([free[n] for n in table.ids])
+        nodes = set()
+        for cpu in reusable:
+            info = topo.details.get(cpu)
+            nodes.add(info.numa_node if info is not None else 0)
+        required = table.compact(nodes)
+        if len(nodes) != bin(required).count("1"):
+            return []  # a reusable CPU on a node without CPUs can never be inside a mask
+        min_affinity = table.min_affinity(totals, request)
+        selected = table.select(free_sums, request - len(reusable), required)
+        if not self.options.align_by_socket:
+            return list(itertools.compress(table.all_hints(min_affinity), selected))
+        real, count = table.real, table.count
+        return [interned_hint(real[m], count[m] == min_affinity
+                              or self._socket_aligned(real[m], min_affinity))
+                for m in itertools.compress(table.order, selected)]
+
+    def generate_hints_literal(self, available, reusable, request):
+        # type: (FrozenSet[int], FrozenSet[int], int) -> List[TopologyHint]
+        """The kubelet's per-mask loop, kept as the reference for :meth:`generate_hints`."""
         topo = self.topology
         numa_ids = topo.numa_ids
         total_per_numa = dict((n, len(topo.cpus_in_numa[n])) for n in numa_ids)

@@ -211,3 +211,17 @@ def test_allocations_are_disjoint_healthy_and_exact(devices, requests):
         assert not got & held
         assert all(devices[d][1] for d in got)
         held |= got
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.sampled_from(["g%d" % i for i in range(8)]),
+                       st.sampled_from([None, 0, 1, 4, 6, 9, [0, 4], [1, 9], [4, 6, 9]]), min_size=1),
+       st.sets(st.sampled_from(["g%d" % i for i in range(8)])), st.sets(st.sampled_from(["g%d" % i for i in range(8)]),
+                                                                        max_size=2),
+       st.integers(0, 6))
+def test_fast_hints_equal_the_literal_per_mask_loop(devices, available, reusable, request):
+    m = manager({GPU: devices}, nodes=(0, 1, 4, 6))
+    available = set(d for d in available if d in devices)
+    reusable = set(d for d in reusable if d in devices)
+    assert m.generate_hints(GPU, available, reusable, request) == \
+        m.generate_hints_literal(GPU, available, reusable, request)

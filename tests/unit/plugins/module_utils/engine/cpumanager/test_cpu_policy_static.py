@@ -419,3 +419,16 @@ def test_allocations_never_overlap_never_use_reserved_and_release_restores(specs
     manager.remove_stale_state([])
     expected = everything - reserved if options.get("strict-cpu-reservation") else everything
     assert manager.default_cpu_set() == expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sets(st.integers(0, 15)), st.sets(st.integers(0, 15), max_size=3), st.integers(0, 17), st.booleans())
+def test_fast_hints_equal_the_literal_per_mask_loop(available, reusable, request, align):
+    nodes = {0: [0, 1, 2], 2: [3, 4, 5, 6], 5: [7, 8], 9: [9, 10, 11, 12, 13], 11: [14, 15]}
+    options = {"align-by-socket": "true"} if align else {}
+    manager = new_cpu_manager(topology(nodes, sockets={0: 0, 2: 0, 5: 1, 9: 1, 11: 2}), config(
+        cpuManagerPolicyOptions=options, featureGates={"CPUManagerPolicyAlphaOptions": True}))
+    policy = manager.policy
+    fast = policy.generate_hints(frozenset(available), frozenset(reusable), request)
+    literal = policy.generate_hints_literal(frozenset(available), frozenset(reusable), request)
+    assert fast == literal

@@ -1,0 +1,144 @@
+# -*- coding: utf-8 -*-
+# Copyright: numaguard.kubelet contributors
+# Apache License 2.0 (see LICENSE)
+"""Fast per-mask sums for hint generation (CPU and device managers).
+
+Hint generation visits every non-empty NUMA mask (2^N - 1 of them: 65535 at 16 nodes) and asks
+"how many CPUs / devices are in this mask". Done literally that is N work per mask and a new
+hint object per mask, far too slow in Python at 16 nodes. Here:
+
+* masks are enumerated once per set of NUMA ids, in the kubelet's ``IterateBitMasks`` order, as
+  *compact* masks (bit j = the j-th NUMA id), with their real mask values alongside;
+* additive per-node quantities are summed for all masks at once with the subset-doubling
+  recurrence ``sum[m | bit j] = sum[m] + value[j]`` (list comprehensions, no per-mask loop);
+* hints are interned: ``TopologyHint`` and ``BitMask`` are immutable, so one object per
+  (mask, preferred) is shared by every provider and every call.
+
+The results are identical to the literal enumeration; tests compare both.
+"""
+
+from __future__ import absolute_import, annotations, division, print_function
+
+__metaclass__ = type
+
+import itertools
+import operator
+
+try:
+    from typing import Dict, Iterable, List, Sequence, Tuple  # noqa: F401
+except ImportError:  # pragma: no cover
+    pass
+
+from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.bitmask import BitMask
+from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.hints import TopologyHint
+
+
+class MaskTable(object):
+    """All non-empty masks over ``ids`` in kubelet order, with compact/real conversions."""
+
+    def __init__(self, ids):
+        # type: (Sequence[int]) -> None
+        self.ids = tuple(ids)
+        size = len(self.ids)
+        self.position = dict((node, j) for j, node in enumerate(self.ids))
+        real = [0]
+        count = [0]
+        for j, node in enumerate(self.ids):
+            bit = 1 << node
+            real = real + [value | bit for value in real]
+            count = count + [value + 1 for value in count]
+        #: compact mask -> real mask value / number of nodes
+        self.real = real  # type: List[int]
+        self.count = count  # type: List[int]
+        order = []  # type: List[int]
+        singles = [1 << j for j in range(size)]
+        for width in range(1, size + 1):
+            for combo in itertools.combinations(singles, width):
+                value = 0
+                for bit in combo:
+                    value |= bit
+                order.append(value)
+        #: compact masks in IterateBitMasks order
+        self.order = order  # type: List[int]
+        self._gather = operator.itemgetter(*order) if len(order) > 1 else (lambda seq: (seq[order[0]],))
+        self._all_hints = {}  # type: Dict[int, List[TopologyHint]]
+
+    def in_order(self, values):
+        # type: (Sequence[int]) -> Tuple[int, ...]
+        """``values`` (indexed by compact mask) rearranged into IterateBitMasks order."""
+        return self._gather(values)
+
+    def min_affinity(self, totals, request):
+        # type: (Sequence[int], int) -> int
+        """Fewest nodes of a mask whose theoretical capacity covers ``request`` (else all nodes)."""
+        count = self.count
+        for compact in self.order:
+            if totals[compact] >= request:
+                return count[compact]
+        return len(self.ids)
+
+    def all_hints(self, min_affinity):
+        # type: (int) -> List[TopologyHint]
+        """Every mask's interned hint in order, preferred iff it has ``min_affinity`` nodes."""
+        cached = self._all_hints.get(min_affinity)
+        if cached is None:
+            real, count = self.real, self.count
+            cached = self._all_hints[min_affinity] = [
+                hint(real[m], count[m] == min_affinity) for m in self.order]
+        return cached
+
+    def select(self, free, need, required=0, touching=()):
+        # type: (Sequence[int], int, int, Sequence[int]) -> List[bool]
+        """Per mask (in order): ``free[mask] >= need``, all ``required`` nodes in it, and it touches
+        every mask of ``touching`` (compact masks)."""
+        ordered = self._gather(free)
+        if not required and not touching:
+            return [value >= need for value in ordered]
+        return [value >= need and not required & ~m and all(m & t for t in touching)
+                for value, m in zip(ordered, self.order)]
+
+    def compact(self, nodes):
+        # type: (Iterable[int]) -> int
+        """Compact mask of the given NUMA ids (ids not in the table are ignored)."""
+        value = 0
+        for node in nodes:
+            j = self.position.get(node)
+            if j is not None:
+                value |= 1 << j
+        return value
+
+    def sums(self, values):
+        # type: (Sequence[int]) -> List[int]
+        """For every compact mask, the sum of ``values[j]`` over its nodes (values in id order)."""
+        out = [0]
+        for value in values:
+            out = out + [x + value for x in out]
+        return out
+
+
+_TABLES = {}  # type: Dict[Tuple[int, ...], MaskTable]
+_HINTS = {}  # type: Dict[Tuple[int, bool], TopologyHint]
+
+
+def table_for(ids):
+    # type: (Iterable[int]) -> MaskTable
+    """The (cached) table for a sorted tuple of NUMA ids."""
+    key = tuple(sorted(ids))
+    table = _TABLES.get(key)
+    if table is None:
+        if len(_TABLES) > 64:
+            _TABLES.clear()
+        table = _TABLES[key] = MaskTable(key)
+    return table
+
+
+def hint(real_mask, preferred):
+    # type: (int, bool) -> TopologyHint
+    """Interned ``TopologyHint(BitMask(real_mask), preferred)``."""
+    key = (real_mask, preferred)
+    value = _HINTS.get(key)
+    if value is None:
+        if len(_HINTS) > 1 << 20:
+            _HINTS.clear()
+        value = _HINTS[key] = TopologyHint(BitMask.from_value(real_mask), preferred)
+    return value
