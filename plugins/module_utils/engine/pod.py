@@ -314,37 +314,46 @@ def supported_pod_level(name):
 # ---- QoS (GetPodQOS / ComputePodQOS) -------------------------------------------------------
 
 
-def compute_qos(containers, pod_requests_q=None, pod_limits_q=None):
-    # type: (Tuple[Container, ...], Optional[Dict[str, Quantity]], Optional[Dict[str, Quantity]]) -> str
-    """QoS from resources alone (``ComputePodQOS``); pass pod-level maps when the gate is on and set."""
-    requests = {}  # type: Dict[str, Quantity]
-    limits = {}  # type: Dict[str, Quantity]
-    guaranteed = True
-    if pod_requests_q is not None or pod_limits_q is not None:
-        blocks = [(pod_requests_q or {}, pod_limits_q or {}, bool(pod_limits_q))]
-    else:
-        blocks = [(c.request_quantities, c.limit_quantities, True) for c in containers]
-    for block_requests, block_limits, check_limits in blocks:
-        for name, value in block_requests.items():
-            if name in (CPU, MEMORY) and value > _ZERO:
-                _add(requests, {name: value})
-        found = set()
-        for name, value in block_limits.items():
-            if name in (CPU, MEMORY) and value > _ZERO:
-                found.add(name)
-                _add(limits, {name: value})
-        if check_limits and not {CPU, MEMORY} <= found:
-            guaranteed = False
+def resource_qos(requests, limits):
+    # type: (Mapping[str, Quantity], Mapping[str, Quantity]) -> str
+    """``resourceQOS``: the class of one requests/limits block (a container, or the pod level).
+
+    cpu and memory must each have request == limit (a missing value is zero); both zero is
+    "best-effort-like", both non-zero "guaranteed-like", and a mix is Burstable.
+    """
     if not requests and not limits:
         return BEST_EFFORT
-    if guaranteed:
-        for name, value in requests.items():
-            if name not in limits or limits[name] != value:
-                guaranteed = False
-                break
-    if guaranteed and len(requests) == len(limits):
-        return GUARANTEED
-    return BURSTABLE
+    qos = None  # type: Optional[str]
+    for name in (CPU, MEMORY):
+        request = requests.get(name, _ZERO)
+        limit = limits.get(name, _ZERO)
+        if request != limit:
+            return BURSTABLE
+        best_effort = request.is_zero()
+        if qos is None:
+            qos = BEST_EFFORT if best_effort else GUARANTEED
+        elif best_effort != (qos == BEST_EFFORT):
+            return BURSTABLE
+    return qos or BEST_EFFORT
+
+
+def compute_qos(containers, pod_requests_q=None, pod_limits_q=None, pod_level=False):
+    # type: (Tuple[Container, ...], Optional[Dict[str, Quantity]], Optional[Dict[str, Quantity]], bool) -> str
+    """``ComputePodQOS``: the pod-level block alone when ``spec.resources`` is present (and the
+    PodLevelResources gate on), else the containers' classes combined (any Burstable, or a mix
+    of BestEffort and Guaranteed, makes the pod Burstable)."""
+    if pod_level:
+        return resource_qos(pod_requests_q or {}, pod_limits_q or {})
+    pod_qos = None  # type: Optional[str]
+    for container in containers:
+        qos = resource_qos(container.request_quantities, container.limit_quantities)
+        if qos == BURSTABLE:
+            return qos
+        if pod_qos is None:
+            pod_qos = qos
+        elif pod_qos != qos:
+            return BURSTABLE
+    return pod_qos or BEST_EFFORT
 
 
 # ---- building from a manifest --------------------------------------------------------------
@@ -552,7 +561,8 @@ def _build(manifest, gates):
     overhead = _resource_list(spec.get("overhead"), "spec.overhead")
 
     pod_requests_q = pod_limits_q = None  # type: Optional[Dict[str, Quantity]]
-    if spec.get("resources") is not None and gates.get("PodLevelResources", False):
+    pod_level = spec.get("resources") is not None and gates.get("PodLevelResources", False)
+    if pod_level:
         pod_requests_q, pod_limits_q = _resources(spec.get("resources"), "spec.resources",
                                                   pod_level=True)
         pod_requests_q, pod_limits_q = _default_pod_level(all_containers, pod_requests_q,
@@ -567,7 +577,7 @@ def _build(manifest, gates):
         raise InvalidPod('status.qosClass: Unsupported value: %s: supported values: '
                          '"Guaranteed", "Burstable", "BestEffort"' % _show(qos))
     if qos is None:
-        qos = compute_qos(all_containers, pod_requests_q, pod_limits_q)
+        qos = compute_qos(all_containers, pod_requests_q, pod_limits_q, pod_level)
     return Pod(name=name, namespace=namespace, uid=uid, init_containers=init_containers,
                containers=containers, qos_class=qos, pod_requests_quantities=pod_requests_q,
                pod_limits_quantities=pod_limits_q, overhead_quantities=overhead,

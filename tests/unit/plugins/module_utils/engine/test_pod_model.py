@@ -60,6 +60,7 @@ QOS_CASES = [
     ("pod-level resources decide", manifest([c()], resources={"limits": G}), "Guaranteed"),
     ("pod-level requests default to the containers'", manifest([c(requests={"cpu": "1"})], resources={"limits": G}),
      "Burstable"),
+    ("an empty pod-level block decides too", manifest([c(limits=G)], resources={}), "BestEffort"),
     ("pod-level requests only", manifest([c()], resources={"requests": G}), "Burstable"),
     ("pod-level memory limit only", manifest([c()], resources={"limits": {"memory": "1Gi"}}), "Burstable"),
 ]
