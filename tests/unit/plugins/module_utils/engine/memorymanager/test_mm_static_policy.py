@@ -287,6 +287,27 @@ def test_best_effort_single_node_on_grouped_node_overwrites_cells():
     assert state[1]["numberOfAssignments"] == 2
 
 
+def test_pod_scope_sidecar_hugepages_widen_and_break_groups():
+    """Found by the property tests, kubelet behaviour: the pod request drops hugepages that only a
+    sidecar asks for, so the pod hint is {1}; the sidecar is widened to {0,1}; the app container
+    then lands on {1} (single-node masks are not checked in Allocate) and overwrites node 1's
+    group -- a state whose start-up validation depends on Go map order."""
+    topo = topology((0, 512 * MI, {2 * MI: 1}), (1, 512 * MI, {2 * MI: 299}))
+    mm = new_memory_manager(topo, static_config({0: {"memory": "256Mi"}}),
+                            allocatable_reservation=reservation(memory="256Mi"))
+    tm = new_topology_manager(topo, "restricted", "pod", providers=[mm])
+    p = pod([("app", {"memory": "128Mi"})], init=[("side", {"memory": "128Mi", "hugepages-2Mi": "600Mi"}, True)])
+    assert pod_requested_resources(p) == {"memory": 256 * MI}
+    result = tm.admit(p)
+    assert result.admitted and result.affinities["app"] == hint([1], True)
+    assert blocks_of(mm, p) == {"side": [((0, 1), "hugepages-2Mi", 600 * MI), ((0, 1), "memory", 128 * MI)],
+                                "app": [((1,), "memory", 128 * MI)]}
+    state = mm.state()["machine_state"]
+    assert (state[0]["cells"], state[1]["cells"]) == ([0, 1], [1])
+    # node 1's memory table wrapped around (hugepages exceed its memory): uint64 like the kubelet
+    assert state[1]["memoryMap"]["memory"]["allocatable"] == (1 << 64) - 86 * MI
+
+
 def test_release_is_greedy_per_node_but_group_totals_hold():
     mm = four_nodes()
     a = pod([("c", {"memory": "8Gi"})], name="a")
