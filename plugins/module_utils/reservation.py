@@ -705,7 +705,7 @@ def settings_from_kubelet_config(config):
         "system_reserved": config.get("systemReserved"),
         "eviction_hard": config.get("evictionHard"),
         "reserved_memory": config.get("reservedMemory"),
-        "memory_manager_policy": config.get("memoryManagerPolicy") or POLICY_NONE,
+        "memory_manager_policy": config.get("memoryManagerPolicy") or None,
         "merge_default_eviction_settings": bool(config.get("mergeDefaultEvictionSettings", False)),
         "reserved_cpus": config.get("reservedSystemCPUs") or None,
     }
@@ -747,7 +747,11 @@ def topology_from_any(value):
         value = value["ansible_facts"]
     if isinstance(value, Mapping) and isinstance(value.get("numa_topology"), Mapping):
         value = value["numa_topology"]
-    topology = Topology.from_facts(value)
+    if not isinstance(value, Mapping):
+        raise ReservationError("topology must be a numa_topology fact dict, got %s" % type(value).__name__)
+    # Only the nodes matter for reservations; per-CPU details are left out so that a quirk in them
+    # (e.g. die -1 on POWER) cannot stop a memory check. CPU ids still come from the node CPU lists.
+    topology = Topology.from_facts(dict((k, v) for k, v in value.items() if k != "cpus"))
     capacity = None
     system = value.get("system") if isinstance(value, Mapping) else None
     if isinstance(system, Mapping):
