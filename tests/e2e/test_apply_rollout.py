@@ -150,24 +150,31 @@ def hashes(host):
 
 
 def reset_fleet(fleet):
-    """Every host back to: main config + empty drop-in dir + 'none' state files + kubelet running."""
-    adhoc(fleet, "all", "/usr/bin/python3 %s stop" % FAKE)
+    """Every host back to: main config + empty drop-in dir + 'none' state files + kubelet running.
+
+    The fake kubelet reads its files only when it starts, so the files are rewritten first and
+    the kubelet restarted once (one ansible run for the whole fleet)."""
     for host in fleet["hosts"]:
         paths = host_paths(host)
         for sub in (os.path.join(host["root"], "etc", "kubernetes"), os.path.join(host["root"], "var", "lib", "kubelet")):
             for name in os.listdir(sub):
                 full = os.path.join(sub, name)
+                if name == "fake-kubelet":
+                    continue
                 shutil.rmtree(full) if os.path.isdir(full) and not os.path.islink(full) else os.unlink(full)
         os.makedirs(paths["dropin_dir"])
+        marker = os.path.join(paths["run"], "fail-next-start")
+        if os.path.exists(marker):
+            os.unlink(marker)
         for key, text in (("config", MAIN_CONFIG), ("cpu", CPU_STATE), ("memory", MEMORY_STATE)):
             with open(paths[key], "w") as handle:
                 handle.write(text)
-    proc = adhoc(fleet, "all", "/usr/bin/python3 %s start --healthz {{ fleet_loopback }}:10248" % FAKE)
+    script = ("/usr/bin/python3 {fake} restart --healthz {{{{ fleet_loopback }}}}:10248 && "
+              "for i in $(seq 50); do curl -sf http://{{{{ fleet_loopback }}}}:10248/healthz && exit 0; sleep 0.1; done; "
+              "/usr/bin/python3 {fake} logs; exit 1").format(fake=FAKE)
+    proc = subprocess.run([os.path.join(BIN, "ansible"), "all", "-i", fleet["inventory"], "-m", "ansible.builtin.shell",
+                           "-a", script], env=_ansible_env(), capture_output=True, text=True, timeout=300, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    health = adhoc(fleet, "all", "curl -sf http://{{ fleet_loopback }}:10248/healthz")
-    if health.returncode != 0:  # the daemon may need a moment to bind
-        health = adhoc(fleet, "all", "sh -c 'sleep 1; curl -sf http://{{ fleet_loopback }}:10248/healthz'")
-    assert health.returncode == 0, health.stdout + health.stderr
 
 
 def read(path):
