@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
 # Apache License 2.0 (see LICENSE)
@@ -16,7 +15,8 @@ preferred = masks of the minimal size that could fit on an empty node):
 Prints one table. The exhaustive merge is timed only where the permutation count is at most
 ``--exhaustive-limit`` (default 2e6), else shown as "-" with the number of permutations.
 Run: ``.venv/bin/python benchmarks/admission_merge.py [--repeat 15]``.
-The ``--admission`` flag adds a full what-if admission (real providers) when they are importable.
+A second table times one whole admission with the real providers (hint generation of the
+device, CPU and memory managers, the merge, and allocation), and the merge's share of it.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -103,11 +103,71 @@ def scenario(kind, n):
 
 def median_ms(func, repeat):
     times = []
-    for _ in range(repeat):
+    for _round in range(repeat):
         start = time.perf_counter()
         result = func()
         times.append((time.perf_counter() - start) * 1000.0)
     return statistics.median(times), result
+
+
+def admission_scenario(n, policy, merger="fast"):
+    """A fresh node of ``n`` NUMA nodes (8 CPUs, 64 GiB, 8x1Gi pages, one GPU each) and a pod."""
+    from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.admission import AdmissionSimulator
+    from ansible_collections.numaguard.kubelet.plugins.module_utils.topology import CPU, HugePages, NumaNode, Topology
+
+    nodes, cpus = [], []
+    for node in range(n):
+        ids = tuple(range(node * 8, node * 8 + 8))
+        pages = HugePages(page_size_bytes=1 << 30, total_pages=8, free_pages=8)
+        nodes.append(NumaNode(id=node, cpus=ids, memory_total_bytes=64 << 30, memory_free_bytes=64 << 30,
+                              hugepages={pages.resource_name: pages},
+                              distances=dict((peer, 10 if peer == node else 20) for peer in range(n))))
+        cpus.extend(CPU(id=c, node=node, core=c, socket=node // 2, die=0, online=True, siblings=(c,), cache_id=node)
+                    for c in ids)
+    config = {
+        "cpuManagerPolicy": "static", "memoryManagerPolicy": "Static", "topologyManagerPolicy": policy,
+        "topologyManagerPolicyOptions": {"max-allowable-numa-nodes": str(max(8, n))},
+        "reservedSystemCPUs": "0", "systemReserved": {"memory": "1Gi"},
+        "evictionHard": {"memory.available": "100Mi"},
+        "reservedMemory": [{"numaNode": 0, "limits": {"memory": "1124Mi"}}],
+    }
+    devices = {"example.com/gpu": dict(("gpu%d" % node, node) for node in range(n))}
+    simulator = AdmissionSimulator(Topology(nodes=tuple(nodes), cpus=tuple(cpus)), config, devices=devices,
+                                   merger=merger)
+    resources = {"cpu": "4", "memory": "8Gi", "hugepages-1Gi": "2Gi", "example.com/gpu": "1"}
+    manifest = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "bench"},
+                "spec": {"containers": [{"name": "c", "image": "x",
+                                         "resources": {"requests": resources, "limits": dict(resources)}}]}}
+    return simulator, simulator.pod_from_manifest(manifest)
+
+
+def admission_table(node_counts, repeat):
+    """Median time of one whole pod admission (hints of all providers + merge + allocation)."""
+    print()
+    print("full admission, one Guaranteed container (cpu 4, memory 8Gi, hugepages-1Gi 2Gi, 1 GPU), restricted")
+    print("%-6s %14s %16s  %s" % ("nodes", "admission ms", "merge share ms", "result"))
+    for n in node_counts:
+        times, merge_times, outcome = [], [], None
+        for _round in range(repeat):
+            simulator, pod = admission_scenario(n, "restricted")
+            policy = simulator.topology_manager.policy
+            original = policy.merge
+            spent = [0.0]
+
+            def timed(providers_hints, _original=original, _spent=spent):
+                start = time.perf_counter()
+                try:
+                    return _original(providers_hints)
+                finally:
+                    _spent[0] += time.perf_counter() - start
+
+            policy.merge = timed
+            start = time.perf_counter()
+            outcome = simulator.admit(pod)
+            times.append((time.perf_counter() - start) * 1000.0)
+            merge_times.append(spent[0] * 1000.0)
+        print("%-6d %14.2f %16.3f  admitted=%s numa=%s" % (
+            n, statistics.median(times), statistics.median(merge_times), outcome["admitted"], outcome["numa_nodes"]))
 
 
 def main(argv=None):
@@ -115,9 +175,10 @@ def main(argv=None):
     parser.add_argument("--repeat", type=int, default=15)
     parser.add_argument("--exhaustive-limit", type=float, default=2e6)
     parser.add_argument("--nodes", default="2,4,8,16")
+    parser.add_argument("--no-admission", action="store_true", help="skip the full-admission table")
     args = parser.parse_args(argv)
-    print("%-6s %-6s %10s %12s %12s %14s  %s" % ("nodes", "case", "hints", "fast ms", "policy ms",
-                                                "exhaustive ms", "result"))
+    header = ("nodes", "case", "hints", "fast ms", "policy ms", "exhaustive ms", "result")
+    print("%-6s %-6s %10s %12s %12s %14s  %s" % header)
     for n in [int(x) for x in args.nodes.split(",")]:
         info = NUMAInfo(list(range(n)))
         opts = PolicyOptions(max_allowable_numa_nodes=max(8, n))
@@ -128,7 +189,7 @@ def main(argv=None):
             for hints in lists:
                 perms *= max(1, len(hints))
             fast_ms, fast = median_ms(lambda: merge_fast(lists, info), args.repeat)
-            policy_ms, _ = median_ms(lambda: policy.merge(providers), args.repeat)
+            policy_ms, _unused = median_ms(lambda: policy.merge(providers), args.repeat)
             if perms <= args.exhaustive_limit:
                 ex_ms, slow = median_ms(lambda: merge_exhaustive(lists, info), 1 if perms > 1e4 else 3)
                 assert slow == fast, (n, kind, slow, fast)
@@ -137,6 +198,8 @@ def main(argv=None):
                 ex_text = "- (%.1e perms)" % perms
             print("%-6d %-6s %10d %12.3f %12.3f %14s  %s" % (
                 n, kind, sum(len(x) for x in lists), fast_ms, policy_ms, ex_text, fast))
+    if not args.no_admission:
+        admission_table([int(x) for x in args.nodes.split(",")], max(3, args.repeat // 3))
     return 0
 
 

@@ -20,12 +20,12 @@ description:
   - Pods are evaluated in order as if created one after another (a what-if sequence); each sees
     the resources the earlier admitted pods took. A rejected pod releases what it got before the
     next one is evaluated, as the kubelet's garbage collection does.
-  - Never changes anything on the host (C(changed=false) always). Nothing is written: the state
+  - Never changes anything on the host (C(changed=false) always). Nothing is written; the state
     after the sequence is only returned.
   - A rejected pod is a result (C(admitted=false) with the kubelet's C(reason) and C(message)), not
-    a failure. The module fails only when it cannot answer: bad manifests, unreadable or corrupt
+    a failure. The module fails only when it cannot answer (bad manifests, unreadable or corrupt
     state files (checksum mismatch, unknown policy, state the kubelet would refuse at start-up),
-    configurations the kubelet would not start with, unsupported inputs.
+    configurations the kubelet would not start with, unsupported inputs).
   - Only the Topology Manager admit handler is simulated; the kubelet's later resource-fit check
     (C(OutOfcpu), C(OutOfmemory), node selectors, taints) is not.
 author:
@@ -79,8 +79,8 @@ options:
     type: path
   kubelet_flags:
     description:
-      - NUMA-related kubelet command-line flags, for kubelets configured (partly) by flags, for example
-        C({"--cpu-manager-policy": "static", "--reserved-memory": ["0:memory=1Gi", "1:memory=1Gi"]}).
+      - "NUMA-related kubelet command-line flags, for kubelets configured (partly) by flags, for example
+        C({'--cpu-manager-policy': 'static', '--reserved-memory': ['0:memory=1Gi', '1:memory=1Gi']})."
       - Keys with or without leading dashes; C(--root-dir), C(--config) and C(--config-dir) locate files.
       - Flags override the configuration file, as on the kubelet. Default are the running kubelet's flags.
     type: dict
@@ -99,13 +99,15 @@ options:
     description:
       - Device inventory of the device plugins, keyed by extended resource name (for example
         C(nvidia.com/gpu)), each a mapping of device id to its NUMA node, a list of NUMA nodes,
-        C(null) (no topology) or C({numa, healthy}); or a list of C({id, numa, healthy}).
+        C(null) (no topology) or a dict with keys C(numa) and C(healthy); or a list of dicts with keys
+        C(id), C(numa) and C(healthy).
       - The kubelet learns this from device plugins, which cannot be asked here.
       - Default is no device plugin.
     type: dict
   device_allocations:
     description:
-      - Devices already held by running pods, C({pod uid: {container: {resource: [device ids]}}}).
+      - Devices already held by running pods, a mapping of pod uid to container name to resource name to
+        a list of device ids.
       - Default is what the kubelet's C(device-plugins/kubelet_internal_checkpoint) in its root dir
         records, or nothing when that file is absent.
     type: dict
@@ -219,7 +221,7 @@ pods:
     merges:
       description:
         - The Topology Manager merges, one per container (container scope) or one per pod (pod scope),
-          each with C(containers), C(hints) (per provider C(device)/C(cpu)/C(memory), per resource: a list
+          each with C(containers), C(hints) (per provider C(device)/C(cpu)/C(memory), per resource a list
           of C({numa_affinity, preferred}), null for "no preference", an empty list for "cannot satisfy"),
           C(merged_hint) and C(admit).
       type: list

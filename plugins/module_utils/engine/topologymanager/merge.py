@@ -357,7 +357,7 @@ def _achievable_ands(masks_per_list, default, compressor):
         sums = cache.get(present)
         if sums is None:
             values = [0] * total
-            for _ in map(values.__setitem__, present, itertools.repeat(1)):
+            for _unused in map(values.__setitem__, present, itertools.repeat(1)):
                 pass
             sums = _superset_sums(values, size)
             cache[present] = sums

@@ -16,7 +16,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 try:
-    from typing import Dict, List, Mapping, Optional, Sequence, Tuple  # noqa: F401
+    from typing import Dict, Mapping, Optional, Sequence, Tuple  # noqa: F401
 except ImportError:  # pragma: no cover
     pass
 

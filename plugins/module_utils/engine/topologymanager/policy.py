@@ -19,7 +19,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 try:
-    from typing import Callable, Dict, List, Optional, Sequence, Tuple  # noqa: F401
+    from typing import Dict, List, Optional, Sequence, Tuple  # noqa: F401
 except ImportError:  # pragma: no cover
     pass
 
@@ -40,8 +40,6 @@ POLICIES = (POLICY_NONE, POLICY_BEST_EFFORT, POLICY_RESTRICTED, POLICY_SINGLE_NU
 #: merge implementations by name: "fast" (default) and "exhaustive" (the kubelet's literal loop)
 MERGERS = {"fast": merge_fast, "exhaustive": merge_exhaustive}
 
-ProviderHints = "Optional[Dict[str, Optional[List[TopologyHint]]]]"
-
 
 class Policy(object):
     """A Topology Manager policy bound to a machine's NUMA info and options."""
@@ -59,7 +57,7 @@ class Policy(object):
         self._merge = MERGERS[merger]
 
     def merge(self, providers_hints):
-        # type: (Sequence[ProviderHints]) -> Tuple[TopologyHint, bool]
+        # type: (Sequence[Optional[Dict[str, Optional[List[TopologyHint]]]]]) -> Tuple[TopologyHint, bool]
         """Merged hint and whether the pod (or container) can be admitted."""
         raise NotImplementedError
 

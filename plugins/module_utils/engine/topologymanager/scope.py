@@ -186,7 +186,7 @@ class ContainerScope(Scope):
         for container in pod.all_containers():
             provider_hints = [(provider_name(p), p.get_topology_hints(pod, container))
                               for p in self.providers]
-            merged, admit = self.policy.merge([hints for _, hints in provider_hints])
+            merged, admit = self.policy.merge([hints for _name, hints in provider_hints])
             result.decisions.append(Decision([container.name], provider_hints, merged, admit))
             if not admit:
                 return result.reject(TOPOLOGY_AFFINITY_ERROR, TOPOLOGY_AFFINITY_MESSAGE, container.name)
@@ -205,7 +205,7 @@ class PodScope(Scope):
         result = AdmitResult(self.name)
         containers = pod.all_containers()
         provider_hints = [(provider_name(p), p.get_pod_topology_hints(pod)) for p in self.providers]
-        merged, admit = self.policy.merge([hints for _, hints in provider_hints])
+        merged, admit = self.policy.merge([hints for _name, hints in provider_hints])
         result.decisions.append(Decision([c.name for c in containers], provider_hints, merged, admit))
         if not admit:
             return result.reject(TOPOLOGY_AFFINITY_ERROR, TOPOLOGY_AFFINITY_MESSAGE)
