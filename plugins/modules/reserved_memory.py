@@ -394,6 +394,8 @@ def main():
     output = result.to_dict()
     if state_warning:
         output["warnings"].append("[state-file] " + state_warning)
+        output["findings"].append({"rule": "state-file", "severity": "warning", "message": state_warning, "fix": "",
+                                   "kubelet_message": None, "fatal": False, "text": "[state-file] " + state_warning})
     # Ansible keeps module warnings in the registered result's ``warnings`` and shows them.
     for warning in output.pop("warnings"):
         module.warn(warning)
