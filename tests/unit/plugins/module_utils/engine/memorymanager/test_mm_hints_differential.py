@@ -82,9 +82,10 @@ node_strategy = st.fixed_dictionaries({
        reusable_entries=st.lists(st.tuples(st.sampled_from([1, 2, 3, 4, 5, 6, 7, 12, 63]), st.sampled_from(TYPES),
                                            st.integers(0, 160)), max_size=6),
        pod_matches=st.booleans())
-@example(ids=[0, 3], nodes=[{"tables": {"memory": (100, 100)}, "assignments": 1, "group": 0},
-                            {"tables": {"memory": (100, 0)}, "assignments": 0, "group": 0}] + [
-    {"tables": {}, "assignments": 0, "group": 0}] * 4,
+@example(ids=[0, 3],
+         nodes=[{"tables": {"memory": (100, 100)}, "assignments": 1, "group": 0},
+                {"tables": {"memory": (100, 0)}, "assignments": 0, "group": 0}]
+         + [{"tables": {}, "assignments": 0, "group": 0}] * 4,
          requested={"memory": 60}, reusable_entries=[(1, "memory", 60)], pod_matches=True)
 def test_fast_hints_equal_reference(ids, nodes, requested, reusable_entries, pod_matches):
     ids = sorted(ids)
