@@ -69,6 +69,20 @@ def test_kubelet_documentation_example():
                                      "memory_manager_pinning_errors_total": 0}
 
 
+def test_documentation_example_with_empty_1gi_pools():
+    """The documentation's state file also lists hugepages-1Gi tables of size 0 (pools with 0 pages)."""
+    topo = topology((0, 134987354112, {GI: 0}), (1, 135286722560, {GI: 0}))
+    mm = new_memory_manager(topo, DOC_CONFIG)
+    tm = new_topology_manager(topo, "restricted", "container", providers=[mm])
+    assert tm.admit(pod([("guaranteed", {"cpu": "2", "memory": "150Gi"})], uid="doc")).admitted
+    state = mm.state()["machine_state"]
+    empty = {"total": 0, "systemReserved": 0, "allocatable": 0, "reserved": 0, "free": 0}
+    assert state[0]["memoryMap"]["hugepages-1Gi"] == empty and state[1]["memoryMap"]["hugepages-1Gi"] == empty
+    assert state[1]["memoryMap"]["memory"]["free"] == 103739236352
+    assert [state[0]["cells"], state[1]["cells"]] == [[0, 1], [0, 1]]
+    assert [state[0]["numberOfAssignments"], state[1]["numberOfAssignments"]] == [1, 1]
+
+
 def test_documentation_example_hints():
     mm = new_memory_manager(DOC_TOPOLOGY, DOC_CONFIG)
     guaranteed = pod([("c", {"cpu": "2", "memory": "150Gi"})])
