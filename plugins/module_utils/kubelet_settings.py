@@ -479,7 +479,7 @@ def validate_settings(settings, effective, kubelet_version=None, topology=None, 
             reserved_cpus = parse_cpuset(str(raw_reserved))
         except InvalidCPUSet as exc:
             errors.append("reservedSystemCPUs: unable to parse %r: %s; use a CPU list such as 0-1,32-33" % (raw_reserved, exc))
-    if cpu_policy == "static" and not reserved_cpus:
+    if cpu_policy == "static" and raw_reserved in (None, ""):
         cpu_milli = 0
         for field in ("kubeReserved", "systemReserved"):
             value = (effective.get(field) or {}).get("cpu")
