@@ -1,0 +1,104 @@
+# -*- coding: utf-8 -*-
+# Copyright: numaguard.kubelet contributors
+# Apache License 2.0 (see LICENSE)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+name: admission_report
+short_description: Fleet report of admission_check results (which hosts admit a pod, where, why not)
+version_added: 0.1.0
+description:
+  - Takes the registered results of M(numaguard.kubelet.admission_check) from many hosts and tells
+    which hosts would admit the pod(s), on which NUMA nodes, and why the others would not (the
+    kubelet's reason and message), or why a host could not be checked.
+  - A host admits when every pod of its checked sequence is admitted.
+options:
+  _input:
+    description: C(hostvars), or any dict of host name to that host's variables.
+    type: dict
+    required: true
+  hosts:
+    description: The hosts to report on, in order; normally C(ansible_play_hosts_all).
+    type: list
+    elements: str
+    required: true
+  var:
+    description: Name of the variable holding each host's registered admission_check result.
+    type: str
+    default: admission_check_result
+  active:
+    description: Hosts still active in the play, normally C(ansible_play_hosts); defaults to O(hosts).
+    type: list
+    elements: str
+seealso:
+  - module: numaguard.kubelet.admission_check
+"""
+
+EXAMPLES = r"""
+- name: Report (run once after admission_check registered admission_check_result on every host)
+  ansible.builtin.debug:
+    msg: "{{ (hostvars | numaguard.kubelet.admission_report(ansible_play_hosts_all)).lines }}"
+  run_once: true
+"""
+
+RETURN = r"""
+_value:
+  description: The report.
+  type: dict
+  contains:
+    hosts:
+      description: Per host C(status) (C(admitted), C(rejected) or C(error)), C(pods) (name, namespace,
+        admitted, reason, message, numa_nodes, line), C(numa_nodes) and C(error).
+      type: dict
+    admitted:
+      description: Hosts that admit every pod.
+      type: list
+      elements: str
+    rejected:
+      description: Hosts that reject at least one pod.
+      type: list
+      elements: str
+    errors:
+      description: Hosts that could not be checked.
+      type: list
+      elements: str
+    lines:
+      description: The readable report, one string per line.
+      type: list
+      elements: str
+"""
+
+from collections.abc import Mapping
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.admission_report import (
+    AdmissionReportError,
+    admission_report as _report,
+)
+
+
+def admission_report(hostvars, hosts, var="admission_check_result", active=None):
+    if not isinstance(hostvars, Mapping):
+        raise AnsibleFilterError("admission_report: input must be hostvars (a dict of host -> variables), got %s"
+                                 % type(hostvars).__name__)
+    if isinstance(hosts, str) or not isinstance(hosts, (list, tuple)):
+        raise AnsibleFilterError("admission_report: hosts must be a list of host names, got %r" % (hosts,))
+    hosts = [str(h) for h in hosts]
+    results = {}
+    for host in hosts:
+        if host not in hostvars:
+            raise AnsibleFilterError("admission_report: host %r is not in the inventory" % host)
+        results[host] = hostvars[host].get(var)
+    try:
+        return _report(results, hosts, None if active is None else [str(h) for h in active])
+    except AdmissionReportError as exc:
+        raise AnsibleFilterError("admission_report: %s" % exc)
+
+
+class FilterModule(object):
+    def filters(self):
+        return {"admission_report": admission_report}
