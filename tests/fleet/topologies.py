@@ -174,15 +174,15 @@ def _build():
         cpus=_x86_cpus(2, 1, 24, 2, 24),
         distance=_matrix({0: 0, 1: 1}, 10, 10, 20)))
 
-    # Two-socket AMD EPYC 7763 (Milan, 64 cores/socket, SMT) in NPS4: 8 nodes of 16 cores,
-    # one 32 MiB L3 per 8-core CCX, 64 GiB per node; distances 10 local, 12 same socket,
-    # 32 across sockets.
+    # Two-socket AMD EPYC 7543 (Milan, 32 cores/socket, SMT) in NPS4: 8 nodes of 8 cores,
+    # one 32 MiB L3 per 8-core CCX (so one LLC per node), 64 GiB per node; distances 10 local,
+    # 12 same socket, 32 across sockets.
     epyc_groups = dict((n, n // 4) for n in range(8))
     machines.append(MachineSpec(
         name="amd-epyc-nps4",
-        description="2-socket AMD EPYC 7763 NPS4, 8 nodes x 16 cores, SMT, 8x64 GiB, 2Mi+1Gi",
+        description="2-socket AMD EPYC 7543 NPS4, 8 nodes x 8 cores, SMT, 8x64 GiB, 2Mi+1Gi",
         nodes=tuple(_node(n, 65451216 if n else 64822520, k2048=512, k1048576=8) for n in range(8)),
-        cpus=_x86_cpus(2, 4, 16, 2, 8),
+        cpus=_x86_cpus(2, 4, 8, 2, 8),
         distance=_matrix(epyc_groups, 10, 12, 32)))
 
     # An IBM POWER9 PowerVM LPAR spanning two drawers: the hypervisor numbers nodes by
@@ -291,16 +291,20 @@ def parse_hugepage_override(text):
 
 
 def _spec(name, hugepages=None):
-    # type: (str, Optional[Dict[int, int]]) -> MachineSpec
-    if name not in TOPOLOGIES:
+    # type: (object, Optional[Dict[int, int]]) -> MachineSpec
+    """The MachineSpec for a bundled name (or a MachineSpec itself), with hugepage overrides."""
+    if isinstance(name, MachineSpec):
+        spec = name
+    elif name not in TOPOLOGIES:
         raise KeyError("unknown topology %r (bundled: %s)" % (name, ", ".join(sorted(TOPOLOGIES))))
-    spec = TOPOLOGIES[name]
+    else:
+        spec = TOPOLOGIES[name]
     if not hugepages:
         return spec
     for size in hugepages:
         if size not in spec.hugepage_sizes_kb:
             raise ValueError("topology %s has no %d kB hugepage size (sizes: %s)"
-                             % (name, size, ", ".join("%d kB" % s for s in spec.hugepage_sizes_kb)))
+                             % (spec.name, size, ", ".join("%d kB" % s for s in spec.hugepage_sizes_kb)))
     if spec.node_hugepages:
         nodes = tuple(NodeSpec(n.id, n.mem_total_kb,
                                dict(list(n.hugepages.items())
@@ -371,8 +375,10 @@ def _cpumask(ids, width):
 
 
 def expected(name, hostname=None, hugepages=None):
-    # type: (str, Optional[str], Optional[Dict[int, int]]) -> Dict[str, object]
-    """What ``numa_facts`` must report for a tree written with the same arguments."""
+    # type: (object, Optional[str], Optional[Dict[int, int]]) -> Dict[str, object]
+    """What ``numa_facts`` must report for a tree written with the same arguments.
+
+    ``name`` is a bundled topology name or a :class:`MachineSpec` (tests build tiny ones)."""
     spec = _spec(name, hugepages)
     online = [c.id for c in spec.cpus if c.online]
     nodes = {}
@@ -470,8 +476,8 @@ def _proc_meminfo(total_kb, free_kb, pools):
 
 
 def write_tree(name, root, hostname=None, hugepages=None, force=False):
-    # type: (str, str, Optional[str], Optional[Dict[int, int]], bool) -> None
-    """Write the fake host tree of topology ``name`` under ``root``.
+    # type: (object, str, Optional[str], Optional[Dict[int, int]], bool) -> None
+    """Write the fake host tree of topology ``name`` (a bundled name or a MachineSpec) under ``root``.
 
     Refuses to write over an existing ``sys`` or ``proc`` tree unless ``force`` (which replaces
     exactly those two generated subtrees); ``var/lib/kubelet`` and ``etc/kubernetes`` are
@@ -613,7 +619,7 @@ def write_tree(name, root, hostname=None, hugepages=None, force=False):
     if hostname:
         _write(os.path.join(root, "etc", "hostname"), hostname + "\n")
     _write(os.path.join(root, "etc", "numaguard-topology"),
-           json.dumps({"topology": name, "hostname": hostname,
+           json.dumps({"topology": spec.name, "hostname": hostname,
                        "hugepages": dict(("%d" % k, v) for k, v in (hugepages or {}).items())},
                       sort_keys=True) + "\n")
 

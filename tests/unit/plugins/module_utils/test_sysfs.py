@@ -31,6 +31,15 @@ def _load_topologies():
 
 topologies = _load_topologies()
 
+#: A deliberately tiny machine for the tests that mutate a tree (a bundled tree per test would
+#: write thousands of files): 1 socket, 2 nodes x 2 cores x 2 threads, CPU 7 offline.
+TINY = topologies.MachineSpec(
+    name="tiny-2n", description="unit-test machine",
+    nodes=(topologies.NodeSpec(0, 4045848, {2048: 16}), topologies.NodeSpec(1, 4128768, {2048: 16})),
+    cpus=topologies._x86_cpus(1, 2, 2, 2, 2, offline=(7,)),
+    distance=topologies._matrix({0: 0, 1: 0}, 10, 11, 11),
+    hugepage_sizes_kb=(2048,))
+
 NODE = "sys/devices/system/node"
 CPU = "sys/devices/system/cpu"
 
@@ -45,7 +54,7 @@ def trees(tmp_path_factory):
 
 
 def _tree(tmp_path, name, **kwargs):
-    root = tmp_path / name
+    root = tmp_path / getattr(name, "name", name)
     topologies.write_tree(name, str(root), hostname="h01", **kwargs)
     return root
 
@@ -188,7 +197,7 @@ def test_hugepages_only_global(trees):
 
 
 def test_missing_hugepage_directories(tmp_path):
-    root = _tree(tmp_path, "offline-cpus")
+    root = _tree(tmp_path, TINY)
     shutil.rmtree(str(root / NODE / "node1" / "hugepages"))
     shutil.rmtree(str(root / "sys/kernel/mm/hugepages"))
     topo = read_topology(str(root))
@@ -198,34 +207,34 @@ def test_missing_hugepage_directories(tmp_path):
 
 
 def test_missing_distance_file_gives_no_distances(tmp_path):
-    root = _tree(tmp_path, "offline-cpus")
+    root = _tree(tmp_path, TINY)
     os.remove(str(root / NODE / "node0" / "distance"))
     assert read_topology(str(root)).node(0).distances == {}
 
 
 def test_padded_and_odd_contents(tmp_path):
-    root = _tree(tmp_path, "offline-cpus")
-    _write(root / NODE / "node0" / "cpulist", "  0-3,8-11  \n\n")
+    root = _tree(tmp_path, TINY)
+    _write(root / NODE / "node0" / "cpulist", "  0-1,4-5  \n\n")
     _write(root / CPU / "cpu3" / "topology" / "core_id", "3 \x00\n")
     _write(root / NODE / "node1" / "distance", "11   10 \n")
-    _write(root / NODE / "node1" / "hugepages" / "hugepages-2048kB" / "nr_hugepages", "128\n\n")
+    _write(root / NODE / "node1" / "hugepages" / "hugepages-2048kB" / "nr_hugepages", "16\n\n")
     topo = read_topology(str(root))
-    assert topo.node(0).cpus == (0, 1, 2, 3, 8, 9, 10, 11)
+    assert topo.node(0).cpus == (0, 1, 4, 5)
     assert topo.cpu(3).core == 3
     assert topo.node(1).distances == {0: 11, 1: 10}
-    assert topo.node(1).hugepages["hugepages-2Mi"].total_pages == 128
+    assert topo.node(1).hugepages["hugepages-2Mi"].total_pages == 16
 
 
 def test_thread_siblings_fallback_to_core_cpus_list(tmp_path):
-    root = _tree(tmp_path, "offline-cpus")
+    root = _tree(tmp_path, TINY)
     os.remove(str(root / CPU / "cpu0" / "topology" / "thread_siblings_list"))
-    assert read_topology(str(root)).cpu(0).siblings == (0, 8)
+    assert read_topology(str(root)).cpu(0).siblings == (0, 4)
 
 
 def test_free_hugepages_capped_at_total(tmp_path):
-    root = _tree(tmp_path, "offline-cpus")
-    _write(root / NODE / "node0" / "hugepages" / "hugepages-2048kB" / "free_hugepages", "130\n")
-    assert read_topology(str(root)).node(0).hugepages["hugepages-2Mi"].free_pages == 128
+    root = _tree(tmp_path, TINY)
+    _write(root / NODE / "node0" / "hugepages" / "hugepages-2048kB" / "free_hugepages", "20\n")
+    assert read_topology(str(root)).node(0).hugepages["hugepages-2Mi"].free_pages == 16
 
 
 def _err(root, rel):
@@ -234,31 +243,31 @@ def _err(root, rel):
 
 ERROR_CASES = [
     # (topology, relative path, action, content, expected message with {p} = file path)
-    ("offline-cpus", NODE + "/node0/meminfo", "write", "Node 0 MemFree: 5 kB\n",
+    (TINY, NODE + "/node0/meminfo", "write", "Node 0 MemFree: 5 kB\n",
      "{p}: no 'MemTotal: <n> kB' line in 'Node 0 MemFree: 5 kB\\n'"),
-    ("offline-cpus", NODE + "/node0/meminfo", "write", "Node 0 MemTotal: lots kB\n",
+    (TINY, NODE + "/node0/meminfo", "write", "Node 0 MemTotal: lots kB\n",
      "{p}: line 1 is not 'Name: value [kB]': 'Node 0 MemTotal: lots kB'"),
-    ("offline-cpus", NODE + "/node1/meminfo", "write", "Node 0 MemTotal: 5 kB\n",
+    (TINY, NODE + "/node1/meminfo", "write", "Node 0 MemTotal: 5 kB\n",
      "{p}: line 1 is about node 0, expected node 1: 'Node 0 MemTotal: 5 kB'"),
-    ("offline-cpus", NODE + "/node1/meminfo", "remove", None, "{p}: file does not exist"),
-    ("offline-cpus", NODE + "/node0/meminfo", "dir", None, "{p}: cannot read: is a directory, expected a file"),
-    ("offline-cpus", NODE + "/node0/cpulist", "write", "0-3,x\n",
+    (TINY, NODE + "/node1/meminfo", "remove", None, "{p}: file does not exist"),
+    (TINY, NODE + "/node0/meminfo", "dir", None, "{p}: cannot read: is a directory, expected a file"),
+    (TINY, NODE + "/node0/cpulist", "write", "0-3,x\n",
      "{p}: expected a CPU list like '0-3,8', got '0-3,x\\n'"),
-    ("offline-cpus", NODE + "/node0/cpulist", "write", "5-1\n",
+    (TINY, NODE + "/node0/cpulist", "write", "5-1\n",
      "{p}: expected a CPU list like '0-3,8', got '5-1\\n'"),
-    ("offline-cpus", CPU + "/online", "write", "0-11,\n",
-     "{p}: expected a CPU list like '0-3,8', got '0-11,\\n'"),
-    ("offline-cpus", CPU + "/cpu7/topology/core_id", "write", "seven\n", "{p}: expected an integer, got 'seven\\n'"),
-    ("offline-cpus", CPU + "/cpu7/topology/core_id", "remove", None, "{p}: file does not exist"),
-    ("offline-cpus", CPU + "/cpu7/topology/physical_package_id", "write", "-2\n",
+    (TINY, CPU + "/online", "write", "0-6,\n",
+     "{p}: expected a CPU list like '0-3,8', got '0-6,\\n'"),
+    (TINY, CPU + "/cpu5/topology/core_id", "write", "seven\n", "{p}: expected an integer, got 'seven\\n'"),
+    (TINY, CPU + "/cpu5/topology/core_id", "remove", None, "{p}: file does not exist"),
+    (TINY, CPU + "/cpu5/topology/physical_package_id", "write", "-2\n",
      "{p}: expected an integer >= -1, got '-2\\n'"),
-    ("offline-cpus", CPU + "/cpu7/cache/index3/level", "write", "\xff\n", None),
-    ("offline-cpus", NODE + "/node0/distance", "write", "10\n", "{p}: 1 distances for 2 nodes (0,1): '10\\n'"),
-    ("offline-cpus", NODE + "/node0/distance", "write", "10 x\n", "{p}: expected distances like '10 21', got '10 x\\n'"),
-    ("offline-cpus", NODE + "/node0/hugepages/hugepages-2048kB/nr_hugepages", "write", "-1\n",
+    (TINY, CPU + "/cpu5/cache/index3/level", "write", "\xff\n", None),
+    (TINY, NODE + "/node0/distance", "write", "10\n", "{p}: 1 distances for 2 nodes (0,1): '10\\n'"),
+    (TINY, NODE + "/node0/distance", "write", "10 x\n", "{p}: expected distances like '10 21', got '10 x\\n'"),
+    (TINY, NODE + "/node0/hugepages/hugepages-2048kB/nr_hugepages", "write", "-1\n",
      "{p}: expected an integer >= 0, got '-1\\n'"),
-    ("offline-cpus", NODE + "/node0/hugepages/hugepages-2048kB/free_hugepages", "remove", None, "{p}: file does not exist"),
-    ("offline-cpus", NODE + "/node0/hugepages/bogus", "mkdir", None,
+    (TINY, NODE + "/node0/hugepages/hugepages-2048kB/free_hugepages", "remove", None, "{p}: file does not exist"),
+    (TINY, NODE + "/node0/hugepages/bogus", "mkdir", None,
      "%s: unexpected entry 'bogus', expected hugepages-<size>kB" % (NODE + "/node0/hugepages")),
     ("vm-nonuma", "proc/meminfo", "remove", None, "{p}: file does not exist"),
     ("vm-nonuma", "proc/meminfo", "write", "MemFree: 1 kB\n", "{p}: no 'MemTotal: <n> kB' line in 'MemFree: 1 kB\\n'"),
@@ -329,17 +338,17 @@ def test_no_cpu_directories(tmp_path):
 
 
 def test_online_cpu_in_no_node(tmp_path):
-    root = _tree(tmp_path, "offline-cpus")
-    _write(root / NODE / "node1" / "cpulist", "4-5\n")
+    root = _tree(tmp_path, TINY)
+    _write(root / NODE / "node1" / "cpulist", "2\n")
     with pytest.raises(SysfsError) as info:
         read_topology(str(root))
-    assert str(info.value) == "%s/%s: online CPU(s) 6,7 belong to no NUMA node (no node's cpulist lists them)" % (
+    assert str(info.value) == "%s/%s: online CPU(s) 3,6 belong to no NUMA node (no node's cpulist lists them)" % (
         root, NODE)
 
 
 def test_cpu_in_two_nodes(tmp_path):
-    root = _tree(tmp_path, "offline-cpus")
-    _write(root / NODE / "node1" / "cpulist", "0,4-7\n")
+    root = _tree(tmp_path, TINY)
+    _write(root / NODE / "node1" / "cpulist", "0,2-3,6\n")
     with pytest.raises(SysfsError) as info:
         read_topology(str(root))
     assert str(info.value) == "%s/%s/node1: CPU 0 is also listed by node 0" % (root, NODE)
