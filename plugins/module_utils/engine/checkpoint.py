@@ -39,8 +39,9 @@ __metaclass__ = type
 import os
 import re
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils.engine import gojson
 from ansible_collections.numaguard.kubelet.plugins.module_utils.engine import gospew

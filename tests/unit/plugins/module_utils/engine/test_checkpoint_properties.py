@@ -92,7 +92,7 @@ def test_cpu_round_trip_v1(policy, default, v1_entries):
     assert ck.dump_cpu_manager_state(back, 1) == text
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(MEMORY_STATES)
 def test_memory_round_trip_all_versions(cp):
     for version in (3, 2, 1):
@@ -118,7 +118,7 @@ def test_memory_round_trip_all_versions(cp):
             assert outer["checksum"] == v1_sum
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=50, deadline=None)
 @given(MEMORY_STATES, st.integers(1, 2 ** 32))
 def test_memory_any_wrong_checksum_is_corruption(cp, delta):
     text = ck.dump_memory_manager_state(cp, 3)
