@@ -1,0 +1,100 @@
+# -*- coding: utf-8 -*-
+# Copyright: numaguard.kubelet contributors
+# Apache License 2.0 (see LICENSE)
+"""kubelet_config and kubelet_backup modules in-process (patch_module_args)."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import os
+
+import pytest
+from ansible.module_utils.testing import patch_module_args
+
+from ansible_collections.numaguard.kubelet.plugins.modules import kubelet_backup, kubelet_config
+
+HEADER = "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
+TOPOLOGY = {"nodes": [
+    {"id": 0, "cpus": [0, 1], "memory_total_bytes": 8 << 30, "memory_free_bytes": 8 << 30, "hugepages": {}, "distances": {"0": 10, "1": 21}},
+    {"id": 1, "cpus": [2, 3], "memory_total_bytes": 8 << 30, "memory_free_bytes": 8 << 30, "hugepages": {}, "distances": {"0": 21, "1": 10}},
+]}
+
+
+def run(module, capsys, args):
+    with patch_module_args(args):
+        with pytest.raises(SystemExit):
+            module.main()
+    return json.loads(capsys.readouterr().out)
+
+
+@pytest.fixture
+def paths(tmp_path):
+    (tmp_path / "conf.d").mkdir()
+    (tmp_path / "root").mkdir()
+    (tmp_path / "config.yaml").write_text(HEADER + "cpuManagerPolicy: none\n")
+    (tmp_path / "root" / "cpu_manager_state").write_text('{"policyName":"none","defaultCpuSet":"","checksum":1}')
+    return {"config": str(tmp_path / "config.yaml"), "config_dir": str(tmp_path / "conf.d"), "root_dir": str(tmp_path / "root"),
+            "kubelet_version": "1.31", "topology": TOPOLOGY}
+
+
+def test_check_mode_writes_nothing_then_write_then_idempotent(capsys, paths):
+    args = dict(paths, settings={"cpuManagerPolicy": "static", "reservedSystemCPUs": "0"})
+    dropin = os.path.join(paths["config_dir"], "50-numaguard-numa.conf")
+    result = run(kubelet_config, capsys, dict(args, _ansible_check_mode=True, _ansible_diff=True))
+    assert result["changed"] and result["needs_write"] and not os.path.exists(dropin)
+    assert result["diff"]["after"].endswith('reservedSystemCPUs: "0"\n')
+    assert result["reset"] == {"cpu_manager_state": True, "memory_manager_state": False,
+                               "reasons": ["cpuManagerPolicy 'static' differs from the cpu_manager_state checkpoint policy 'none'"]}
+    assert result["flags_string"] == "--cpu-manager-policy=static --reserved-cpus=0"
+    result = run(kubelet_config, capsys, args)
+    assert result["changed"] and os.path.exists(dropin)
+    assert result["config_mode"] == "dropin"
+    result = run(kubelet_config, capsys, dict(args, backup=True))
+    assert not result["changed"] and "backup_file" not in result
+
+
+def test_merge_mode_backup(capsys, paths):
+    result = run(kubelet_config, capsys, dict(paths, mode="merge", backup=True, settings={"topologyManagerPolicy": "restricted"}))
+    assert result["changed"] and result["path"] == paths["config"]
+    assert os.path.exists(result["backup_file"])
+    with open(paths["config"]) as handle:
+        assert "topologyManagerPolicy: restricted" in handle.read()
+
+
+def test_validation_failure_reports_every_error_and_writes_nothing(capsys, paths):
+    result = run(kubelet_config, capsys, dict(paths, settings={"cpuManagerPolicy": "static", "reservedSystemCPUs": "0-7",
+                                                               "topologyManagerPolicyOptions": {"max-allowable-numa-nodes": 2}}))
+    assert result["failed"]
+    assert result["errors"] == [
+        "topologyManagerPolicyOptions.max-allowable-numa-nodes: the minimum value of 'max-allowable-numa-nodes' should not be less than 8 (got 2)",
+        "reservedSystemCPUs: reserved-cpus: 0-7 is not a subset of online-cpus: 0-3; CPUs 4-7 do not exist or are offline on this host",
+    ]
+    assert result["msg"].startswith("invalid kubelet settings: ")
+    assert os.listdir(paths["config_dir"]) == []
+
+
+def test_bad_topology_fact_and_bad_config(capsys, paths, tmp_path):
+    result = run(kubelet_config, capsys, dict(paths, topology={"nodes": "x"}, settings={"topologyManagerPolicy": "restricted"}))
+    assert result["failed"] and "set validate_host: false to skip the host checks" in result["msg"]
+    (tmp_path / "config.yaml").write_text("kind: KubeletConfiguration\n")
+    result = run(kubelet_config, capsys, dict(paths, settings={"topologyManagerPolicy": "restricted"}))
+    assert result["failed"]
+    assert result["msg"] == "kubelet config file %s: 'apiVersion' is missing (expected apiVersion: kubelet.config.k8s.io/v1beta1)" % paths["config"]
+
+
+def test_backup_module_roundtrip(capsys, tmp_path):
+    state = tmp_path / "cpu_manager_state"
+    state.write_text("old")
+    result = run(kubelet_backup, capsys, {"operation": "backup", "backup_root": str(tmp_path / "b"), "move": [str(state)],
+                                          "_ansible_check_mode": True})
+    assert result["changed"] and state.exists() and not (tmp_path / "b").exists()
+    result = run(kubelet_backup, capsys, {"operation": "backup", "backup_root": str(tmp_path / "b"), "move": [str(state)]})
+    assert result["changed"] and not state.exists()
+    state.write_text("new")
+    restored = run(kubelet_backup, capsys, {"operation": "restore", "backup_dir": result["backup_dir"]})
+    assert restored["files"] == [{"path": str(state), "result": "restored"}]
+    assert state.read_text() == "old"
+    missing = run(kubelet_backup, capsys, {"operation": "restore"})
+    assert missing["failed"] and "backup_dir" in missing["msg"]
