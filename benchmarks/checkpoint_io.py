@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
 # Apache License 2.0 (see LICENSE)
@@ -18,7 +17,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
-import conftest  # noqa: E402,F401  (makes ansible_collections.numaguard.kubelet importable)
+__import__("conftest")  # the repository's conftest makes ansible_collections.numaguard.kubelet importable
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils.engine import checkpoint as ck  # noqa: E402
 

@@ -102,9 +102,8 @@ def test_go_quote():
 
 
 def test_spew_nil_pointer_and_types():
-    value = {"Name": "x", "Labels": None, "Items": [{"Size": 1, "Tags": []}], "ByID": {3: None, 1: {"Size": 2,
-                                                                                                   "Tags": None}},
-             "Count": -1}
+    by_id = {3: None, 1: {"Size": 2, "Tags": None}}
+    value = {"Name": "x", "Labels": None, "Items": [{"Size": 1, "Tags": []}], "ByID": by_id, "Count": -1}
     assert gospew.spew(value, gojson.ptr_type(OUTER)) == (
         "(*pkg.Outer){Name:(string)x Labels:(map[string]string)<nil> Items:([]pkg.Inner)[{Size:(uint64)1 "
         "Tags:([]int)[]}] ByID:(map[int]*pkg.Inner)map[1:<*>{Size:(uint64)2 Tags:([]int)<nil>} 3:<nil>] "
