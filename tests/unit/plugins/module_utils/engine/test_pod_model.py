@@ -144,7 +144,7 @@ ERRORS = [
 ]
 
 
-@pytest.mark.parametrize("body,message", ERRORS, ids=[m[:60] for _, m in ERRORS])
+@pytest.mark.parametrize("body,message", ERRORS, ids=[case[-1][:60] for case in ERRORS])
 def test_invalid_manifests(body, message):
     with pytest.raises(InvalidPod) as info:
         Pod.from_manifest(body)

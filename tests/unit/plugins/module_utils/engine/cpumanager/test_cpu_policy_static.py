@@ -126,7 +126,7 @@ CONSTRUCTION_ERRORS = [
 ]
 
 
-@pytest.mark.parametrize("cfg,message", CONSTRUCTION_ERRORS, ids=[m for _, m in CONSTRUCTION_ERRORS])
+@pytest.mark.parametrize("cfg,message", CONSTRUCTION_ERRORS, ids=[case[-1] for case in CONSTRUCTION_ERRORS])
 def test_construction_errors(cfg, message):
     with pytest.raises(StateError) as info:
         new_cpu_manager(topology(TWO_BY_FOUR), cfg)
@@ -197,7 +197,7 @@ STATE_ERRORS = [
 ]
 
 
-@pytest.mark.parametrize("cfg,checkpoint,message", STATE_ERRORS, ids=[m for _, _, m in STATE_ERRORS])
+@pytest.mark.parametrize("cfg,checkpoint,message", STATE_ERRORS, ids=[case[-1] for case in STATE_ERRORS])
 def test_state_errors(cfg, checkpoint, message):
     with pytest.raises(StateError) as info:
         new_cpu_manager(topology(TWO_BY_FOUR), cfg, checkpoint, STATE_PATH)
@@ -376,11 +376,12 @@ def test_allocate_is_idempotent_for_an_assigned_container():
 # -- properties ----------------------------------------------------------------------------------
 
 POD_SPECS = st.lists(st.tuples(st.integers(0, 4), st.integers(0, 3), st.booleans()), min_size=1, max_size=8)
+OPTION_SETS = [{}, {"full-pcpus-only": "true"}, {"distribute-cpus-across-numa": "true"},
+               {"strict-cpu-reservation": "true"}]
 
 
 @settings(max_examples=60, deadline=None)
-@given(POD_SPECS, st.sampled_from([{}, {"full-pcpus-only": "true"}, {"distribute-cpus-across-numa": "true"},
-                                    {"strict-cpu-reservation": "true"}]),
+@given(POD_SPECS, st.sampled_from(OPTION_SETS),
        st.lists(st.sampled_from([None, 0, 1]), min_size=8, max_size=8))
 def test_allocations_never_overlap_never_use_reserved_and_release_restores(specs, options, masks):
     topo = topology({0: [0, 1, 4, 5], 1: [2, 3, 6, 7], 3: [8, 9, 10, 11]},
