@@ -72,7 +72,7 @@ def machine(nodes, per_node=16):
 
 def median_ms(func, repeat):
     samples = []
-    for _ in range(repeat):
+    for dummy in range(repeat):  # noqa: B007
         start = time.perf_counter()
         func()
         samples.append((time.perf_counter() - start) * 1000.0)
@@ -86,8 +86,8 @@ def main():
     pod = Pod.from_manifest({"metadata": {"name": "bench"}, "spec": {"containers": [
         {"name": "c", "resources": {"limits": {"cpu": "4", "memory": "1Gi", GPU: "1"}}}]}})
     container = pod.containers[0]
-    print("%5s %6s %10s %12s %10s %12s %8s %11s" % ("nodes", "hints", "cpu fast", "cpu literal", "dev fast",
-                                                  "dev literal", "alloc", "first call"))
+    header = ("nodes", "hints", "cpu fast", "cpu literal", "dev fast", "dev literal", "alloc", "first call")
+    print("%5s %6s %10s %12s %10s %12s %8s %11s" % header)
     for nodes in (2, 4, 8, 16):
         topo = machine(nodes)
         cpu = new_cpu_manager(topo, {"cpuManagerPolicy": "static", "kubeReserved": {"cpu": "1"}})
