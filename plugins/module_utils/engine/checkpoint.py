@@ -56,6 +56,14 @@ LATEST_MEMORY_VERSION = 3
 CPU_VERSIONS = (1, 2, 3, 4)
 MEMORY_VERSIONS = (1, 2, 3)
 
+#: How a file's legacy ``checksum`` field was made: 0 ("no checksum"), or computed over the struct
+#: named ``state.CPUManagerCheckpoint``/``state.MemoryManagerCheckpoint`` (what <= 1.35 writes and
+#: every version accepts), or over the versioned name (``...CheckpointV1``, as 1.36 writes V1).
+LEGACY_ZERO = "zero"
+LEGACY_UNVERSIONED = "unversioned"
+LEGACY_VERSIONED = "versioned"
+LEGACY_KINDS = (LEGACY_ZERO, LEGACY_UNVERSIONED, LEGACY_VERSIONED)
+
 #: The kubelet's ErrCorruptCheckpoint / CorruptCheckpointError text.
 CORRUPTED = "checkpoint is corrupted"
 
@@ -123,7 +131,8 @@ class CPUManagerCheckpoint:
     cpuset of a V1 file that could not be migrated (no container list given). ``checksum_ok``:
     True when a checksum was verified, None when there was none to verify (0) or it cannot be
     reproduced (CPU V3). ``legacy_checksum_ok`` (V4 only): whether the legacy top-level fields
-    would satisfy an older kubelet.
+    would satisfy an older kubelet. ``legacy_checksum_kind``: how the file's legacy ``checksum``
+    was made (:data:`LEGACY_KINDS`, None if unknown); ``dump`` reproduces it for the same version.
     """
 
     policy_name: str
@@ -134,6 +143,7 @@ class CPUManagerCheckpoint:
     checksum_ok: Optional[bool] = None
     legacy_checksum_ok: Optional[bool] = None
     v1_entries: Dict[str, str] = field(default_factory=dict)
+    legacy_checksum_kind: Optional[str] = None
 
 
 @dataclass(frozen=True)
@@ -145,8 +155,8 @@ class MemoryManagerCheckpoint:
     (the file's spelling; snake_case keys and objects with ``to_plain()`` are accepted for
     writing).
     ``entries``: pod UID -> container name -> list of :class:`Block`. ``pod_entries``: pod UID ->
-    list of :class:`Block` (pod-level ``memoryBlocks``). ``checksum_ok``/``legacy_checksum_ok``
-    as for :class:`CPUManagerCheckpoint`.
+    list of :class:`Block` (pod-level ``memoryBlocks``). ``checksum_ok``, ``legacy_checksum_ok``
+    and ``legacy_checksum_kind`` as for :class:`CPUManagerCheckpoint`.
     """
 
     policy_name: str
@@ -156,6 +166,7 @@ class MemoryManagerCheckpoint:
     version: int = LATEST_MEMORY_VERSION
     checksum_ok: Optional[bool] = None
     legacy_checksum_ok: Optional[bool] = None
+    legacy_checksum_kind: Optional[str] = None
 
 
 # --------------------------------------------------------------------------------------------
@@ -250,13 +261,39 @@ _MEM_DATA = _mem_struct("state.MemoryManagerCheckpointData", pod_entries=True, c
 go_quote = gojson.go_quote
 
 
-def _legacy_ok(value, types):
-    # type: (Dict[str, Any], List[gojson.GoType]) -> bool
-    """True when ``value['Checksum']`` is the legacy checksum under any of ``types``' names."""
+def _legacy_kind(value, types):
+    # type: (Dict[str, Any], List[gojson.GoType]) -> Optional[str]
+    """How ``value['Checksum']`` was made (a :data:`LEGACY_KINDS` entry), None if it does not verify."""
     expected = value["Checksum"]
+    if expected == 0:
+        return LEGACY_ZERO
     probe = dict(value)
     probe["Checksum"] = 0
-    return any(gospew.object_checksum(probe, t) == expected for t in types)
+    for kind, gotype in zip((LEGACY_UNVERSIONED, LEGACY_VERSIONED), types):
+        if gospew.object_checksum(probe, gotype) == expected:
+            return kind
+    return None
+
+
+def _legacy_checksum(value, kind, types):
+    # type: (Dict[str, Any], str, List[gojson.GoType]) -> int
+    """The legacy checksum to write for ``value`` (its Checksum field must be 0)."""
+    if kind == LEGACY_ZERO:
+        return 0
+    return gospew.object_checksum(value, types[0 if kind == LEGACY_UNVERSIONED else 1])
+
+
+def _resolve_kind(cp, version, override, default):
+    # type: (Any, int, Optional[str], str) -> str
+    """The legacy checksum kind to write: explicit, else the file's own (same version), else default."""
+    if override is not None:
+        if override not in LEGACY_KINDS:
+            raise CheckpointError("legacy_checksum must be one of %s, got %r"
+                                  % (", ".join("'%s'" % k for k in LEGACY_KINDS), override))
+        return override
+    if cp.version == version and cp.legacy_checksum_kind in LEGACY_KINDS:
+        return cp.legacy_checksum_kind
+    return default
 
 
 def _decode(tree, gotype, initial):
@@ -321,17 +358,17 @@ def load_cpu_manager_state(data, initial_containers=None):
         types = _cpu_legacy_types(version)
         value, error = _decode(tree, types[0], {"Entries": {}} if version != 3
                                else {"Entries": {}, "PodEntries": {}})
+        kind = _legacy_kind(value, types) if error is None else None
         if error is not None:
             message = str(error)
-        elif value["Checksum"] == 0:
-            return _cpu_from_legacy(value, version, None, initial_containers)
-        elif _legacy_ok(value, types):
-            return _cpu_from_legacy(value, version, True, initial_containers)
+        elif kind is not None:
+            return _cpu_from_legacy(value, version, None if kind == LEGACY_ZERO else True, initial_containers,
+                                    kind)
         elif version == 3 and all(entry["CPUSet"] for entry in value["PodEntries"].values()):
             # The 1.36 V3 legacy checksum hashes Go-internal data we cannot reproduce exactly:
             # a file whose pod entries all carry a cpuSet is accepted with the checksum flagged
             # as unverified (None); anything else is not a CPU V3 file.
-            return _cpu_from_legacy(value, version, None, initial_containers)
+            return _cpu_from_legacy(value, version, None, initial_containers, None)
         else:
             message = CORRUPTED
         if version == 2 or report is None:
@@ -350,16 +387,16 @@ def _load_cpu_v4(top, top_error):
         raise CheckpointError(prefix + "failed to deserialize CPU manager checkpoint data: %s" % error)
     if gospew.string_checksum(top["Data"]) != top["DataChecksum"]:
         raise CheckpointError(prefix + CORRUPTED)
-    legacy = top["Checksum"] == 0 or _legacy_ok(top, _cpu_legacy_types(2))
+    kind = _legacy_kind(top, _cpu_legacy_types(2))
     return CPUManagerCheckpoint(
         policy_name=inner["PolicyName"], default_cpu_set=inner["DefaultCPUSet"],
         entries=_cpu_entries_plain(inner["Entries"]),
         pod_entries=_cpu_pod_entries_plain(inner["PodEntries"]),
-        version=4, checksum_ok=True, legacy_checksum_ok=legacy)
+        version=4, checksum_ok=True, legacy_checksum_ok=kind is not None, legacy_checksum_kind=kind)
 
 
-def _cpu_from_legacy(value, version, checksum_ok, initial_containers):
-    # type: (Dict[str, Any], int, Optional[bool], Optional[Mapping[str, Tuple[str, str]]]) -> CPUManagerCheckpoint
+def _cpu_from_legacy(value, version, checksum_ok, initial_containers, kind):
+    # type: (Dict[str, Any], int, Optional[bool], Optional[Mapping[str, Tuple[str, str]]], Optional[str]) -> CPUManagerCheckpoint
     if version == 1:
         v1_entries = dict(value["Entries"] or {})
         entries = {}  # type: Dict[str, Dict[str, str]]
@@ -374,12 +411,13 @@ def _cpu_from_legacy(value, version, checksum_ok, initial_containers):
             v1_entries = {}
         return CPUManagerCheckpoint(policy_name=value["PolicyName"],
                                     default_cpu_set=value["DefaultCPUSet"], entries=entries,
-                                    version=1, checksum_ok=checksum_ok, v1_entries=v1_entries)
+                                    version=1, checksum_ok=checksum_ok, v1_entries=v1_entries,
+                                    legacy_checksum_kind=kind)
     return CPUManagerCheckpoint(
         policy_name=value["PolicyName"], default_cpu_set=value["DefaultCPUSet"],
         entries=_cpu_entries_plain(value["Entries"]),
         pod_entries=_cpu_pod_entries_plain(value.get("PodEntries")),
-        version=version, checksum_ok=checksum_ok)
+        version=version, checksum_ok=checksum_ok, legacy_checksum_kind=kind)
 
 
 def _check_str(value, what):
@@ -416,15 +454,22 @@ def _pod_cpuset(pod, value):
     return _check_str(value, "pod_entries[%r]" % pod)
 
 
-def dump_cpu_manager_state(cp, version=None, v4_legacy_checksum="zero"):
-    # type: (CPUManagerCheckpoint, Optional[int], str) -> str
+def dump_cpu_manager_state(cp, version=None, v4_legacy_checksum=None, legacy_checksum=None):
+    # type: (CPUManagerCheckpoint, Optional[int], Optional[str], Optional[str]) -> str
     """Serialise ``cp`` exactly as the kubelet writes ``cpu_manager_state`` in ``version``.
 
-    ``version`` defaults to ``cp.version``. V4 carries the V2 fields at top level for older
-    kubelets; their legacy ``checksum`` is written as 0 ("no checksum", accepted by every older
-    reader) unless ``v4_legacy_checksum='v2'`` asks for the V2 checksum of those fields. V3 is
-    refused: its legacy checksum cannot be reproduced; write V4 (1.37+) or V2.
+    ``version`` defaults to ``cp.version``. The legacy ``checksum`` field is made as in the file
+    ``cp`` was read from when the version is the same (see ``legacy_checksum_kind``), else as
+    the kubelet writes it: V1/V2 computed over ``state.CPUManagerCheckpoint``; V4 (which carries
+    the V2 fields at top level for older kubelets) 0, "no checksum", accepted by every older
+    reader. ``legacy_checksum`` ('zero' | 'unversioned' | 'versioned') overrides;
+    ``v4_legacy_checksum='v2'`` is the older spelling of 'unversioned'. V3 is refused: its legacy
+    checksum cannot be reproduced; write V4 (1.37+) or V2.
     """
+    if v4_legacy_checksum is not None:
+        if v4_legacy_checksum not in ("zero", "v2"):
+            raise CheckpointError("v4_legacy_checksum must be 'zero' or 'v2', got %r" % (v4_legacy_checksum,))
+        legacy_checksum = LEGACY_ZERO if v4_legacy_checksum == "zero" else LEGACY_UNVERSIONED
     version = cp.version if version is None else version
     if version not in CPU_VERSIONS:
         raise CheckpointError("unsupported cpu_manager_state version %r (supported: %s)"
@@ -447,21 +492,21 @@ def dump_cpu_manager_state(cp, version=None, v4_legacy_checksum="zero"):
         v1 = dict((_check_str(k, "v1_entries container id"), _check_str(v, "v1_entries[%r]" % k))
                   for k, v in (cp.v1_entries or {}).items())
         value = {"PolicyName": policy, "DefaultCPUSet": default, "Entries": v1, "Checksum": 0}
-        gotype = _cpu_legacy_types(1)[0]
-        value["Checksum"] = gospew.object_checksum(value, gotype)
-        return gojson.marshal(value, gotype)
+        types = _cpu_legacy_types(1)
+        kind = _resolve_kind(cp, 1, legacy_checksum, LEGACY_UNVERSIONED)
+        value["Checksum"] = _legacy_checksum(value, kind, types)
+        return gojson.marshal(value, types[0])
     if cp.v1_entries:
         raise CheckpointError("v1_entries (container id keyed) can only be written as version 1; "
                               "migrate them to entries first")
     legacy = {"PolicyName": policy, "DefaultCPUSet": default, "Entries": entries, "Checksum": 0}
-    v2 = _cpu_legacy_types(2)[0]
+    v2_types = _cpu_legacy_types(2)
     if version == 2:
-        legacy["Checksum"] = gospew.object_checksum(legacy, v2)
-        return gojson.marshal(legacy, v2)
-    if v4_legacy_checksum not in ("zero", "v2"):
-        raise CheckpointError("v4_legacy_checksum must be 'zero' or 'v2', got %r" % (v4_legacy_checksum,))
-    if v4_legacy_checksum == "v2":
-        legacy["Checksum"] = gospew.object_checksum(legacy, v2)
+        kind = _resolve_kind(cp, 2, legacy_checksum, LEGACY_UNVERSIONED)
+        legacy["Checksum"] = _legacy_checksum(legacy, kind, v2_types)
+        return gojson.marshal(legacy, v2_types[0])
+    kind = _resolve_kind(cp, 4, legacy_checksum, LEGACY_ZERO)
+    legacy["Checksum"] = _legacy_checksum(legacy, kind, v2_types)
     data = gojson.marshal({"PolicyName": policy, "DefaultCPUSet": default, "Entries": entries,
                            "PodEntries": pod_entries}, _CPU_DATA)
     legacy["Data"] = data
@@ -479,8 +524,8 @@ def _blocks_plain(blocks):
             for b in (blocks or [])]
 
 
-def _mem_plain(value, pod_entries, version, checksum_ok, legacy_ok):
-    # type: (Dict[str, Any], Optional[Dict[str, Any]], int, Optional[bool], Optional[bool]) -> MemoryManagerCheckpoint
+def _mem_plain(value, pod_entries, version, checksum_ok, legacy_ok, kind):
+    # type: (Dict[str, Any], Optional[Dict[str, Any]], int, Optional[bool], Optional[bool], Optional[str]) -> MemoryManagerCheckpoint
     machine = {}  # type: Dict[int, Dict[str, Any]]
     for node_id, node in (value["MachineState"] or {}).items():
         if node is None:
@@ -501,7 +546,8 @@ def _mem_plain(value, pod_entries, version, checksum_ok, legacy_ok):
     pods = dict((pod, _blocks_plain(entry["MemoryBlocks"])) for pod, entry in (pod_entries or {}).items())
     return MemoryManagerCheckpoint(policy_name=value["PolicyName"], machine_state=machine,
                                    entries=entries, pod_entries=pods, version=version,
-                                   checksum_ok=checksum_ok, legacy_checksum_ok=legacy_ok)
+                                   checksum_ok=checksum_ok, legacy_checksum_ok=legacy_ok,
+                                   legacy_checksum_kind=kind)
 
 
 def load_memory_manager_state(data):
@@ -524,8 +570,8 @@ def load_memory_manager_state(data):
                                   % error)
         if gospew.string_checksum(top["Data"]) != top["DataChecksum"]:
             raise CheckpointError(prefix + CORRUPTED)
-        legacy = top["Checksum"] == 0 or _legacy_ok(top, _mem_legacy_types(1))
-        return _mem_plain(inner, inner["PodEntries"], 3, True, legacy)
+        kind = _legacy_kind(top, _mem_legacy_types(1))
+        return _mem_plain(inner, inner["PodEntries"], 3, True, kind is not None, kind)
 
     candidates = [2, 1] if _has_key(tree, "podEntries") else [1, 2]
     report = None  # type: Optional[str]
@@ -535,12 +581,12 @@ def load_memory_manager_state(data):
         if version == 2:
             initial["PodEntries"] = {}
         value, error = _decode(tree, types[0], initial)
+        kind = _legacy_kind(value, types) if error is None else None
         if error is not None:
             message = str(error)
-        elif value["Checksum"] == 0:
-            return _mem_plain(value, value.get("PodEntries"), version, None, None)
-        elif _legacy_ok(value, types):
-            return _mem_plain(value, value.get("PodEntries"), version, True, None)
+        elif kind is not None:
+            return _mem_plain(value, value.get("PodEntries"), version,
+                              None if kind == LEGACY_ZERO else True, None, kind)
         else:
             message = CORRUPTED
         if report is None:
@@ -652,12 +698,15 @@ def _go_mem_entries(entries):
     return result
 
 
-def dump_memory_manager_state(cp, version=None):
-    # type: (MemoryManagerCheckpoint, Optional[int]) -> str
+def dump_memory_manager_state(cp, version=None, legacy_checksum=None):
+    # type: (MemoryManagerCheckpoint, Optional[int], Optional[str]) -> str
     """Serialise ``cp`` exactly as the kubelet writes ``memory_manager_state`` in ``version``.
 
     ``version`` defaults to ``cp.version``. V3 keeps the V1 fields at top level with their
-    legacy checksum (what older kubelets verify) and adds ``data``/``dataChecksum``.
+    legacy checksum (what older kubelets verify) and adds ``data``/``dataChecksum``. The legacy
+    checksum is made as in the file ``cp`` was read from when the version is the same, else over
+    the struct named ``state.MemoryManagerCheckpoint``; ``legacy_checksum`` ('zero' |
+    'unversioned' | 'versioned') overrides.
     """
     version = cp.version if version is None else version
     if version not in MEMORY_VERSIONS:
@@ -677,15 +726,16 @@ def dump_memory_manager_state(cp, version=None):
         raise CheckpointError("memory_manager_state version 1 cannot hold podEntries (%d pods); "
                               "write version 2 or 3" % len(pods))
     value = {"PolicyName": policy, "MachineState": machine, "Entries": entries, "Checksum": 0}
+    kind = _resolve_kind(cp, version, legacy_checksum, LEGACY_UNVERSIONED)
     if version == 2:
         value["PodEntries"] = pods
-        gotype = _mem_legacy_types(2)[0]
-        value["Checksum"] = gospew.object_checksum(value, gotype)
-        return gojson.marshal(value, gotype)
-    v1 = _mem_legacy_types(1)[0]
-    value["Checksum"] = gospew.object_checksum(value, v1)
+        types = _mem_legacy_types(2)
+        value["Checksum"] = _legacy_checksum(value, kind, types)
+        return gojson.marshal(value, types[0])
+    types = _mem_legacy_types(1)
+    value["Checksum"] = _legacy_checksum(value, kind, types)
     if version == 1:
-        return gojson.marshal(value, v1)
+        return gojson.marshal(value, types[0])
     data = gojson.marshal({"PolicyName": policy, "MachineState": machine, "Entries": entries,
                            "PodEntries": pods}, _MEM_DATA)
     value["Data"] = data
@@ -897,7 +947,8 @@ def checkpoint_to_dict(cp):
         return {"policy_name": cp.policy_name, "default_cpu_set": cp.default_cpu_set,
                 "entries": _cpu_entries_plain(cp.entries), "pod_entries": dict(cp.pod_entries),
                 "version": cp.version, "checksum_ok": cp.checksum_ok,
-                "legacy_checksum_ok": cp.legacy_checksum_ok, "v1_entries": dict(cp.v1_entries)}
+                "legacy_checksum_ok": cp.legacy_checksum_ok, "v1_entries": dict(cp.v1_entries),
+                "legacy_checksum_kind": cp.legacy_checksum_kind}
     if isinstance(cp, MemoryManagerCheckpoint):
         return {"policy_name": cp.policy_name,
                 "machine_state": dict((node_id, {
@@ -910,5 +961,5 @@ def checkpoint_to_dict(cp):
                 "pod_entries": dict((pod, [b.to_dict() for b in blocks])
                                     for pod, blocks in cp.pod_entries.items()),
                 "version": cp.version, "checksum_ok": cp.checksum_ok,
-                "legacy_checksum_ok": cp.legacy_checksum_ok}
+                "legacy_checksum_ok": cp.legacy_checksum_ok, "legacy_checksum_kind": cp.legacy_checksum_kind}
     raise TypeError("not a checkpoint: %r" % (cp,))

@@ -364,3 +364,53 @@ def test_pod_entry_without_blocks_round_trips():
     back = ck.load_memory_manager_state(text)
     assert back.checksum_ok is True and back.pod_entries == {"p": []}
     assert ck.dump_memory_manager_state(back) == text
+
+
+# ---- the legacy checksum field is reproduced the way the file had it -------------------------
+
+def _versioned_memory_v1():
+    value = {"PolicyName": "static", "Checksum": 0,
+             "MachineState": {0: {"NumberOfAssignments": 0, "Cells": [], "MemoryMap": {"memory": {
+                 "TotalMemSize": 2048, "SystemReserved": 512, "Allocatable": 1536, "Reserved": 512,
+                 "Free": 1024}}}},
+             "Entries": {"pod": {"container1": [{"NUMAAffinity": [0], "Type": "memory", "Size": 512}]}}}
+    # 1.36 (gate off) hashes its V1 struct under its own name, MemoryManagerCheckpointV1
+    return gospew.object_checksum(value, ck._mem_legacy_types(1)[1])
+
+
+def test_memory_v1_hashed_under_versioned_name():
+    versioned = _versioned_memory_v1()
+    assert versioned != 4215593881
+    text = MEM_FIXTURE_V1.replace("4215593881", str(versioned))
+    cp = ck.load_memory_manager_state(text)
+    assert (cp.version, cp.checksum_ok, cp.legacy_checksum_kind) == (1, True, ck.LEGACY_VERSIONED)
+    assert ck.dump_memory_manager_state(cp) == text
+    # another version: the name every kubelet accepts
+    assert '"checksum":4215593881,"data"' in ck.dump_memory_manager_state(cp, 3)
+    assert ck.dump_memory_manager_state(cp, legacy_checksum="unversioned") == MEM_FIXTURE_V1
+
+
+@pytest.mark.parametrize("text", [
+    CPU_FRESH_STATIC.replace("14413152", "0"),
+    CPU_V2_EXAMPLE.replace("74981384", "0"),
+    MEM_FIXTURE_V1.replace("4215593881", "0"),
+    MEM_FIXTURE_V2.replace("1278640530", "0"),
+    MEM_EXAMPLE_V3.replace('"checksum":540586451', '"checksum":0'),
+    CPU_V4_EXAMPLE.replace('"checksum":0', '"checksum":74981384'),
+])
+def test_zero_or_computed_legacy_checksum_round_trips(text):
+    load = ck.load_cpu_manager_state if "defaultCpuSet" in text else ck.load_memory_manager_state
+    dump = ck.dump_cpu_manager_state if "defaultCpuSet" in text else ck.dump_memory_manager_state
+    cp = load(text)
+    assert cp.legacy_checksum_kind in (ck.LEGACY_ZERO, ck.LEGACY_UNVERSIONED)
+    assert dump(cp) == text
+
+
+def test_legacy_checksum_override():
+    cp = ck.load_cpu_manager_state(CPU_FRESH_STATIC)
+    assert ck.dump_cpu_manager_state(cp, legacy_checksum="zero") == CPU_FRESH_STATIC.replace("14413152", "0")
+    assert ck.dump_cpu_manager_state(cp, 4, legacy_checksum="unversioned").startswith(
+        '{"policyName":"static","defaultCpuSet":"0-7","checksum":14413152,"data":')
+    with pytest.raises(ck.CheckpointError) as info:
+        ck.dump_memory_manager_state(ck.MemoryManagerCheckpoint("None"), legacy_checksum="v9")
+    assert str(info.value) == "legacy_checksum must be one of 'zero', 'unversioned', 'versioned', got 'v9'"
