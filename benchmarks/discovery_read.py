@@ -1,0 +1,75 @@
+# -*- coding: utf-8 -*-
+# Copyright: numaguard.kubelet contributors
+# Apache License 2.0 (see LICENSE)
+"""Print how long discovery takes per bundled topology (a figure, never a pass/fail).
+
+For each tree of tests/fleet/topologies.py: files in the tree, median wall time of
+``read_topology`` + ``read_system_memory`` + ``kubelet_facts`` + ``to_facts`` (what the module
+does), and the size of the resulting fact JSON. Run: ``.venv/bin/python benchmarks/discovery_read.py``
+from the repository root (``--repeat N``, default 15).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+sys.path.insert(0, REPO)
+import conftest  # noqa: E402,F401  pylint: disable=unused-import,wrong-import-position  (makes the collection importable)
+
+from ansible_collections.numaguard.kubelet.plugins.module_utils.kubelet_paths import kubelet_facts  # noqa: E402
+from ansible_collections.numaguard.kubelet.plugins.module_utils.sysfs import (  # noqa: E402
+    read_system_memory, read_topology)
+
+
+def _topologies():
+    spec = importlib.util.spec_from_file_location("numaguard_fleet_topologies",
+                                                  os.path.join(REPO, "tests", "fleet", "topologies.py"))
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", maxsplit=1)[0])
+    parser.add_argument("--repeat", type=int, default=15)
+    args = parser.parse_args()
+    topologies = _topologies()
+    work = tempfile.mkdtemp(prefix="numaguard-bench-")
+    try:
+        print("%-14s %6s %6s %7s %10s %10s %9s" % ("topology", "nodes", "cpus", "files", "median ms",
+                                                   "max ms", "json KiB"))
+        for name in sorted(topologies.TOPOLOGIES):
+            root = os.path.join(work, name)
+            topologies.write_tree(name, root, hostname="bench")
+            files = sum(len(f) for _, _, f in os.walk(root))
+            times = []
+            facts = None
+            for _ in range(args.repeat):
+                start = time.perf_counter()
+                topo = read_topology(root)
+                facts = topo.to_facts()
+                facts["system"] = read_system_memory(root)
+                facts["kubelet"] = kubelet_facts(root)
+                times.append(time.perf_counter() - start)
+            spec = topologies.TOPOLOGIES[name]
+            print("%-14s %6d %6d %7d %10.1f %10.1f %9.1f" % (
+                name, len(spec.nodes), len(spec.cpus), files, statistics.median(times) * 1000,
+                max(times) * 1000, len(json.dumps(facts)) / 1024.0))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
