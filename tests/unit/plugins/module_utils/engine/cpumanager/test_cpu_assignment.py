@@ -266,13 +266,14 @@ def test_balance_score_rounds_like_go():
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.sets(st.integers(0, 79)), st.integers(0, 80), st.booleans(), st.booleans(), st.sampled_from([1, 2]))
-def test_take_returns_exactly_count_from_available(available, count, distributed, spread, group):
+@given(st.sets(st.integers(0, 79)), st.integers(0, 80), st.booleans(), st.booleans(), st.sampled_from([1, 2]),
+       st.booleans())
+def test_take_returns_exactly_count_from_available(available, count, distributed, spread, group, by_socket):
     topo = dual_socket_multi_numa_ht()
     strategy = ca.SPREAD if spread else ca.PACKED
     try:
         if distributed:
-            result = ca.take_distributed(topo, available, count, group, strategy)
+            result = ca.take_distributed(topo, available, count, group, strategy, by_socket)
         else:
             result = ca.take_packed(topo, available, count, strategy)
     except ca.TakeError as exc:
@@ -282,3 +283,13 @@ def test_take_returns_exactly_count_from_available(available, count, distributed
         return
     assert len(result) == count
     assert result <= available
+
+
+@pytest.mark.parametrize("by_socket,expected", [
+    (False, "0-9,20-29,40-48,60-68"),   # best balance wins, across sockets
+    (True, "20-39,60-68,70-78"),        # a same-socket pair beats any cross-socket pair
+])
+def test_distributed_with_align_by_socket(by_socket, expected):
+    available = parse_cpuset("0-9,11-79")  # NUMA 1 has one CPU in use
+    result = ca.take_distributed(dual_socket_multi_numa_ht(), available, 38, 1, ca.PACKED, by_socket)
+    assert format_cpuset(result) == expected
