@@ -93,6 +93,10 @@ class UnsupportedPod(ValueError):
     """A pod the simulator cannot decide for (the kubelet path is not reproduced), named clearly."""
 
 
+class MissingMemoryTable(UnsupportedPod):
+    """A requested memory type with no table on a NUMA node: the kubelet would crash there."""
+
+
 class _RequestError(Exception):
     """A request the memory manager cannot represent (only ever converted to a kubelet error)."""
 
@@ -476,9 +480,10 @@ class MemoryManagerStatic(object):
         count = len(node_ids)
         if not requested or not count:
             return {}
+        names = sorted(requested)
+        self._require_tables(node_ids, names)
         order, size_of, real = _mask_tables(node_ids)
         position = dict((node_id, index) for index, node_id in enumerate(node_ids))
-        names = sorted(requested)
 
         # 1. masks whose allocatable memory holds every request; they define "preferred"
         candidates = self._fitting_allocatable(node_ids, order, requested, names)
@@ -576,9 +581,23 @@ class MemoryManagerStatic(object):
         # type: (str, int, str) -> int
         return self._reusable.get(pod_uid, {}).get(value, {}).get(name, 0)
 
+    def _require_tables(self, node_ids, names):
+        # type: (Sequence[int], Sequence[str]) -> None
+        """The kubelet reads every requested type's table on every node it looks at; a missing table
+        is a nil dereference there (the kubelet crashes). Refuse clearly instead of guessing."""
+        for name in names:
+            missing = [node_id for node_id in node_ids if name not in self._node(node_id).memory_map]
+            if missing:
+                raise MissingMemoryTable(
+                    'the pod requests "%s", which NUMA node(s) %s of this machine do not have (no such '
+                    "hugepage pool): the kubelet's memory manager would dereference a missing memory "
+                    "table and crash; the scheduler normally keeps such pods off the node"
+                    % (name, ", ".join(str(n) for n in missing)))
+
     def _satisfies(self, mask, requested):
         # type: (BitMask, Mapping[str, int]) -> bool
         """``isAffinitySatisfyRequest``: the mask's free memory (no reuse) covers every request."""
+        self._require_tables(mask.bits(), sorted(requested))
         for name, size in requested.items():
             free = 0
             for node_id in mask.bits():

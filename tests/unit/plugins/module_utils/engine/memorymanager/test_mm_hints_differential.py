@@ -13,6 +13,8 @@ import itertools
 import os
 import sys
 
+import pytest
+
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -25,6 +27,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.memoryman
 )
 from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.memorymanager.static_policy import (  # noqa: E402
     MemoryManagerStatic,
+    MissingMemoryTable,
 )
 
 TYPES = ("memory", "hugepages-2Mi", "hugepages-1Gi")
@@ -69,7 +72,7 @@ def reference_hints(state, requested, reusable):
 
 node_strategy = st.fixed_dictionaries({
     "tables": st.dictionaries(st.sampled_from(TYPES),
-                              st.tuples(st.integers(0, 64), st.integers(0, 64)), min_size=0, max_size=3),
+                              st.tuples(st.integers(0, 64), st.integers(0, 64)), min_size=2, max_size=3),
     "assignments": st.integers(0, 3),
     "group": st.integers(0, 3),
 })
@@ -85,7 +88,7 @@ node_strategy = st.fixed_dictionaries({
 @example(ids=[0, 3],
          nodes=[{"tables": {"memory": (100, 100)}, "assignments": 1, "group": 0},
                 {"tables": {"memory": (100, 0)}, "assignments": 0, "group": 0}]
-         + [{"tables": {}, "assignments": 0, "group": 0}] * 4,
+         + [{"tables": {"memory": (1, 0)}, "assignments": 0, "group": 0}] * 4,
          requested={"memory": 60}, reusable_entries=[(1, "memory", 60)], pod_matches=True)
 def test_fast_hints_equal_reference(ids, nodes, requested, reusable_entries, pod_matches):
     ids = sorted(ids)
@@ -107,6 +110,10 @@ def test_fast_hints_equal_reference(ids, nodes, requested, reusable_entries, pod
         if combo:
             reusable.setdefault(mask_value(combo), {})[name] = amount
     mm._reusable = {"pod": reusable} if pod_matches else {"other": reusable}
+    if any(name not in node.memory_map for name in requested for node in state.values()):
+        with pytest.raises(MissingMemoryTable):
+            mm.calculate_hints("pod", requested)
+        return
     fast = mm.calculate_hints("pod", requested)
     expected = reference_hints(state, requested, reusable if pod_matches else {})
     assert dict((r, [(list(h.affinity.bits()), h.preferred) for h in hints]) for r, hints in fast.items()) == expected

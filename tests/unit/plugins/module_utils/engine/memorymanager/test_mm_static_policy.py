@@ -184,6 +184,20 @@ def test_hugepages_hints_and_state():
     assert mm.get_topology_hints(q, q.containers[0]) == {}
 
 
+def test_hugepage_size_the_machine_lacks_is_refused_clearly():
+    from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.memorymanager.static_policy import (
+        MissingMemoryTable)
+    mm = two_nodes()
+    p = pod([("c", {"memory": "1Gi", "hugepages-1Gi": "1Gi"})])
+    with pytest.raises(MissingMemoryTable) as err:
+        mm.get_topology_hints(p, p.containers[0])
+    assert str(err.value).startswith('the pod requests "hugepages-1Gi", which NUMA node(s) 0, 1 of this machine '
+                                     'do not have')
+    with pytest.raises(MissingMemoryTable):
+        mm.allocate(p, p.containers[0], hint([0], True))
+    assert mm.assignments() == {}
+
+
 def test_multi_type_on_two_nodes_counts_twice():
     topo = topology((0, 4 * GI, {2 * MI: 512}), (1, 4 * GI, {2 * MI: 512}))
     mm = new_memory_manager(topo, static_config({0: {"memory": "512Mi"}}),
