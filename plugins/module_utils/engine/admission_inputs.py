@@ -62,8 +62,8 @@ def _template_pod(document, where):
     return {"apiVersion": "v1", "kind": "Pod", "metadata": tmeta, "spec": copy.deepcopy(template["spec"])}
 
 
-def pods_from_documents(documents, source):
-    # type: (List[Any], str) -> List[Tuple[str, Dict[str, Any]]]
+def pods_from_documents(documents, source, numbered=False):
+    # type: (List[Any], str, bool) -> List[Tuple[str, Dict[str, Any]]]
     """(label, pod manifest) for every pod in ``documents`` (parsed YAML documents of one source).
 
     ``label`` names the source and document (``pod.yaml#2``) for error messages. Empty documents
@@ -71,7 +71,7 @@ def pods_from_documents(documents, source):
     """
     out = []  # type: List[Tuple[str, Dict[str, Any]]]
     for index, document in enumerate(documents):
-        where = "%s#%d" % (source, index + 1) if len(documents) > 1 else source
+        where = "%s#%d" % (source, index + 1) if numbered or len(documents) > 1 else source
         if document is None:
             continue
         if not isinstance(document, dict):
@@ -82,7 +82,7 @@ def pods_from_documents(documents, source):
             items = document.get("items")
             if not isinstance(items, list):
                 raise AdmissionInputError("%s: %s without an items list" % (where, kind))
-            out.extend(pods_from_documents(items, where + ".items"))
+            out.extend(pods_from_documents(items, where + ".items", numbered=True))
             continue
         if kind == "Pod":
             out.append((where, document))

@@ -1,0 +1,68 @@
+# -*- coding: utf-8 -*-
+# Copyright: numaguard.kubelet contributors
+# Apache License 2.0 (see LICENSE)
+"""The fleet report of admission_check results and its filter."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import pytest
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.numaguard.kubelet.plugins.filter.admission_report import admission_report as report_filter
+from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.admission_report import (
+    AdmissionReportError, admission_report, describe_pod)
+
+ADMITTED = {"name": "db", "namespace": "shop", "admitted": True, "reason": "", "message": "", "numa_nodes": [1],
+            "containers": [{"name": "c", "cpus": "4-5", "devices": {"nvidia.com/gpu": ["gpu1"]},
+                            "memory_blocks": [{"type": "memory", "size": 8 << 30, "numa_affinity": [1]},
+                                              {"type": "hugepages-2Mi", "size": 3 << 20, "numa_affinity": [1]}]}]}
+REJECTED = {"name": "db", "namespace": "shop", "admitted": False, "reason": "TopologyAffinityError",
+            "message": "Resources cannot be allocated with Topology locality", "numa_nodes": [], "containers": []}
+PLAIN = {"name": "web", "namespace": "default", "admitted": True, "reason": "", "message": "", "numa_nodes": [],
+         "containers": [{"name": "c", "cpus": "", "memory_blocks": [], "devices": {}}]}
+
+
+def test_describe_pod():
+    assert describe_pod(ADMITTED) == ("shop/db admitted on NUMA 1 (cpus 4-5; 3Mi hugepages-2Mi on 1; "
+                                      "8Gi memory on 1; nvidia.com/gpu gpu1)")
+    assert describe_pod(REJECTED) == ("shop/db rejected: TopologyAffinityError: Resources cannot be allocated "
+                                      "with Topology locality")
+    assert describe_pod(PLAIN) == "default/web admitted (no exclusive CPUs, NUMA memory or aligned devices)"
+
+
+def test_report_statuses_and_lines():
+    results = {
+        "h1": {"changed": False, "pods": [ADMITTED]},
+        "h2": {"changed": False, "pods": [REJECTED]},
+        "h3": {"failed": True, "msg": "could not restore state from checkpoint: checkpoint is corrupted"},
+        "h4": None,
+        "h5": {"changed": False, "pods": [PLAIN, REJECTED]},
+    }
+    report = admission_report(results, ["h1", "h2", "h3", "h4", "h5"], active=["h1", "h2", "h3", "h5"])
+    assert report["admitted"] == ["h1"]
+    assert report["rejected"] == ["h2", "h5"]
+    assert report["errors"] == ["h3", "h4"]
+    assert report["hosts"]["h4"]["error"] == "unreachable or failed before the check"
+    assert report["lines"][0] == "admitted on 1 of 5 host(s): h1 (NUMA 1)"
+    assert "h3: cannot check: could not restore state from checkpoint: checkpoint is corrupted" in report["lines"]
+    assert "h5: default/web admitted (no exclusive CPUs, NUMA memory or aligned devices)" in report["lines"]
+
+
+def test_report_bad_input():
+    with pytest.raises(AdmissionReportError):
+        admission_report([], ["h1"])
+
+
+def test_filter_reads_hostvars():
+    hostvars = {"h1": {"admission_check_result": {"pods": [PLAIN]}}, "h2": {"other": {"pods": [REJECTED]}}}
+    report = report_filter(hostvars, ["h1", "h2"])
+    assert report["admitted"] == ["h1"] and report["errors"] == ["h2"]
+    assert report_filter(hostvars, ["h2"], var="other")["rejected"] == ["h2"]
+    with pytest.raises(AnsibleFilterError) as err:
+        report_filter(hostvars, ["nope"])
+    assert "host 'nope' is not in the inventory" in str(err.value)
+    with pytest.raises(AnsibleFilterError):
+        report_filter(hostvars, "h1")
