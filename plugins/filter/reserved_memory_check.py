@@ -64,6 +64,18 @@ options:
   memory_manager_state:
     description: Content of an existing C(memory_manager_state) to predict its acceptance.
     type: str
+  errors:
+    description:
+      - V(strict) raises an error for unusable input (bad topology, bad option values).
+      - V(report) returns C({valid - false, errors - [message], input_error - message}) instead, so one bad host
+        does not stop a template that checks a whole fleet. The input may then also be a JSON string (the content
+        of a saved topology file) or null with O(missing) naming what could not be read.
+    type: str
+    default: strict
+    choices: [strict, report]
+  missing:
+    description: With O(errors=report) and a null input, the message to report (e.g. the file that could not be read).
+    type: str
 """
 
 EXAMPLES = r"""
@@ -90,6 +102,8 @@ _value:
     C(eviction_hard), C(state), C(memory_capacity_bytes)).
   type: dict
 """
+
+import json
 
 from ansible.errors import AnsibleFilterError
 
@@ -124,7 +138,36 @@ def _equation_only_topology(reserved_memory):
 def reserved_memory_check(topology, kube_reserved=None, system_reserved=None, eviction_hard=None,
                           merge_default_eviction_settings=None, reserved_memory=None, memory_manager_policy=None,
                           strategy=None, reserved_cpus=None, split_unit="1Mi", memory_capacity=None,
-                          allocatable_ignore_eviction=False, kubelet_config=None, memory_manager_state=None):
+                          allocatable_ignore_eviction=False, kubelet_config=None, memory_manager_state=None,
+                          errors="strict", missing=None):
+    if errors not in ("strict", "report"):
+        raise AnsibleFilterError("numaguard.kubelet.reserved_memory_check: errors must be strict or report, got %r"
+                                 % (errors,))
+    if errors == "report":
+        if topology is None or isinstance(topology, str):
+            if topology is None or topology == "":
+                message = missing or "no topology given"
+                return {"valid": False, "errors": [message], "warnings": [], "input_error": message}
+            try:
+                topology = json.loads(topology)
+            except ValueError as exc:
+                message = "topology is not valid JSON: %s" % exc
+                return {"valid": False, "errors": [message], "warnings": [], "input_error": message}
+        try:
+            return _check(topology, kube_reserved, system_reserved, eviction_hard, merge_default_eviction_settings,
+                          reserved_memory, memory_manager_policy, strategy, reserved_cpus, split_unit,
+                          memory_capacity, allocatable_ignore_eviction, kubelet_config, memory_manager_state)
+        except AnsibleFilterError as exc:
+            message = str(exc).replace("numaguard.kubelet.reserved_memory_check: ", "", 1)
+            return {"valid": False, "errors": [message], "warnings": [], "input_error": message}
+    return _check(topology, kube_reserved, system_reserved, eviction_hard, merge_default_eviction_settings,
+                  reserved_memory, memory_manager_policy, strategy, reserved_cpus, split_unit, memory_capacity,
+                  allocatable_ignore_eviction, kubelet_config, memory_manager_state)
+
+
+def _check(topology, kube_reserved, system_reserved, eviction_hard, merge_default_eviction_settings, reserved_memory,
+           memory_manager_policy, strategy, reserved_cpus, split_unit, memory_capacity, allocatable_ignore_eviction,
+           kubelet_config, memory_manager_state):
     equation_only = topology is None
     try:
         if equation_only:
@@ -138,7 +181,7 @@ def reserved_memory_check(topology, kube_reserved=None, system_reserved=None, ev
             kube_reserved=kube_reserved, system_reserved=system_reserved, eviction_hard=eviction_hard,
             merge_default_eviction_settings=merge_default_eviction_settings, reserved_memory=reserved_memory,
             memory_manager_policy=memory_manager_policy, reserved_cpus=reserved_cpus)
-    except (InvalidTopology, ReservationError, ReservationSyntaxError, TypeError) as exc:
+    except (InvalidTopology, ReservationError, ReservationSyntaxError, TypeError, ValueError) as exc:
         raise AnsibleFilterError("numaguard.kubelet.reserved_memory_check: %s" % exc) from exc
     output = result.to_dict()
     if equation_only:

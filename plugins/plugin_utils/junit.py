@@ -35,10 +35,11 @@ def render_junit(results, suite="numaguard.kubelet reserved memory"):
     for host in sorted(results, key=str):
         result = results[host]
         case = ET.SubElement(suite_el, "testcase", classname=suite, name=str(host))
-        if not isinstance(result, dict):
+        if not isinstance(result, dict) or result.get("input_error"):
             errors += 1
-            node = ET.SubElement(case, "error", message="check could not run", type="error")
-            node.text = str(result)
+            text = str(result.get("input_error")) if isinstance(result, dict) else str(result)
+            node = ET.SubElement(case, "error", message="check could not run: %s" % text[:200], type="error")
+            node.text = text
             continue
         if not result.get("valid", False):
             failures += 1

@@ -117,3 +117,17 @@ def test_junit_report():
     failure = cases[1].find("failure")
     assert failure.get("message").startswith("1 error(s): [reserved-memory-sum]")
     assert cases[2].find("error").text == "could not read topology"
+
+
+def test_check_report_mode_never_raises():
+    assert reserved_memory_check(None, errors="report", missing="cannot read x.json") == {
+        "valid": False, "errors": ["cannot read x.json"], "warnings": [], "input_error": "cannot read x.json"}
+    bad_json = reserved_memory_check("{nodes", errors="report")
+    assert bad_json["input_error"].startswith("topology is not valid JSON: ")
+    bad_topology = reserved_memory_check('{"nodes": "x"}', errors="report")
+    assert bad_topology["errors"] == ["numa_topology.nodes must be a list, got str"]
+    import json
+    good = reserved_memory_check(json.dumps(FACTS), errors="report", kube_reserved="memory=1Gi", strategy="node0")
+    assert good["valid"] and good["flag"] == "0:memory=1124Mi"
+    xml = reserved_memory_junit({"h": bad_json})
+    assert 'errors="1"' in xml and "check could not run: topology is not valid JSON" in xml
