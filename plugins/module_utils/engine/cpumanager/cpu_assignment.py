@@ -26,7 +26,7 @@ __metaclass__ = type
 import math
 
 try:
-    from typing import FrozenSet, Iterable, Iterator, List, Optional, Set  # noqa: F401
+    from typing import Dict, FrozenSet, Iterable, Iterator, List, Optional, Set, Tuple  # noqa: F401
 except ImportError:  # pragma: no cover
     pass
 
@@ -303,12 +303,18 @@ def _combinations(items, size):
         yield list(combo)
 
 
-def take_distributed(topo, available, count, group_size=1, strategy=PACKED, align_by_socket=False):
-    # type: (object, Iterable[int], int, int, str, bool) -> FrozenSet[int]
+def take_distributed(topo, available, count, group_size=1, strategy=PACKED, align_by_socket=False,
+                     literal=False):
+    # type: (object, Iterable[int], int, int, str, bool, bool) -> FrozenSet[int]
     """``takeByTopologyNUMADistributed`` (KEP-2902) with CPU groups of ``group_size``.
 
     With ``align_by_socket`` a combination of NUMA nodes within one socket beats any
     cross-socket one, and a node's even share is capped at what it can give in whole groups.
+
+    The search over NUMA combinations and remainder subsets is exponential; combinations are
+    scored once per distinct sequence of free-CPU counts and remainder subsets once per distinct
+    multiset of counts (see :func:`_evaluate_values`). ``literal=True`` runs the kubelet's plain
+    enumeration instead (tests compare the two).
     """
     available = frozenset(available)
     if count % group_size != 0:
@@ -319,6 +325,8 @@ def take_distributed(topo, available, count, group_size=1, strategy=PACKED, alig
     if acc.failed():
         raise _not_enough(count, len(available))
     numas = acc.sorted_numas()
+    free = dict((n, len(acc.avail_in_numa(n))) for n in numas)
+    memo = {}  # type: dict
     lo, hi = _numa_range(acc, group_size)
     for size in range(lo, hi + 1):
         best = None  # type: Optional[tuple]
@@ -327,7 +335,10 @@ def take_distributed(topo, available, count, group_size=1, strategy=PACKED, alig
         for combo in _combinations(numas, size):
             if best_balance == 0 and (not align_by_socket or best_in_one_socket):
                 break
-            choice = _evaluate_combo(acc, numas, combo, count, group_size, align_by_socket)
+            if literal:
+                choice = _evaluate_combo_literal(acc, numas, combo, count, group_size, align_by_socket)
+            else:
+                choice = _evaluate_combo(free, combo, count, group_size, align_by_socket, memo)
             if choice is None:
                 continue
             better = choice[0] < best_balance
@@ -387,9 +398,111 @@ def _numa_range(acc, group_size):
     return lo, hi
 
 
-def _evaluate_combo(acc, numas, combo, count, group_size, align_by_socket=False):
+def _evaluate_combo(free, combo, count, group_size, align_by_socket, memo):
+    # type: (Dict[int, int], List[int], int, int, bool, dict) -> Optional[tuple]
+    """Balance score and remainder subset of one NUMA combination, None when it cannot work.
+
+    The outcome depends only on the free-CPU counts of the combination's nodes, in order (the
+    other nodes' counts are then determined too), so it is computed once per such sequence.
+    """
+    sequence = tuple(free[n] for n in combo)
+    if sequence not in memo:
+        rest = list(free.values())
+        for value in sequence:
+            rest.remove(value)
+        memo[sequence] = _evaluate_values(sequence, rest, count, group_size, align_by_socket)
+    result = memo[sequence]
+    if result is None:
+        return None
+    score, positions = result
+    return score, ([combo[p] for p in positions] or None)
+
+
+def _hand_out(values, remainder, group_size):
+    # type: (List[int], int, int) -> List[int]
+    """Remainder groups handed round-robin over the subset (in order), skipping exhausted nodes."""
+    values = list(values)
+    left = remainder
+    while left > 0:
+        for index, value in enumerate(values):
+            if left == 0:
+                break
+            if value < group_size:
+                continue
+            values[index] = value - group_size
+            left -= group_size
+    return values
+
+
+def _evaluate_values(sequence, rest, count, group_size, align_by_socket):
+    # type: (Tuple[int, ...], List[int], int, int, bool) -> Optional[tuple]
+    """Score and remainder positions (indices into ``sequence``) for one combination's counts."""
+    if sum(sequence) < count:
+        return None
+    if sum(v // group_size for v in sequence) * group_size < count:
+        return None
+    share = (count // len(sequence) // group_size) * group_size
+    if align_by_socket:
+        for value in sequence:
+            share = min(share, value // group_size * group_size)
+    if any(v < share for v in sequence):
+        return None
+    after = [v - share for v in sequence]
+    remainder = count - share * len(sequence)
+    if remainder == 0:
+        return balance_score(sorted(rest + after)), []
+    positions = [i for i, v in enumerate(after) if v >= group_size]
+    values = [after[i] for i in positions]
+    ascending = all(values[i] <= values[i + 1] for i in range(len(values) - 1))
+    best = None  # type: Optional[tuple]
+    for size in range(len(positions), 0, -1):
+        size_best = None  # type: Optional[tuple]
+        for chosen in (_multiset_choices(values, size) if ascending
+                       else _combinations(list(range(len(values))), size)):
+            picked = [values[j] for j in chosen]
+            if sum(v // group_size for v in picked) * group_size < remainder:
+                continue
+            handed = _hand_out(picked, remainder, group_size)
+            others = [after[positions[j]] for j in range(len(values)) if j not in chosen]
+            others += [after[i] for i in range(len(after)) if after[i] < group_size]
+            score = balance_score(sorted(rest + others + handed))
+            key = (score, tuple(chosen))
+            if size_best is None or key < size_best:
+                size_best = key
+        if size_best is not None and (best is None or size_best[0] < best[0]):
+            best = size_best
+    if best is None:
+        return None
+    return best[0], [positions[j] for j in best[1]]
+
+
+def _multiset_choices(values, size):
+    # type: (List[int], int) -> Iterator[List[int]]
+    """For ascending ``values``: one index choice per distinct multiset of ``size`` values, the
+    lexicographically first one (the first occurrences of each value)."""
+    distinct = []  # type: List[tuple]
+    for index, value in enumerate(values):
+        if distinct and distinct[-1][0] == value:
+            distinct[-1][1].append(index)
+        else:
+            distinct.append((value, [index]))
+
+    def walk(position, left):
+        if left == 0:
+            yield []
+            return
+        if position == len(distinct):
+            return
+        indexes = distinct[position][1]
+        for take in range(min(left, len(indexes)), -1, -1):
+            for tail in walk(position + 1, left - take):
+                yield indexes[:take] + tail
+    return walk(0, size)
+
+
+def _evaluate_combo_literal(acc, numas, combo, count, group_size, align_by_socket=False):
     # type: (_Accumulator, List[int], List[int], int, int, bool) -> Optional[tuple]
-    """Balance score and remainder subset of one NUMA combination, None when it cannot work."""
+    """The kubelet's plain enumeration (reference for :func:`_evaluate_combo`)."""
     free = dict((n, len(acc.avail_in_numa(n))) for n in numas)
     if sum(free[n] for n in combo) < count:
         return None
@@ -407,7 +520,7 @@ def _evaluate_combo(acc, numas, combo, count, group_size, align_by_socket=False)
     remainder = count - share * len(combo)
     candidates = [n for n in combo if after[n] >= group_size]
     if remainder == 0:
-        return balance_score([after[n] for n in sorted(after)]), None
+        return balance_score(sorted(after.values())), None
     best_balance = float("inf")
     best_subset = None  # type: Optional[List[int]]
     for size in range(len(candidates), 0, -1):
@@ -424,7 +537,7 @@ def _evaluate_combo(acc, numas, combo, count, group_size, align_by_socket=False)
                         continue
                     trial[numa] -= group_size
                     left -= group_size
-            score = balance_score([trial[n] for n in sorted(trial)])
+            score = balance_score(sorted(trial.values()))
             if score < best_balance:
                 best_balance = score
                 best_subset = subset

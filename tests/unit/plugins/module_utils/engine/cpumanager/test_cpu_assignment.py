@@ -293,3 +293,25 @@ def test_distributed_with_align_by_socket(by_socket, expected):
     available = parse_cpuset("0-9,11-79")  # NUMA 1 has one CPU in use
     result = ca.take_distributed(dual_socket_multi_numa_ht(), available, 38, 1, ca.PACKED, by_socket)
     assert format_cpuset(result) == expected
+
+
+def six_numa(sockets_first):
+    """6 NUMA nodes x 4 cores x 2 threads; 3 sockets of 2 nodes, or 6 sockets (one per node)."""
+    nodes = dict((n, [c for c in range(48) if (c % 24) // 4 == n]) for n in range(6))
+    sockets = dict((n, n // 2 if sockets_first else n) for n in range(6))
+    return from_layout(nodes, sockets_per_node=sockets, cores=dict((c, (c, c + 24)) for c in range(24)))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sets(st.integers(0, 47), min_size=1), st.integers(1, 48), st.sampled_from([1, 2]), st.booleans(),
+       st.booleans())
+def test_fast_distributed_search_equals_the_literal_one(available, count, group, by_socket, sockets_first):
+    topo = six_numa(sockets_first)
+    try:
+        fast = ca.take_distributed(topo, available, count, group, ca.PACKED, by_socket)
+    except ca.TakeError as exc:
+        with pytest.raises(ca.TakeError) as info:
+            ca.take_distributed(topo, available, count, group, ca.PACKED, by_socket, literal=True)
+        assert str(info.value) == str(exc)
+        return
+    assert fast == ca.take_distributed(topo, available, count, group, ca.PACKED, by_socket, literal=True)
