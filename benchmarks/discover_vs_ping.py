@@ -1,0 +1,126 @@
+# -*- coding: utf-8 -*-
+# Copyright: numaguard.kubelet contributors
+# Apache License 2.0 (see LICENSE)
+"""Wall time of playbooks/discover.yml next to an ansible.builtin.ping playbook on the same fleet.
+
+The question it answers: how much does NUMA discovery cost on top of the bare price of reaching
+the hosts (ssh + Python start + AnsiballZ)? Target: discover.yml within 1.3x of ping.
+
+For each fleet size it brings a fleet up (hosts cycling through every bundled topology), then
+alternates ping and discover runs (so background load hits both alike) and prints the median of
+each and their ratio. "cold" closes the ssh ControlPersist masters before every run (first
+contact, the usual case for a playbook run by hand); "warm" reuses them. Prints figures only.
+
+    .venv/bin/python benchmarks/discover_vs_ping.py                 # 10 and 50 hosts, 3 rounds, cold
+    .venv/bin/python benchmarks/discover_vs_ping.py --hosts 10 --rounds 5 --mode both --forks 10
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PING = """---
+- name: Ping
+  hosts: all
+  gather_facts: false
+  tasks:
+    - name: Ping
+      ansible.builtin.ping:
+"""
+
+
+def load_fleet_tool():
+    spec = importlib.util.spec_from_file_location("numaguard_fleet_tool", os.path.join(REPO, "tests", "fleet", "fleet.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def run(argv, env):
+    began = time.monotonic()
+    proc = subprocess.run(argv, env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          universal_newlines=True, check=False)
+    elapsed = time.monotonic() - began
+    if proc.returncode != 0:
+        raise SystemExit("benchmark: %s failed (exit %d):\n%s" % (" ".join(argv), proc.returncode, proc.stdout[-3000:]))
+    return elapsed
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--hosts", default="10,50", help="comma-separated fleet sizes (default 10,50)")
+    parser.add_argument("--rounds", type=int, default=3, help="ping/discover pairs per size (default 3)")
+    parser.add_argument("--forks", type=int, default=10, help="ansible forks (default 10)")
+    parser.add_argument("--mode", choices=("cold", "warm", "both"), default="cold",
+                        help="close ssh ControlPersist masters before each run (cold) or not (warm)")
+    parser.add_argument("--no-pipelining", action="store_true", help="measure without ANSIBLE_PIPELINING")
+    args = parser.parse_args()
+    fleet_tool = load_fleet_tool()
+    reason = fleet_tool.unavailable()
+    if reason:
+        raise SystemExit("benchmark: %s" % reason)
+    bindir = os.path.dirname(sys.executable)
+    playbook_bin = os.path.join(bindir, "ansible-playbook")
+    if not os.path.exists(playbook_bin):
+        raise SystemExit("benchmark: %s not found; run with the project venv (.venv/bin/python)" % playbook_bin)
+    work = tempfile.mkdtemp(prefix="numaguard-bench-")
+    try:
+        os.makedirs(os.path.join(work, "collections", "ansible_collections", "numaguard"))
+        os.symlink(REPO, os.path.join(work, "collections", "ansible_collections", "numaguard", "kubelet"))
+        ping = os.path.join(work, "ping.yml")
+        with open(ping, "w") as handle:
+            handle.write(PING)
+        env = dict(os.environ)
+        env.update({"ANSIBLE_COLLECTIONS_PATH": os.path.join(work, "collections"), "ANSIBLE_FORKS": str(args.forks),
+                    "ANSIBLE_PIPELINING": "0" if args.no_pipelining else "1", "ANSIBLE_NOCOLOR": "1",
+                    "ANSIBLE_HOST_KEY_CHECKING": "0", "ANSIBLE_RETRY_FILES_ENABLED": "0",
+                    "PATH": bindir + os.pathsep + env.get("PATH", "")})
+        modes = ("cold", "warm") if args.mode == "both" else (args.mode,)
+        rows = []
+        print("discover.yml vs ansible.builtin.ping: forks=%d, pipelining=%s, %d round(s), %s, %d CPUs, load %s"
+              % (args.forks, "off" if args.no_pipelining else "on", args.rounds, "/".join(modes),
+                 os.cpu_count() or 0, " ".join("%.2f" % x for x in os.getloadavg())), flush=True)
+        for size in [int(s) for s in args.hosts.split(",") if s.strip()]:
+            fleet_dir = os.path.join(work, "fleet%d" % size)
+            began = time.monotonic()
+            state = fleet_tool.up(fleet_dir, hosts=size, base_port="auto", quiet=True)
+            up_time = time.monotonic() - began
+            try:
+                inventory = state["inventory"]
+                for mode in modes:
+                    if mode == "warm":  # open the masters once
+                        run([playbook_bin, "-i", inventory, ping], env)
+                    samples = {"ping": [], "discover": []}
+                    for _round in range(args.rounds):
+                        for name, playbook in (("ping", ping), ("discover", os.path.join(REPO, "playbooks", "discover.yml"))):
+                            if mode == "cold":
+                                fleet_tool._close_control_masters(state)
+                            samples[name].append(run([playbook_bin, "-i", inventory, playbook], env))
+                    p, d = statistics.median(samples["ping"]), statistics.median(samples["discover"])
+                    rows.append((size, mode, p, d, d / p, samples, up_time))
+                    print("  %3d hosts %-4s  ping %6.2f s  discover %6.2f s  ratio %.2fx   (ping %s | discover %s; fleet up %.1f s)"
+                          % (size, mode, p, d, d / p, " ".join("%.2f" % x for x in samples["ping"]),
+                             " ".join("%.2f" % x for x in samples["discover"]), up_time), flush=True)
+            finally:
+                began = time.monotonic()
+                fleet_tool.down(fleet_dir, quiet=True)
+                print("  %3d hosts: fleet down %.1f s" % (size, time.monotonic() - began), flush=True)
+        print("\nhosts  mode  ping_s  discover_s  ratio")
+        for size, mode, p, d, ratio, _samples, _up in rows:
+            print("%5d  %-4s  %6.2f  %10.2f  %5.2f" % (size, mode, p, d, ratio))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
