@@ -129,8 +129,8 @@ class CPUManagerCheckpoint:
     ``entries``: pod UID -> container name -> cpuset string. ``pod_entries``: pod UID -> cpuset
     string (pod-level exclusive CPUs, PodLevelResourceManagers). ``v1_entries``: container id ->
     cpuset of a V1 file that could not be migrated (no container list given). ``checksum_ok``:
-    True when a checksum was verified, None when there was none to verify (0) or it cannot be
-    reproduced (CPU V3). ``legacy_checksum_ok`` (V4 only): whether the legacy top-level fields
+    True when a checksum was verified, None when there was none to verify (0).
+    ``legacy_checksum_ok`` (V4 only): whether the legacy top-level fields
     would satisfy an older kubelet. ``legacy_checksum_kind``: how the file's legacy ``checksum``
     was made (:data:`LEGACY_KINDS`, None if unknown); ``dump`` reproduces it for the same version.
     """
@@ -182,17 +182,23 @@ _F = gojson.Field
 
 _CPU_ENTRIES_V1 = gojson.map_type(_S, _S)
 _CPU_ENTRIES = gojson.map_type(_S, gojson.map_type(_S, _S))
-# [inferred] 1.36's pod-level CPU entry: {"cpuSet": "<cpuset>"}; the Go type names are a guess.
-_CPU_POD_ENTRY = gojson.struct_type("state.PodEntry", [_F("CPUSet", "cpuSet", _S)])
+# A pod-level CPU entry is PodEntry{CPUSet cpuset.CPUSet} with its own JSON (un)marshaller that
+# writes {"cpuSet": "<cpuset string>"} (omitempty). JSON side: the string. Checksum side: go-spew
+# renders the cpuset.CPUSet struct itself, i.e. its unexported ``elems map[int]struct {}``.
+_CPU_POD_ENTRY = gojson.struct_type("state.PodEntry", [_F("CPUSet", "cpuSet", _S, True)])
 _CPU_POD_ENTRIES = gojson.map_type(_S, _CPU_POD_ENTRY, "state.PodCPUAssignments")
+_CPUSET_STRUCT = gojson.struct_type("cpuset.CPUSet", [
+    _F("elems", "elems", gojson.map_type(_INT, gojson.struct_type("struct {}", [])))])
+_CPU_POD_ENTRIES_SPEW = gojson.map_type(
+    _S, gojson.struct_type("state.PodEntry", [_F("CPUSet", "cpuSet", _CPUSET_STRUCT)]), "state.PodCPUAssignments")
 
 
-def _cpu_struct(name, entries_type, pod_entries=False, checksum=True, data=False):
-    # type: (str, gojson.GoType, bool, bool, bool) -> gojson.GoType
+def _cpu_struct(name, entries_type, pod_entries=None, checksum=True, data=False):
+    # type: (str, gojson.GoType, Optional[gojson.GoType], bool, bool) -> gojson.GoType
     fields = [_F("PolicyName", "policyName", _S), _F("DefaultCPUSet", "defaultCpuSet", _S),
               _F("Entries", "entries", entries_type, True)]
-    if pod_entries:
-        fields.append(_F("PodEntries", "podEntries", _CPU_POD_ENTRIES, True))
+    if pod_entries is not None:
+        fields.append(_F("PodEntries", "podEntries", pod_entries, True))
     if checksum:
         fields.append(_F("Checksum", "checksum", _CK))
     if data:
@@ -205,11 +211,40 @@ def _cpu_legacy_types(version):
     """The struct a legacy checksum is computed over, under each name a kubelet has used."""
     names = ["state.CPUManagerCheckpoint", "state.CPUManagerCheckpointV%d" % version]
     entries = _CPU_ENTRIES_V1 if version == 1 else _CPU_ENTRIES
-    return [_cpu_struct(n, entries, pod_entries=(version == 3)) for n in names]
+    return [_cpu_struct(n, entries, pod_entries=_CPU_POD_ENTRIES_SPEW if version == 3 else None)
+            for n in names]
+
+
+def _cpu_json_type(version):
+    # type: (int) -> gojson.GoType
+    """The struct a legacy version is decoded into / encoded from (JSON spelling)."""
+    entries = _CPU_ENTRIES_V1 if version == 1 else _CPU_ENTRIES
+    return _cpu_struct("state.CPUManagerCheckpoint", entries,
+                       pod_entries=_CPU_POD_ENTRIES if version == 3 else None)
+
+
+def _cpu_hash_value(value, version):
+    # type: (Dict[str, Any], int) -> Dict[str, Any]
+    """The decoded V3 value as go-spew sees it: pod cpusets parsed into cpuset.CPUSet elems."""
+    if version != 3:
+        return value
+    result = dict(value)
+    pods = value.get("PodEntries")
+    if pods is not None:
+        parsed = {}
+        for pod, entry in pods.items():
+            try:
+                cpus = go_parse_cpuset(entry["CPUSet"])
+            except ValueError as error:
+                raise CheckpointError("could not parse cpuset %s of pod %s in podEntries: %s"
+                                      % (go_quote(entry["CPUSet"]), go_quote(pod), error))
+            parsed[pod] = {"CPUSet": {"elems": dict((cpu, {}) for cpu in cpus)}}
+        result["PodEntries"] = parsed
+    return result
 
 
 _CPU_V4 = _cpu_struct("state.CPUManagerCheckpoint", _CPU_ENTRIES, data=True)
-_CPU_DATA = _cpu_struct("state.CPUManagerCheckpointData", _CPU_ENTRIES, pod_entries=True,
+_CPU_DATA = _cpu_struct("state.CPUManagerCheckpointData", _CPU_ENTRIES, pod_entries=_CPU_POD_ENTRIES,
                         checksum=False)
 
 _TABLE = gojson.struct_type("state.MemoryTable", [
@@ -349,26 +384,23 @@ def load_cpu_manager_state(data, initial_containers=None):
     if top["Data"] or top["DataChecksum"]:
         return _load_cpu_v4(top, top_error)
 
-    candidates = []  # type: List[int]
-    if _has_key(tree, "podEntries"):
-        candidates.append(3)
-    candidates += [2, 1]
+    # V3 (1.36, gate on) also hashes an empty podEntries map, which the JSON omits: try it last
+    candidates = [3, 2, 1] if _has_key(tree, "podEntries") else [2, 1, 3]
     report = None  # type: Optional[str]
     for version in candidates:
-        types = _cpu_legacy_types(version)
-        value, error = _decode(tree, types[0], {"Entries": {}} if version != 3
+        value, error = _decode(tree, _cpu_json_type(version), {"Entries": {}} if version != 3
                                else {"Entries": {}, "PodEntries": {}})
-        kind = _legacy_kind(value, types) if error is None else None
+        kind = None
+        if error is None:
+            try:
+                kind = _legacy_kind(_cpu_hash_value(value, version), _cpu_legacy_types(version))
+            except CheckpointError as bad_cpuset:
+                error = bad_cpuset  # type: ignore
         if error is not None:
             message = str(error)
         elif kind is not None:
             return _cpu_from_legacy(value, version, None if kind == LEGACY_ZERO else True, initial_containers,
                                     kind)
-        elif version == 3 and all(entry["CPUSet"] for entry in value["PodEntries"].values()):
-            # The 1.36 V3 legacy checksum hashes Go-internal data we cannot reproduce exactly:
-            # a file whose pod entries all carry a cpuSet is accepted with the checksum flagged
-            # as unverified (None); anything else is not a CPU V3 file.
-            return _cpu_from_legacy(value, version, None, initial_containers, None)
         else:
             message = CORRUPTED
         if version == 2 or report is None:
@@ -380,11 +412,11 @@ def _load_cpu_v4(top, top_error):
     # type: (Dict[str, Any], Optional[gojson.GoJSONError]) -> CPUManagerCheckpoint
     prefix = "could not load v4 checkpoint, no falling back to previous versions: "
     if top_error is not None:
-        raise CheckpointError(prefix + str(top_error))
+        raise CheckpointError(prefix + "failed to deserialize cpu manager checkpoint: %s" % top_error)
     try:
         inner = gojson.unmarshal(top["Data"], _CPU_DATA)
     except gojson.GoJSONError as error:
-        raise CheckpointError(prefix + "failed to deserialize CPU manager checkpoint data: %s" % error)
+        raise CheckpointError(prefix + "failed to deserialize cpu manager checkpoint data: %s" % error)
     if gospew.string_checksum(top["Data"]) != top["DataChecksum"]:
         raise CheckpointError(prefix + CORRUPTED)
     kind = _legacy_kind(top, _cpu_legacy_types(2))
@@ -463,8 +495,8 @@ def dump_cpu_manager_state(cp, version=None, v4_legacy_checksum=None, legacy_che
     the kubelet writes it: V1/V2 computed over ``state.CPUManagerCheckpoint``; V4 (which carries
     the V2 fields at top level for older kubelets) 0, "no checksum", accepted by every older
     reader. ``legacy_checksum`` ('zero' | 'unversioned' | 'versioned') overrides;
-    ``v4_legacy_checksum='v2'`` is the older spelling of 'unversioned'. V3 is refused: its legacy
-    checksum cannot be reproduced; write V4 (1.37+) or V2.
+    ``v4_legacy_checksum='v2'`` is the older spelling of 'unversioned'. V3 is what 1.36 writes
+    with PodLevelResourceManagers on (V2 + ``podEntries``).
     """
     if v4_legacy_checksum is not None:
         if v4_legacy_checksum not in ("zero", "v2"):
@@ -479,12 +511,9 @@ def dump_cpu_manager_state(cp, version=None, v4_legacy_checksum=None, legacy_che
     entries = _cpu_go_entries(cp)
     pod_entries = dict((_check_str(pod, "pod_entries pod UID"), {"CPUSet": _pod_cpuset(pod, cpus)})
                        for pod, cpus in (cp.pod_entries or {}).items())
-    if version == 3:
-        raise CheckpointError("writing cpu_manager_state version 3 is not supported: its legacy "
-                              "checksum hashes Go-internal cpuset data; write version 4 or 2")
     if version in (1, 2) and pod_entries:
         raise CheckpointError("cpu_manager_state version %d cannot hold podEntries (%d pods); "
-                              "write version 4" % (version, len(pod_entries)))
+                              "write version 3 or 4" % (version, len(pod_entries)))
     if version == 1:
         if entries:
             raise CheckpointError("cpu_manager_state version 1 keys entries by container id: "
@@ -500,6 +529,11 @@ def dump_cpu_manager_state(cp, version=None, v4_legacy_checksum=None, legacy_che
         raise CheckpointError("v1_entries (container id keyed) can only be written as version 1; "
                               "migrate them to entries first")
     legacy = {"PolicyName": policy, "DefaultCPUSet": default, "Entries": entries, "Checksum": 0}
+    if version == 3:
+        legacy["PodEntries"] = pod_entries
+        kind = _resolve_kind(cp, 3, legacy_checksum, LEGACY_UNVERSIONED)
+        legacy["Checksum"] = _legacy_checksum(_cpu_hash_value(legacy, 3), kind, _cpu_legacy_types(3))
+        return gojson.marshal(legacy, _cpu_json_type(3))
     v2_types = _cpu_legacy_types(2)
     if version == 2:
         kind = _resolve_kind(cp, 2, legacy_checksum, LEGACY_UNVERSIONED)

@@ -113,15 +113,15 @@ V4_DATA = json.dumps('{"policyName":"static","defaultCpuSet":"0-1,4-7","entries"
     ('{"policyName":"static","defaultCpuSet":"0-7","checksum":0,"data":' + V4_DATA + '}',
      V4_PREFIX + "checkpoint is corrupted"),
     ('{"policyName":"static","defaultCpuSet":"0-7","checksum":14413152,"dataChecksum":1234}',
-     V4_PREFIX + "failed to deserialize CPU manager checkpoint data: unexpected end of JSON input"),
+     V4_PREFIX + "failed to deserialize cpu manager checkpoint data: unexpected end of JSON input"),
     ('{"policyName":"static","data":"{","dataChecksum":1234}',
-     V4_PREFIX + "failed to deserialize CPU manager checkpoint data: unexpected end of JSON input"),
+     V4_PREFIX + "failed to deserialize cpu manager checkpoint data: unexpected end of JSON input"),
     ('{"policyName":"static","data":"{\\"policyName\\":1}","dataChecksum":1234}',
-     V4_PREFIX + "failed to deserialize CPU manager checkpoint data: json: cannot unmarshal number into Go "
+     V4_PREFIX + "failed to deserialize cpu manager checkpoint data: json: cannot unmarshal number into Go "
      "struct field CPUManagerCheckpointData.policyName of type string"),
     ('{"policyName":"static","entries":{"p":1},"data":' + V4_DATA + ',"dataChecksum":1750030131}',
-     V4_PREFIX + "json: cannot unmarshal number into Go struct field CPUManagerCheckpoint.entries of type "
-     "map[string]string"),
+     V4_PREFIX + "failed to deserialize cpu manager checkpoint: json: cannot unmarshal number into Go struct "
+     "field CPUManagerCheckpoint.entries of type map[string]string"),
 ])
 def test_cpu_v4_errors_never_fall_back(text, message):
     with pytest.raises(ck.CheckpointError) as info:
@@ -267,9 +267,10 @@ def _cpu(**kwargs):
 
 @pytest.mark.parametrize("cp, version, message", [
     (_cpu(), 5, "unsupported cpu_manager_state version 5 (supported: 1, 2, 3, 4)"),
-    (_cpu(), 3, "writing cpu_manager_state version 3 is not supported: its legacy checksum hashes Go-internal "
-                "cpuset data; write version 4 or 2"),
-    (_cpu(pod_entries={"p": "1"}), 2, "cpu_manager_state version 2 cannot hold podEntries (1 pods); write version 4"),
+    (_cpu(pod_entries={"p": "1"}), 2,
+     "cpu_manager_state version 2 cannot hold podEntries (1 pods); write version 3 or 4"),
+    (_cpu(pod_entries={"p": "1.5"}), 3,
+     'could not parse cpuset "1.5" of pod "p" in podEntries: strconv.Atoi: parsing "1.5": invalid syntax'),
     (_cpu(entries={"p": {"c": "1"}}), 1,
      "cpu_manager_state version 1 keys entries by container id: put them in v1_entries, not entries"),
     (_cpu(v1_entries={"id": "1"}), 4,

@@ -64,7 +64,7 @@ def _same_memory(a, b):
 
 @settings(max_examples=150, deadline=None)
 @given(CPU_STATES)
-def test_cpu_round_trip_v4_and_v2(cp):
+def test_cpu_round_trip_v4_v3_v2(cp):
     text = ck.dump_cpu_manager_state(cp, 4)
     back = ck.load_cpu_manager_state(text)
     assert back.version == 4 and back.checksum_ok is True and _same_cpu(back, cp)
@@ -73,8 +73,12 @@ def test_cpu_round_trip_v4_and_v2(cp):
     outer = json.loads(text)
     inner = json.loads(outer["data"])
     assert inner.get("entries", {}) == cp.entries
-    assert dict((p, e["cpuSet"]) for p, e in inner.get("podEntries", {}).items()) == cp.pod_entries
+    assert dict((p, e.get("cpuSet", "")) for p, e in inner.get("podEntries", {}).items()) == cp.pod_entries
     assert outer["dataChecksum"] == gospew.string_checksum(outer["data"])
+    v3 = ck.dump_cpu_manager_state(cp, 3)
+    back3 = ck.load_cpu_manager_state(v3)
+    assert back3.version == 3 and back3.checksum_ok is True and _same_cpu(back3, cp)
+    assert ck.dump_cpu_manager_state(back3) == v3
     if not cp.pod_entries:
         v2 = ck.dump_cpu_manager_state(cp, 2)
         again = ck.load_cpu_manager_state(v2)

@@ -288,14 +288,45 @@ def test_cpu_v1_without_container_list_keeps_container_ids():
     assert ck.dump_cpu_manager_state(cp) == V1_WITH_ENTRIES
 
 
-def test_cpu_v3_pod_entries_read_unverified_checksum():
+def _cpu_v3_checksum(pods, name="state.CPUManagerCheckpoint"):
+    # the text go-spew prints for a 1.36 V3 checkpoint: cpuset.CPUSet shows its internal map
+    text = ("(*%s){PolicyName:(string)static DefaultCPUSet:(string)0,3 Entries:(map[string]map[string]string)"
+            "map[p:map[c:1]] PodEntries:(state.PodCPUAssignments)map[%s] Checksum:(checksum.Checksum)0}"
+            % (name, pods))
+    return gospew.fnv1a32(text.encode())
+
+
+def test_cpu_v3_pod_entries():
+    expected = _cpu_v3_checksum("p:{CPUSet:(cpuset.CPUSet){elems:(map[int]struct {})map[1:{} 2:{}]}}")
     text = ('{"policyName":"static","defaultCpuSet":"0,3","entries":{"p":{"c":"1"}},'
-            '"podEntries":{"p":{"cpuSet":"1-2"}},"checksum":123}')
+            '"podEntries":{"p":{"cpuSet":"1-2"}},"checksum":%d}' % expected)
     cp = ck.load_cpu_manager_state(text)
-    assert (cp.version, cp.checksum_ok, cp.pod_entries) == (3, None, {"p": "1-2"})
+    assert (cp.version, cp.checksum_ok, cp.pod_entries) == (3, True, {"p": "1-2"})
+    assert ck.dump_cpu_manager_state(cp) == text
+    # the hash is over the parsed set: "1,2" hashes like "1-2"
+    assert ck.load_cpu_manager_state(text.replace('"1-2"', '"1,2"')).checksum_ok is True
     v4 = ck.dump_cpu_manager_state(cp, 4)
     assert json.loads(json.loads(v4)["data"])["podEntries"] == {"p": {"cpuSet": "1-2"}}
     assert ck.load_cpu_manager_state(v4).pod_entries == {"p": "1-2"}
+    versioned = text.replace(str(expected), str(_cpu_v3_checksum(
+        "p:{CPUSet:(cpuset.CPUSet){elems:(map[int]struct {})map[1:{} 2:{}]}}", "state.CPUManagerCheckpointV3")))
+    assert ck.load_cpu_manager_state(versioned).legacy_checksum_kind == ck.LEGACY_VERSIONED
+
+
+def test_cpu_v3_without_pod_entries_hashes_an_empty_map():
+    # 1.36 with the gate on and no pod-level pods: podEntries omitted, but hashed as map[]
+    text = ('{"policyName":"static","defaultCpuSet":"0,3","entries":{"p":{"c":"1"}},"checksum":%d}'
+            % _cpu_v3_checksum(""))
+    cp = ck.load_cpu_manager_state(text)
+    assert (cp.version, cp.checksum_ok, cp.pod_entries) == (3, True, {})
+    assert ck.dump_cpu_manager_state(cp) == text
+
+
+def test_cpu_v3_empty_pod_cpuset_is_omitted():
+    cp = ck.CPUManagerCheckpoint(policy_name="static", default_cpu_set="0", pod_entries={"p": ""}, version=3)
+    text = ck.dump_cpu_manager_state(cp)
+    assert '"podEntries":{"p":{}}' in text
+    assert ck.load_cpu_manager_state(text).pod_entries == {"p": ""}
 
 
 # ---- encoding details -----------------------------------------------------------------------
