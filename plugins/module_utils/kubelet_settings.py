@@ -130,7 +130,8 @@ _JSON_TYPES = {
     "object": lambda v: isinstance(v, dict),
     "array": lambda v: isinstance(v, list),
     "string": lambda v: isinstance(v, str),
-    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    # like JSON schema (and jsonschema): 1.0 is an integer
+    "integer": lambda v: (isinstance(v, int) and not isinstance(v, bool)) or (isinstance(v, float) and v.is_integer()),
     "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
     "boolean": lambda v: isinstance(v, bool),
     "null": lambda v: v is None,
@@ -280,6 +281,8 @@ def _option_text(value):
         return "true"
     if value is False:
         return "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
     return str(value)
 
 
@@ -299,12 +302,13 @@ def normalise_settings(settings):
         if kind == "options":
             result[key] = dict((str(k), _option_text(v)) for k, v in value.items())
         elif kind == "resources":
-            result[key] = dict((str(k), str(v)) for k, v in value.items())
+            result[key] = dict((str(k), _option_text(v)) for k, v in value.items())
         elif kind == "cpuset":
-            result[key] = str(value)
+            result[key] = _option_text(value)
         elif kind == "reservedMemory":
             result[key] = [
-                {"numaNode": entry.get("numaNode"), "limits": dict((str(k), str(v)) for k, v in (entry.get("limits") or {}).items())}
+                {"numaNode": int(entry.get("numaNode")),
+                 "limits": dict((str(k), _option_text(v)) for k, v in (entry.get("limits") or {}).items())}
                 for entry in value
             ]
         elif kind == "gates":

@@ -37,6 +37,7 @@ __metaclass__ = type
 
 import copy
 import json
+import math
 import os
 import re
 
@@ -562,7 +563,7 @@ def _scalar(value):
     if isinstance(value, int):
         return str(value)
     if isinstance(value, float):
-        if value != value or value in (float("inf"), float("-inf")):
+        if math.isnan(value) or math.isinf(value):
             raise KubeletConfigError("cannot write the non-finite number %r to a kubelet configuration" % value)
         return repr(value)
     if isinstance(value, str):

@@ -21,7 +21,7 @@ description:
     by sha256) and removes the listed files that did not exist at backup time.
   - Used by the C(numaguard.kubelet.kubelet_numa) role around a kubelet restart.
 author:
-  - numaguard.kubelet contributors
+  - numaguard.kubelet contributors (@numaguard)
 options:
   operation:
     description: What to do.

@@ -33,12 +33,12 @@ description:
   - Output is deterministic (sorted YAML written by the collection's own emitter); the write is
     atomic, with an optional backup.
 author:
-  - numaguard.kubelet contributors
+  - numaguard.kubelet contributors (@numaguard)
 options:
   settings:
     description:
       - The managed KubeletConfiguration fields, spelled as in the KubeletConfiguration API
-        (camelCase), for example C({cpuManagerPolicy: static, reservedSystemCPUs: "0-1"}).
+        (camelCase), for example C(cpuManagerPolicy=static) and C(reservedSystemCPUs="0-1").
       - Option values (policy options) may be given as booleans or numbers; they are written as the
         strings the kubelet expects. Quantities are kept as written.
       - Unknown fields are rejected (they are not managed by this module).
@@ -280,6 +280,7 @@ try:
     from ansible_collections.numaguard.kubelet.plugins.module_utils.topology import InvalidTopology, Topology
     from ansible_collections.numaguard.kubelet.plugins.module_utils.reservation import validate_reservation
     HAS_HOST_UTILS = True
+    HOST_UTILS_ERROR = ""
 except ImportError as exc:  # pragma: no cover - all ship with the collection
     HAS_HOST_UTILS = False
     HOST_UTILS_ERROR = str(exc)

@@ -186,12 +186,18 @@ def daemon(args):
     with open(pid_file + ".tmp", "w") as handle:
         handle.write("%d\n" % os.getpid())
     os.rename(pid_file + ".tmp", pid_file)
-    signal.signal(signal.SIGTERM, lambda *_: (_log(args, "I", "Shutting down"), server.server_close(), os._exit(0)))
+
+    def shutdown(_signum, _frame):
+        _log(args, "I", "Shutting down")
+        server.server_close()
+        os._exit(0)
+
+    signal.signal(signal.SIGTERM, shutdown)
     _log(args, "I", "Started kubelet; healthz on http://%s/healthz (cpuManagerPolicy=%s, memoryManagerPolicy=%s, "
          "topologyManagerPolicy=%s)" % (args.healthz, config.get("cpuManagerPolicy"), config.get("memoryManagerPolicy"),
                                         config.get("topologyManagerPolicy")))
     server.serve_forever()
-    return 0
+    return 0  # not reached: SIGTERM exits
 
 
 def start(args):
@@ -221,7 +227,7 @@ def stop(args):
     if not pid:
         return 0
     os.kill(pid, signal.SIGTERM)
-    for _ in range(100):
+    for _attempt in range(100):
         if not _running_pid(args):
             break
         time.sleep(0.05)
