@@ -596,7 +596,7 @@ def load_memory_manager_state(data):
     if top["Data"] or top["DataChecksum"]:
         prefix = "could not load v3 checkpoint: "
         if top_error is not None:
-            raise CheckpointError(prefix + str(top_error))
+            raise CheckpointError(prefix + "failed to deserialize memory manager checkpoint: %s" % top_error)
         try:
             inner = gojson.unmarshal(top["Data"], _MEM_DATA)
         except gojson.GoJSONError as error:

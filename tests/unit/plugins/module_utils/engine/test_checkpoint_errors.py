@@ -148,8 +148,8 @@ V3_PREFIX = "could not load v3 checkpoint: "
      V3_PREFIX + "failed to deserialize memory manager checkpoint data: json: cannot unmarshal number a into "
      "Go struct field MemoryManagerCheckpointData.machineState of type int"),
     ('{"checksum":"x","data":' + MEM_DATA + ',"dataChecksum":1849615440}',
-     V3_PREFIX + "json: cannot unmarshal string into Go struct field MemoryManagerCheckpoint.checksum of type "
-     "checksum.Checksum"),
+     V3_PREFIX + "failed to deserialize memory manager checkpoint: json: cannot unmarshal string into Go struct "
+     "field MemoryManagerCheckpoint.checksum of type checksum.Checksum"),
     # upstream: "Fail to restore checkpoint from v1 with invalid checksum"
     (MEM_LEGACY.replace('"numaAffinity"', '"affinity"') + '"checksum":101010}', "checkpoint is corrupted"),
     # upstream: "Fail to restore checkpoint from v2 with invalid checksum"
