@@ -31,19 +31,21 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import array
 import functools
 import itertools
 import operator
+import sys
 
 try:
-    from typing import Callable, Dict, List, Optional, Sequence, Tuple  # noqa: F401
+    from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple  # noqa: F401
 except ImportError:  # pragma: no cover
     pass
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.bitmask import BitMask, popcount
 from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.hints import TopologyHint
 from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.topologymanager.numa_info import (
-    NUMAInfo)
+    NUMAInfo, TopologyManagerError)
 
 DONT_CARE = TopologyHint(None, True)
 CANNOT_SATISFY = TopologyHint(None, False)
@@ -335,38 +337,113 @@ def _popcount_table(size):
     return table
 
 
+#: Above this many NUMA nodes the 2^N tables of the exact non-preferred search are refused.
+MAX_FAST_MERGE_NODES = 20
+
+_FIELD_MASKS = {}  # type: Dict[Tuple[int, int, int], int]
+_PACKED_OK = array.array("I").itemsize == 4 and array.array("Q").itemsize == 8
+
+
+def _field_mask(size, width, bit):
+    # type: (int, int, int) -> int
+    """Packed int whose ``width``-byte fields are all ones where the field index has ``bit`` clear."""
+    key = (size, width, bit)
+    mask = _FIELD_MASKS.get(key)
+    if mask is None:
+        step = 1 << bit
+        pattern = b"\xff" * (width * step) + b"\x00" * (width * step)
+        mask = int.from_bytes(pattern * ((1 << size) // (2 * step)), "little")
+        _FIELD_MASKS[key] = mask
+    return mask
+
+
+def _packed_superset_sums(packed, size, width):
+    # type: (int, int, int) -> int
+    """Zeta transform on a packed int (``width``-byte little-endian fields, none may overflow)."""
+    for bit in range(size):
+        packed += (packed >> (8 * width << bit)) & _field_mask(size, width, bit)
+    return packed
+
+
+def _packed_superset_inverse(packed, size, width):
+    # type: (int, int, int) -> int
+    """Moebius inversion on a packed int. Every intermediate field is a count of combinations
+    (never negative), so the field-wise subtraction never borrows across fields."""
+    for bit in range(size):
+        packed -= (packed >> (8 * width << bit)) & _field_mask(size, width, bit)
+    return packed
+
+
+def _to_array(packed, typecode, count):
+    # type: (int, str, int) -> array.array
+    values = array.array(typecode)
+    values.frombytes(packed.to_bytes(values.itemsize * count, "little"))
+    if sys.byteorder != "little":  # pragma: no cover - big-endian hosts
+        values.byteswap()
+    return values
+
+
+def _from_array(values):
+    # type: (array.array) -> int
+    if sys.byteorder != "little":  # pragma: no cover - big-endian hosts
+        values = array.array(values.typecode, values)
+        values.byteswap()
+    return int.from_bytes(values.tobytes(), "little")
+
+
 def _achievable_ands(masks_per_list, default, compressor):
     # type: (Sequence[set], int, _Compressor) -> List[int]
     """Every non-empty AND (with the default mask) of one mask per list, as compressed masks.
 
     ``masks_per_list`` holds, per hint list, the set of its masks with nil hints already
-    replaced by the default mask.
+    replaced by the default mask. The transforms run on packed ints (one C-level shift/and/add
+    per NUMA node) whenever the number of combinations fits 64-bit fields, else on lists.
     """
     size = compressor.size
+    if size > MAX_FAST_MERGE_NODES:
+        raise TopologyManagerError("%d NUMA nodes: the exact merge needs 2^%d tables, more than this "
+                                   "simulator supports (%d nodes)" % (size, size, MAX_FAST_MERGE_NODES))
     total = 1 << size
-    product = None  # type: Optional[List[int]]
-    cache = {}  # type: Dict[frozenset, List[int]]
+    presents = []  # type: List[frozenset]
     for masks in masks_per_list:
         if compressor.dense:
-            if functools.reduce(operator.or_, masks, 0) & ~default:
+            # dense ids: default is 2^N - 1, so "no bit outside default" <=> numerically <= default
+            if masks and max(masks) > default:
                 present = frozenset(m & default for m in masks)
             else:
                 present = frozenset(masks)
         else:
             present = frozenset(compressor.compress(m & default) for m in masks)
+        presents.append(present)
+    if not presents:
+        return [total - 1] if total > 1 else []
+    bound = 1
+    for present in presents:
+        bound *= len(present)
+    packed = _PACKED_OK and bound < (1 << 64)
+    cache = {}  # type: Dict[frozenset, Any]
+    product = None  # type: Any
+    for present in presents:
         sums = cache.get(present)
         if sums is None:
-            values = [0] * total
-            for _unused in map(values.__setitem__, present, itertools.repeat(1)):
-                pass
-            sums = _superset_sums(values, size)
+            if packed:
+                indicator = array.array("I", [0]) * total
+                for _unused in map(indicator.__setitem__, present, itertools.repeat(1)):
+                    pass
+                sums = _to_array(_packed_superset_sums(_from_array(indicator), size, 4), "I", total)
+            else:
+                values = [0] * total
+                for _unused in map(values.__setitem__, present, itertools.repeat(1)):
+                    pass
+                sums = _superset_sums(values, size)
             cache[present] = sums
         product = list(sums) if product is None else list(map(operator.mul, product, sums))
-    if product is None:
-        return [total - 1] if total > 1 else []
-    counts = _superset_inverse(product, size)
+    if packed:
+        counts = _to_array(_packed_superset_inverse(_from_array(array.array("Q", product)), size, 8), "Q", total)
+    else:
+        counts = _superset_inverse(product, size)
     counts[0] = 0
-    return [index for index, count in enumerate(counts) if count]
+    return list(itertools.compress(range(total), counts))
 
 
 def _non_preferred_key(numa_info, best_count, prefer_closest):
@@ -387,7 +464,7 @@ def _non_preferred_key(numa_info, best_count, prefer_closest):
 
 
 _AFFINITY = operator.attrgetter("affinity")
-_VALUE = operator.attrgetter("value")
+_VALUE = operator.attrgetter("_value")  # BitMask slot (the property costs a call)
 _NOT_NONE = functools.partial(operator.is_not, None)
 _IS_NONE = functools.partial(operator.is_, None)
 

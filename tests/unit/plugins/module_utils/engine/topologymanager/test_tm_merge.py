@@ -124,6 +124,26 @@ def _random_case(rng):
     return lists, info, closest
 
 
+def test_list_path_equals_packed_path(monkeypatch):
+    """The non-preferred search has a packed-int path and a list path (huge counts); both agree."""
+    from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.topologymanager import merge
+    rng = random.Random(7)
+    for _case in range(1500):
+        lists, info, closest = _random_case(rng)
+        monkeypatch.setattr(merge, "_PACKED_OK", True)
+        packed = merge_fast(lists, info, closest)
+        monkeypatch.setattr(merge, "_PACKED_OK", False)
+        assert merge_fast(lists, info, closest) == packed
+
+
+def test_too_many_nodes_for_the_exact_search():
+    info = NUMAInfo(list(range(21)))
+    lists = [[h([0], True)], [h([1], True)]]
+    with pytest.raises(TopologyManagerError) as err:
+        merge_fast(lists, info)
+    assert str(err.value).startswith("21 NUMA nodes: the exact merge needs 2^21 tables")
+
+
 def test_fast_equals_exhaustive_on_10000_random_cases():
     rng = random.Random(20261122)
     mismatches = []
