@@ -223,6 +223,30 @@ def test_first_run_changes_and_resets_only_the_cpu_state_second_run_changes_noth
     assert "unchanged" in second.stdout
 
 
+def test_memory_policy_change_moves_only_the_memory_state(fleet):
+    reset_fleet(fleet)
+    # kubeReserved memory 500Mi (main config) + default eviction 100Mi = 600Mi, all on node 0
+    settings = {"memoryManagerPolicy": "Static", "reservedMemory": [{"numaNode": 0, "limits": {"memory": "600Mi"}}]}
+    proc = playbook(fleet, settings, kubelet_numa_batch_size=3)
+    assert proc.returncode == 0, proc.stdout[-4000:]
+    for host in fleet["hosts"]:
+        paths = host_paths(host)
+        assert read(paths["cpu"]) == CPU_STATE.encode()
+        assert json.loads(read(paths["memory"]))["policyName"] == "Static"
+        (backup,) = os.listdir(paths["backups"])
+        with open(os.path.join(paths["backups"], backup, "manifest.json")) as handle:
+            moved = [e for e in json.load(handle)["files"] if e["action"] == "move"]
+        assert [os.path.basename(e["path"]) for e in moved] == ["memory_manager_state"]
+        assert read(os.path.join(paths["backups"], backup, moved[0]["stored"])) == MEMORY_STATE.encode()
+    # a reservation that does not add up is refused before anything changes
+    before = dict((h["name"], hashes(h)) for h in fleet["hosts"])
+    bad = {"memoryManagerPolicy": "Static", "reservedMemory": [{"numaNode": 0, "limits": {"memory": "1Gi"}}]}
+    proc = playbook(fleet, bad, kubelet_numa_batch_size=3)
+    assert proc.returncode != 0
+    assert "reservedMemory:" in proc.stdout
+    assert dict((h["name"], hashes(h)) for h in fleet["hosts"]) == before
+
+
 def test_topology_policy_change_only_restarts(fleet):
     reset_fleet(fleet)
     before = dict((h["name"], (read(host_paths(h)["cpu"]), read(host_paths(h)["memory"]))) for h in fleet["hosts"])
