@@ -141,6 +141,21 @@ def admission_scenario(n, policy, merger="fast"):
     return simulator, simulator.pod_from_manifest(manifest)
 
 
+class _MergeTimer(object):
+    """Wraps a policy's merge and adds up the time spent in it."""
+
+    def __init__(self, merge):
+        self.merge = merge
+        self.spent = 0.0
+
+    def __call__(self, providers_hints):
+        start = time.perf_counter()
+        try:
+            return self.merge(providers_hints)
+        finally:
+            self.spent += time.perf_counter() - start
+
+
 def admission_table(node_counts, repeat):
     """Median time of one whole pod admission (hints of all providers + merge + allocation)."""
     print()
@@ -151,21 +166,12 @@ def admission_table(node_counts, repeat):
         for _round in range(repeat):
             simulator, pod = admission_scenario(n, "restricted")
             policy = simulator.topology_manager.policy
-            original = policy.merge
-            spent = [0.0]
-
-            def timed(providers_hints, _original=original, _spent=spent):
-                start = time.perf_counter()
-                try:
-                    return _original(providers_hints)
-                finally:
-                    _spent[0] += time.perf_counter() - start
-
-            policy.merge = timed
+            timer = _MergeTimer(policy.merge)
+            policy.merge = timer
             start = time.perf_counter()
             outcome = simulator.admit(pod)
             times.append((time.perf_counter() - start) * 1000.0)
-            merge_times.append(spent[0] * 1000.0)
+            merge_times.append(timer.spent * 1000.0)
         print("%-6d %14.2f %16.3f  admitted=%s numa=%s" % (
             n, statistics.median(times), statistics.median(merge_times), outcome["admitted"], outcome["numa_nodes"]))
 

@@ -55,8 +55,8 @@ def describe_pod(pod):
     numa = pod.get("numa_nodes") or []
     if not numa:
         return "%s admitted (no exclusive CPUs, NUMA memory or aligned devices)" % name
-    return "%s admitted on NUMA %s%s" % (name, ",".join(str(n) for n in numa),
-                                          " (%s)" % "; ".join(parts) if parts else "")
+    detail = " (%s)" % "; ".join(parts) if parts else ""
+    return "%s admitted on NUMA %s%s" % (name, ",".join(str(n) for n in numa), detail)
 
 
 def _where(host, numa):

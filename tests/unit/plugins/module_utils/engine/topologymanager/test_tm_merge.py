@@ -112,9 +112,9 @@ def _random_case(rng):
                 table[(a, b)] = table[(b, a)] = 10 if a == b else rng.choice([11, 12, 20, 21, 32])
         info = NUMAInfo(ids, dict((ids[a], [table[(a, b)] for b in range(n)]) for a in range(n)))
     lists = []
-    for _ in range(rng.randint(1, 5)):
+    for _list in range(rng.randint(1, 5)):
         hints = []
-        for _ in range(rng.randint(0, 7)):
+        for _hint in range(rng.randint(0, 7)):
             if rng.random() < 0.1:
                 hints.append(TopologyHint(None, rng.random() < 0.7))
             else:
