@@ -536,7 +536,8 @@ def parse_yaml(text, source="<string>", use_pyyaml=None):
             pass  # flow-style YAML, not JSON
     if use_pyyaml and _yaml is not None:
         try:
-            for document in _yaml.safe_load_all(text):
+            loader = getattr(_yaml, "CSafeLoader", None) or _yaml.SafeLoader  # libyaml when present
+            for document in _yaml.load_all(text, Loader=loader):
                 return _normalise(document, source)
             return None
         except _yaml.YAMLError as exc:
