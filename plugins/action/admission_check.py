@@ -16,7 +16,7 @@ __metaclass__ = type
 
 import yaml
 
-from ansible.errors import AnsibleError
+from ansible.errors import AnsibleActionFail, AnsibleError
 from ansible.module_utils.common.text.converters import to_native, to_text
 from ansible.plugins.action import ActionBase
 
@@ -66,20 +66,17 @@ class ActionModule(ActionBase):
         del tmp
         args = dict(self._task.args)
         if "pod_file_content" in args:
-            result.update(failed=True, msg="pod_file_content is internal; use pod_file or pod")
-            return result
+            raise AnsibleActionFail("pod_file_content is internal; use pod_file or pod")
         files = args.get("pod_file")
         if files is not None:
             if isinstance(files, str):
                 files = [f.strip() for f in files.split(",") if f.strip()]
             if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
-                result.update(failed=True, msg="pod_file must be a path or a list of paths, got %r" % (files,))
-                return result
+                raise AnsibleActionFail("pod_file must be a path or a list of paths, got %r" % (files,))
             try:
                 args["pod_file_content"] = [self._read_manifests(path) for path in files]
             except AnsibleError as exc:
-                result.update(failed=True, msg=to_native(exc.message if hasattr(exc, "message") else exc))
-                return result
+                raise AnsibleActionFail(to_native(exc.message if hasattr(exc, "message") else exc))
             args["pod_file"] = files
         result.update(self._execute_module(module_name="numaguard.kubelet.admission_check", module_args=args,
                                            task_vars=task_vars))
