@@ -56,7 +56,7 @@ def run(argv, env):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", maxsplit=1)[0])
     parser.add_argument("--hosts", default="10,50", help="comma-separated fleet sizes (default 10,50)")
     parser.add_argument("--rounds", type=int, default=3, help="ping/discover pairs per size (default 3)")
     parser.add_argument("--forks", type=int, default=10, help="ansible forks (default 10)")

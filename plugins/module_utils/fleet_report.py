@@ -295,8 +295,8 @@ def render_lines(order, report, groups_of):
         if summary.get("socket_count") is not None:
             extra.append("%s socket%s" % (summary["socket_count"], "" if summary["socket_count"] == 1 else "s"))
         if summary.get("threads_per_core"):
-            extra.append("%s thread%s per core" % (summary["threads_per_core"],
-                                                    "" if summary["threads_per_core"] == 1 else "s"))
+            threads = summary["threads_per_core"]
+            extra.append("%s thread%s per core" % (threads, "" if threads == 1 else "s"))
         if summary["offline_cpus"]:
             extra.append("offline CPUs %s" % summary["offline_cpus"])
         extra.append("fingerprint %s" % _short(summary["fingerprint"]))
@@ -328,12 +328,12 @@ def render_lines(order, report, groups_of):
             lines.append("  %s (group %s): %s" % (item["host"], item["group"], item["reason"]))
             lines.append("      this host: %s  [%s]" % (item["shape"], _short(item["fingerprint"])))
             if item["peers"]:
-                lines.append("      %s: %s  [%s]" % (", ".join(item["peers"]), item["peer_shape"],
-                                                    _short(item["peer_fingerprint"])))
+                peers = ", ".join(item["peers"])
+                lines.append("      %s: %s  [%s]" % (peers, item["peer_shape"], _short(item["peer_fingerprint"])))
     else:
         checked = [g for g, v in sorted(report["groups"].items()) if len(v["discovered"]) > 1]
-        lines.append("Every inventory group is uniform (%s)." % (", ".join(checked) if checked
-                                                                  else "no group has two discovered hosts"))
+        which = ", ".join(checked) if checked else "no group has two discovered hosts"
+        lines.append("Every inventory group is uniform (%s)." % which)
     if report["failed"]:
         lines.append("Discovery failed on: %s" % ", ".join(report["failed"]))
     return lines

@@ -11,6 +11,9 @@ import re
 import pytest
 
 
+CPU_KEYS = ("node", "core", "socket", "die", "siblings", "cache_id", "online")
+
+
 def _normalise(facts):
     """numa_facts' fact dict in the shape of tests/fleet/topologies.py's expected()."""
     return {
@@ -24,8 +27,7 @@ def _normalise(facts):
         }) for n in facts["nodes"]),
         "online_cpus": sorted(c for n in facts["nodes"] for c in n["cpus"]),
         "offline_cpus": [c["id"] for c in facts["cpus"] if not c["online"]],
-        "cpus": dict((c["id"], dict((k, c[k]) for k in ("node", "core", "socket", "die", "siblings", "cache_id",
-                                                         "online"))) for c in facts["cpus"]),
+        "cpus": dict((c["id"], dict((k, c[k]) for k in CPU_KEYS)) for c in facts["cpus"]),
         "memory_total_bytes": facts["memory_total_bytes"],
     }
 

@@ -230,7 +230,7 @@ def list_topologies():
 def bundled_fleet(names):
     # type: (Sequence[str]) -> List[str]
     """The bundled example fleet's host specs (see BUNDLED_FLEET_EXTRAS)."""
-    return list(names) + [extra for extra in BUNDLED_FLEET_EXTRAS if extra.split(":")[0] in names]
+    return list(names) + [extra for extra in BUNDLED_FLEET_EXTRAS if extra.split(":", maxsplit=1)[0] in names]
 
 
 def parse_host_spec(spec, known):
