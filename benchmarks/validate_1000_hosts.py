@@ -87,7 +87,7 @@ def build_hosts(facts, count):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", maxsplit=1)[0])
     parser.add_argument("--hosts", type=int, default=1000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--playbook-hosts", type=int, default=0)
@@ -107,8 +107,8 @@ def main(argv=None):
         start = time.perf_counter()
         results = {}
         for index, (name, settings, strategy) in enumerate(hosts):
-            results["h%04d-%s" % (index, name)] = reserved_memory_check(facts[name], kubelet_config=settings,
-                                                                       strategy=strategy)
+            results["h%04d-%s" % (index, name)] = reserved_memory_check(
+                facts[name], kubelet_config=settings, strategy=strategy)
         checked = time.perf_counter() - start
         xml_start = time.perf_counter()
         xml = reserved_memory_junit(results)
@@ -123,7 +123,7 @@ def main(argv=None):
     per_topology = {}
     for name in sorted(facts):
         start = time.perf_counter()
-        for _ in range(50):
+        for _round in range(50):
             reserved_memory_check(facts[name], kubelet_config={"kubeReserved": {"memory": "4Gi"}}, strategy="spread")
         per_topology[name] = (time.perf_counter() - start) / 50 * 1000.0
     print("per topology (spread, ms/host): " + ", ".join("%s %.2f" % kv for kv in sorted(per_topology.items())))

@@ -84,7 +84,8 @@ class Threshold:
         """The threshold as a quantity, for a resource of ``capacity_bytes`` (GetThresholdQuantity)."""
         if self.quantity is not None:
             return self.quantity
-        assert self.percentage is not None
+        if self.percentage is None:
+            raise ValueError("threshold %s has neither a quantity nor a percentage" % self.signal)
         # int64(float64(capacity.Value()) * float64(percentage)): one IEEE double product, truncated.
         value = int(float(capacity_bytes) * float(self.percentage))
         return Quantity.from_int(value, BINARY_SI)

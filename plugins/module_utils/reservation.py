@@ -493,8 +493,8 @@ def validate_reservation(topology, kube_reserved=None, system_reserved=None, evi
         warnings.append(Finding(
             "eviction-defaults-dropped", WARNING,
             "evictionHard sets only %s and mergeDefaultEvictionSettings is false, so the kubelet drops its defaults "
-            "for %s (they become 0).%s" % (", ".join(sorted(eviction.effective)) or "nothing",
-                                            ", ".join(dropped), memory_note),
+            "for %s (they become 0).%s" % (
+                ", ".join(sorted(eviction.effective)) or "nothing", ", ".join(dropped), memory_note),
             "list every signal you want in evictionHard (defaults: memory.available<100Mi, nodefs.available<10%, "
             "nodefs.inodesFree<5%, imagefs.available<15%, imagefs.inodesFree<5%) or set "
             "mergeDefaultEvictionSettings: true", None, False))
@@ -794,7 +794,7 @@ def evaluate(topology, kubelet_config=None, strategy=None, split_unit=MIB, memor
         topo, strategy=strategy, kube_reserved=resolved.get("kube_reserved"),
         system_reserved=resolved.get("system_reserved"), eviction_hard=resolved.get("eviction_hard"),
         reserved_memory=resolved.get("reserved_memory"), memory_manager_policy=policy,
-        merge_default_eviction_settings=bool(resolved.get("merge_default_eviction_settings") or False),
+        merge_default_eviction_settings=bool(resolved.get("merge_default_eviction_settings")),
         memory_capacity_bytes=capacity, allocatable_ignore_eviction=allocatable_ignore_eviction,
         reserved_cpus=resolved.get("reserved_cpus"), split_unit=unit,
         memory_manager_state=memory_manager_state, state_file=state_file)

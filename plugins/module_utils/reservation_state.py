@@ -139,8 +139,8 @@ def list_differences(stored, expected):
                         node_id, name, label, left, right, "+" if right > left else "-",
                         format_bytes(abs(right - left)), why))
             if not changed_input and g.allocatable != w.allocatable:
-                out.append("node %d %s allocatable: %d in the state, %d expected" % (node_id, name, g.allocatable,
-                                                                                      w.allocatable))
+                out.append("node %d %s allocatable: %d in the state, %d expected"
+                           % (node_id, name, g.allocatable, w.allocatable))
     if not out:
         for node_id in sorted(expected):
             for name in sorted(expected[node_id].memory_map):

@@ -26,7 +26,7 @@ description:
     the nodes by construction.
   - Never changes anything.
 author:
-  - numaguard.kubelet contributors
+  - numaguard.kubelet contributors (@numaguard)
 options:
   root:
     description:

@@ -132,8 +132,8 @@ def test_fleet_every_strategy_validates_on_every_host(fleet, tmp_path):
     hosts = [h["name"] for h in fleet["hosts"]]
     # one strategy over ssh (proportional/node0/reserved_cpus on every bundled topology: unit property tests)
     for strategy in ("spread",):
-        proc, report = run(fleet["inventory"], tmp_path, {"kubelet_numa_settings": SETTINGS,
-                                                           "validate_strategy": strategy})
+        variables = {"kubelet_numa_settings": SETTINGS, "validate_strategy": strategy}
+        proc, report = run(fleet["inventory"], tmp_path, variables)
         assert proc.returncode == 0, (strategy, proc.stdout[-4000:] + proc.stderr[-2000:])
         assert report.get("tests") == str(len(hosts)) and report.get("failures") == "0"
         assert sorted(cases(report)) == sorted(hosts)
@@ -144,8 +144,8 @@ def test_fleet_every_strategy_validates_on_every_host(fleet, tmp_path):
 @needs_fleet
 def test_fleet_snapshot_roots_and_a_broken_reservation(fleet, tmp_path):
     settings = dict(SETTINGS, reservedMemory=[{"numaNode": 1, "limits": {"memory": "3172Mi"}}])
-    proc, report = run(fleet["inventory"], tmp_path, {"kubelet_numa_settings": settings,
-                                                       "numa_snapshot_root": "{{ fleet_root }}"})
+    variables = {"kubelet_numa_settings": settings, "numa_snapshot_root": "{{ fleet_root }}"}
+    proc, report = run(fleet["inventory"], tmp_path, variables)
     assert proc.returncode != 0
     results = cases(report)
     single = sorted(h["name"] for h in fleet["hosts"] if len(topolib.TOPOLOGIES[h["topology"]].nodes) == 1)

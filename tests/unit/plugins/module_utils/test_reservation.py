@@ -89,8 +89,8 @@ def test_missing_eviction_is_refused_with_totals():
 
 def test_too_much_is_refused_with_fix():
     result = validate_reservation(two_nodes(), reserved_memory="0:memory=4Gi;1:memory=2Gi", **WORKED)
-    assert result.errors[0].fix == ("remove 924Mi, e.g. --reserved-memory 0:memory=3172Mi;1:memory=2Gi (or let a "
-                                     "strategy compute it)")
+    assert result.errors[0].fix == (
+        "remove 924Mi, e.g. --reserved-memory 0:memory=3172Mi;1:memory=2Gi (or let a strategy compute it)")
 
 
 def test_percentage_eviction_in_the_sum():
@@ -214,7 +214,8 @@ def test_memory_only_node_is_a_warning():
 
 
 def test_none_policy_turns_memory_manager_rules_into_warnings():
-    args = dict(WORKED, memory_manager_policy="None")
+    args = dict(WORKED)
+    args["memory_manager_policy"] = "None"
     result = validate_reservation(two_nodes(), reserved_memory="0:memory=3Gi;7:memory=2Gi", **args)
     assert result.valid
     rules = [w.rule for w in result.warnings]

@@ -122,6 +122,7 @@ def test_discovers_under_root_and_reads_kubelet_config(tmp_path, capsys):
     result = result_of(capsys)
     assert result["valid"] is True, result
     assert result["memory_manager_policy"] == "Static"
-    assert warnings_of(result) == ["[state-file] memory_manager_state %s does not exist: the kubelet will start with "
-                                  "a fresh state" % (tmp_path / "missing")]
+    expected = ("[state-file] memory_manager_state %s does not exist: the kubelet will start with a fresh state"
+                % (tmp_path / "missing"))
+    assert warnings_of(result) == [expected]
     assert result["topology_fingerprint"].startswith("sha256:")
