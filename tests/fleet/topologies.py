@@ -29,6 +29,7 @@ import os
 import re
 import shutil
 import sys
+import tempfile
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -622,6 +623,35 @@ def write_tree(name, root, hostname=None, hugepages=None, force=False):
            json.dumps({"topology": spec.name, "hostname": hostname,
                        "hugepages": dict(("%d" % k, v) for k, v in (hugepages or {}).items())},
                       sort_keys=True) + "\n")
+
+
+def cached_tree(name, cache_root, hostname=None, hugepages=None):
+    # type: (str, str, Optional[str], Optional[Dict[int, int]]) -> str
+    """Path of the tree of bundled topology ``name``, written once under ``cache_root`` and reused
+    while this file is unchanged. For read-only use (tests): writing thousands of files per run
+    is the slow part on a busy disk. Safe against concurrent writers (atomic rename)."""
+    spec = _spec(name, hugepages)
+    with open(os.path.abspath(__file__), "rb") as handle:
+        source = handle.read()
+    key = hashlib.sha256(source + repr((spec.name, hostname, sorted((hugepages or {}).items()))).encode()).hexdigest()[:16]
+    final = os.path.join(cache_root, "%s-%s" % (spec.name, key))
+    if os.path.isdir(final):
+        return final
+    os.makedirs(cache_root, exist_ok=True)
+    for entry in os.listdir(cache_root):  # trees of an older version of this file
+        if entry.startswith(spec.name + "-") and entry != os.path.basename(final) and len(entry) == len(spec.name) + 17:
+            shutil.rmtree(os.path.join(cache_root, entry), ignore_errors=True)
+    scratch = tempfile.mkdtemp(prefix=".tmp-", dir=cache_root)
+    try:
+        write_tree(name, os.path.join(scratch, "root"), hostname, hugepages)
+        try:
+            os.rename(os.path.join(scratch, "root"), final)
+        except OSError:
+            if not os.path.isdir(final):  # lost a race only if the winner's tree is there
+                raise
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return final
 
 
 def main(argv=None):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import pathlib
 import shutil
 import sys
 
@@ -44,13 +45,19 @@ NODE = "sys/devices/system/node"
 CPU = "sys/devices/system/cpu"
 
 
+CACHE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "output", ".cache", "topologies")
+
+
+class _Trees:
+    """``trees / name`` -> the cached read-only tree of a bundled topology (hostname h01)."""
+
+    def __truediv__(self, name):
+        return pathlib.Path(topologies.cached_tree(name, CACHE, hostname="h01"))
+
+
 @pytest.fixture(scope="module")
-def trees(tmp_path_factory):
-    """Every bundled topology written once (hostname h01), shared read-only by the tests."""
-    base = tmp_path_factory.mktemp("trees")
-    for name in topologies.TOPOLOGIES:
-        topologies.write_tree(name, str(base / name), hostname="h01")
-    return base
+def trees():
+    return _Trees()
 
 
 def _tree(tmp_path, name, **kwargs):

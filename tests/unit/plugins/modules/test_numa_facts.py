@@ -39,10 +39,9 @@ def _run_module(capsys, args):
 
 
 @pytest.fixture(scope="module")
-def sparse_root(tmp_path_factory):
-    root = tmp_path_factory.mktemp("sparse") / "h01"
-    topologies.write_tree("sparse-ids", str(root), hostname="h01")
-    return root
+def sparse_root():
+    cache = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "output", ".cache", "topologies")
+    return topologies.cached_tree("sparse-ids", cache, hostname="h01")
 
 
 @pytest.mark.parametrize("check_mode", [False, True])
