@@ -250,8 +250,12 @@ def test_memory_policy_change_moves_only_the_memory_state(fleet):
 def test_topology_policy_change_only_restarts(fleet):
     reset_fleet(fleet)
     before = dict((h["name"], (read(host_paths(h)["cpu"]), read(host_paths(h)["memory"]))) for h in fleet["hosts"])
-    proc = playbook(fleet, {"topologyManagerPolicy": "best-effort"}, kubelet_numa_batch_size=3)
+    proc = playbook(fleet, {"topologyManagerPolicy": "best-effort"}, kubelet_numa_batch_size=3,
+                    kubelet_numa_drain=True, kubelet_numa_drain_on_every_change=True,
+                    kubelet_numa_kubectl="/nonexistent/kubectl")
     assert proc.returncode == 0, proc.stdout[-4000:]
+    for host in fleet["hosts"]:
+        assert "skipping cordon and drain of node %s" % host["name"] in proc.stdout
     for host in fleet["hosts"]:
         paths = host_paths(host)
         assert (read(paths["cpu"]), read(paths["memory"])) == before[host["name"]]
