@@ -27,3 +27,15 @@ else:
     _OLD = os.environ.get("ANSIBLE_COLLECTIONS_PATH")
     os.environ["ANSIBLE_COLLECTIONS_PATH"] = _TMP + (os.pathsep + _OLD if _OLD else "")
     atexit.register(shutil.rmtree, _TMP, True)
+
+# Property tests: no per-example deadline (CI machines are loaded and timing is not what they
+# test), and a fixed seed so CI is reproducible. HYPOTHESIS_PROFILE=explore searches afresh.
+try:
+    from hypothesis import HealthCheck, settings
+
+    settings.register_profile("numaguard", deadline=None, derandomize=True,
+                              suppress_health_check=[HealthCheck.too_slow])
+    settings.register_profile("explore", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "numaguard"))
+except ImportError:  # pragma: no cover - hypothesis is in requirements-dev.txt
+    pass
