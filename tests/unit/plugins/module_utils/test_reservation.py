@@ -213,6 +213,29 @@ def test_memory_only_node_is_a_warning():
         "reservation may not protect them. Fix: prefer NUMA nodes with CPUs (strategy node0 or reserved_cpus)"]
 
 
+def test_eviction_defaults_dropped_warning_exact_text():
+    args = dict(WORKED, eviction_hard="memory.available<500Mi")
+    result = validate_reservation(two_nodes(), reserved_memory="0:memory=5620Mi", **args)
+    assert result.valid
+    assert [str(w) for w in result.warnings] == [
+        "[eviction-defaults-dropped] evictionHard sets only memory.available and mergeDefaultEvictionSettings is "
+        "false, so the kubelet drops its defaults for nodefs.available, nodefs.inodesFree, imagefs.available, "
+        "imagefs.inodesFree (they become 0). Fix: list every signal you want in evictionHard (defaults: "
+        "memory.available<100Mi, nodefs.available<10%, nodefs.inodesFree<5%, imagefs.available<15%, "
+        "imagefs.inodesFree<5%) or set mergeDefaultEvictionSettings: true"]
+
+
+def test_negative_and_hugepage_pool_overflow():
+    result = validate_reservation(two_nodes(), reserved_memory="0:memory=6244Mi;1:memory=-1Gi", **WORKED)
+    assert [str(f) for f in result.errors if f.rule == "reserved-memory-negative"] == [
+        "[reserved-memory-negative] reservedMemory memory for NUMA node 1 is negative (-1Gi); the kubelet converts it "
+        "to an unsigned 64-bit number of bytes. Fix: use a positive quantity"]
+    result = validate_reservation(two_nodes(), reserved_memory="0:memory=5220Mi,hugepages-1Gi=3Gi", **WORKED)
+    assert [f.message for f in result.errors if f.rule == "node-capacity"] == [
+        "NUMA node 0: reserved hugepages-1Gi 3Gi exceeds the node's hugepages-1Gi pool of 2Gi (2 pages); the kubelet "
+        "would compute a wrapped-around allocatable."]
+
+
 def test_none_policy_turns_memory_manager_rules_into_warnings():
     args = dict(WORKED)
     args["memory_manager_policy"] = "None"
