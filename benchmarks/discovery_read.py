@@ -24,7 +24,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, REPO)
-import conftest  # noqa: E402,F401  pylint: disable=unused-import,wrong-import-position  (makes the collection importable)
+# The root conftest makes ansible_collections.numaguard.kubelet importable.
+import conftest  # noqa: E402,F401  pylint: disable=unused-import,wrong-import-position
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils.kubelet_paths import kubelet_facts  # noqa: E402
 from ansible_collections.numaguard.kubelet.plugins.module_utils.sysfs import (  # noqa: E402
@@ -52,10 +53,10 @@ def main():
         for name in sorted(topologies.TOPOLOGIES):
             root = os.path.join(work, name)
             topologies.write_tree(name, root, hostname="bench")
-            files = sum(len(f) for _, _, f in os.walk(root))
+            files = sum(len(entry[2]) for entry in os.walk(root))
             times = []
             facts = None
-            for _ in range(args.repeat):
+            for dummy in range(args.repeat):
                 start = time.perf_counter()
                 topo = read_topology(root)
                 facts = topo.to_facts()
