@@ -73,6 +73,12 @@ def _read_optional(path):
         raise KubeletConfigError("%s is not UTF-8 text (byte %d)" % (path, exc.start))
 
 
+def _inside(path, directory):
+    # type: (str, str) -> bool
+    """Whether ``path`` is below ``directory`` (lexically, after making both absolute)."""
+    return os.path.abspath(path).startswith(os.path.abspath(directory).rstrip(os.sep) + os.sep)
+
+
 def _walk_key(path, config_dir):
     # type: (str, str) -> Tuple[bytes, ...]
     """Sort key giving Go filepath.WalkDir order (names compared per directory level)."""
@@ -173,37 +179,13 @@ def plan_change(settings, mode="dropin", path=None, config=None, config_dir=None
             path = os.path.join(config_dir or DEFAULT_CONFIG_DIR, DEFAULT_DROPIN_NAME)
         if not path.endswith(".conf"):
             raise KubeletConfigError("drop-in path %s must end in .conf or the kubelet ignores it (option path)" % path)
-        if config_dir and os.path.dirname(os.path.abspath(path)) != os.path.abspath(config_dir) and \
-                not os.path.abspath(path).startswith(os.path.abspath(config_dir) + os.sep):
+        if config_dir and not _inside(path, config_dir):
             raise KubeletConfigError("drop-in path %s is not inside the kubelet drop-in directory %s" % (path, config_dir))
         content = {"apiVersion": KUBELET_API_VERSIONS[0], "kind": KUBELET_KIND}
         content.update(wanted)
-        after = dump_yaml(content)
         before = _read_optional(path)
-        old_docs = [read_config_file(p, what="drop-in kubelet config file") for p in dropin_paths]
-        if config_dir:
-            new_paths = sorted(set(os.path.abspath(p) for p in dropin_paths) | {os.path.abspath(path)},
-                               key=lambda p: _walk_key(p, config_dir))
-        else:
-            new_paths = [path]
-        new_docs = []
-        for candidate in new_paths:
-            if os.path.abspath(candidate) == os.path.abspath(path):
-                new_docs.append(parse_config_text(after, path, "drop-in kubelet config file"))
-            else:
-                new_docs.append(read_config_file(candidate, what="drop-in kubelet config file"))
-        old_effective = effective_config(main_doc, old_docs if config_dir else [])
-        new_effective = effective_config(main_doc, new_docs)
+        after = dump_yaml(content)
         changed = before != after
-        overridden = []
-        for key, value in wanted.items():
-            if not _applied(new_effective, key, value):
-                later = [p for p in new_paths if os.path.abspath(p) != os.path.abspath(path)
-                         and key in read_config_file(p, what="drop-in kubelet config file")]
-                overridden.append("%s is overridden by %s" % (key, ", ".join(later) or "another drop-in"))
-        if overridden:
-            raise SettingsError(["%s; drop-ins apply in file-name order, so rename %s to sort after them or remove the field there"
-                                 % (o, os.path.basename(path)) for o in overridden])
     else:
         if not path:
             path = config
@@ -212,22 +194,42 @@ def plan_change(settings, mode="dropin", path=None, config=None, config_dir=None
         before = _read_optional(path)
         existing = parse_config_text(before, path) if before is not None else {}
         content = desired_main(existing, wanted)
-        unchanged = before is not None and existing == content
-        after = before if unchanged else dump_yaml(content)
-        docs = [read_config_file(p, what="drop-in kubelet config file") for p in dropin_paths]
-        same_file = config and os.path.abspath(config) == os.path.abspath(path)
-        old_main = existing if same_file or not config else main_doc
-        new_main = content if same_file or not config else main_doc
-        if not same_file and config:
-            # merge mode on a file that is not the main config: treat it as the main config
-            old_main, new_main = existing or None, content
-        old_effective = effective_config(old_main or None, docs)
-        new_effective = effective_config(new_main, docs)
-        changed = not unchanged
-        for key, value in wanted.items():
-            if not _applied(new_effective, key, value):
-                raise SettingsError(["%s in %s is overridden by a drop-in in %s; use mode dropin or remove it there"
-                                     % (key, path, config_dir)])
+        changed = before is None or existing != content
+        after = dump_yaml(content) if changed else before
+
+    if config_dir and _inside(path, config_dir):
+        # the file is (or becomes) a drop-in: main config + drop-ins with this one replaced
+        old_docs = [read_config_file(p, what="drop-in kubelet config file") for p in dropin_paths]
+        new_paths = sorted(set(os.path.abspath(p) for p in dropin_paths) | {os.path.abspath(path)},
+                           key=lambda p: _walk_key(p, config_dir))
+        new_docs = [parse_config_text(after, path, "drop-in kubelet config file") if p == os.path.abspath(path)
+                    else read_config_file(p, what="drop-in kubelet config file") for p in new_paths]
+        old_effective = effective_config(main_doc, old_docs)
+        new_effective = effective_config(main_doc, new_docs)
+    elif mode == "dropin":
+        # no drop-in directory known: the file is the only drop-in
+        new_paths = [os.path.abspath(path)]
+        old_effective = effective_config(main_doc, [])
+        new_effective = effective_config(main_doc, [content])
+    else:
+        # merge mode on a file outside the drop-in directory: it is the kubelet's main config
+        new_paths = [os.path.abspath(p) for p in dropin_paths]
+        docs = [read_config_file(p, what="drop-in kubelet config file") for p in new_paths]
+        old_effective = effective_config(parse_config_text(before, path) if before is not None else None, docs)
+        new_effective = effective_config(content, docs)
+
+    overridden = []
+    for key, value in wanted.items():
+        if not _applied(new_effective, key, value):
+            later = [p for p in new_paths if p != os.path.abspath(path)
+                     and key in read_config_file(p, what="drop-in kubelet config file")]
+            overridden.append("%s is overridden by %s" % (key, ", ".join(later) or "another drop-in"))
+    if overridden:
+        if mode == "dropin" or _inside(path, config_dir or "/nonexistent"):
+            hint = "drop-ins apply in file-name order, so rename %s to sort after them or remove the field there" % os.path.basename(path)
+        else:
+            hint = "drop-ins override the main config: use mode dropin or remove the field from those drop-ins"
+        raise SettingsError(["%s; %s" % (o, hint) for o in overridden])
 
     errors, warnings = validate_settings(settings, new_effective, kubelet_version=kubelet_version, topology=topology,
                                          reservation_validator=reservation_validator)

@@ -420,8 +420,9 @@ def validate_settings(settings, effective, kubelet_version=None, topology=None, 
 
     ``topology`` (a topology.Topology) enables the host checks (reserved CPUs exist and are
     online, NUMA node count vs max-allowable-numa-nodes, reservedMemory node ids, distances).
-    ``reservation_validator(effective, topology)`` -> list of error strings, when given, is the
-    reserved-memory engineer's validation. Returns (errors, warnings); empty errors = valid.
+    ``reservation_validator(effective, topology)`` -> list of error strings, or (errors,
+    warnings), when given, is the reserved-memory validation (docs/reserved-memory.md); it runs
+    when the Memory Manager is Static or reservedMemory is set. Returns (errors, warnings); empty errors = valid.
     """
     warnings = []  # type: List[str]
     errors = settings_schema_errors(settings)
@@ -579,8 +580,13 @@ def validate_settings(settings, effective, kubelet_version=None, topology=None, 
                         "does not exist on this machine (nodes: %s)"
                         % (index, entry.get("numaNode"), ", ".join(str(n) for n in sorted(node_ids)))
                     )
-    if reservation_validator is not None and not errors:
-        errors.extend(reservation_validator(effective, topology))
+    if reservation_validator is not None and not errors and (mm_policy == "Static" or effective.get("reservedMemory")):
+        found = reservation_validator(effective, topology)
+        if isinstance(found, tuple):
+            errors.extend(found[0])
+            warnings.extend(found[1])
+        else:
+            errors.extend(found)
 
     # evictionHard: partial maps zero the unset default signals
     eviction = effective.get("evictionHard")

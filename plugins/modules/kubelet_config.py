@@ -289,7 +289,7 @@ except ImportError as exc:  # pragma: no cover - all ship with the collection
 def reservation_validator(effective, topology):
     """Adapter to the reserved-memory validation (docs/reserved-memory.md)."""
     if topology is None:
-        return []
+        return [], []
     result = validate_reservation(
         topology,
         kube_reserved=effective.get("kubeReserved") or {},
@@ -299,7 +299,8 @@ def reservation_validator(effective, topology):
         memory_manager_policy=effective.get("memoryManagerPolicy", "None"),
         merge_default_eviction_settings=bool(effective.get("mergeDefaultEvictionSettings")),
     )
-    return ["reservedMemory: %s" % f for f in result.errors]
+    return (["reservedMemory: %s" % f for f in result.errors],
+            ["reservedMemory: %s" % f for f in result.warnings])
 
 
 def write_atomically(module, path, text, mode_bits):

@@ -144,3 +144,28 @@ def test_backup_refuses_directories(tmp_path):
     with pytest.raises(BackupError) as err:
         make_backup(str(tmp_path / "b"), [str(tmp_path)], [])
     assert str(err.value) == "%s exists but is not a regular file; refusing to back it up" % tmp_path
+
+
+def test_merge_mode_on_main_config_overridden_by_dropin(host):
+    with open(os.path.join(host["config_dir"], "10-x.conf"), "w") as handle:
+        handle.write(HEADER + "topologyManagerPolicy: none\n")
+    with pytest.raises(SettingsError) as err:
+        plan(host, {"topologyManagerPolicy": "restricted"}, mode="merge")
+    assert err.value.errors == [
+        "topologyManagerPolicy is overridden by %s; drop-ins override the main config: use mode dropin or remove the field "
+        "from those drop-ins" % os.path.join(host["config_dir"], "10-x.conf")]
+
+
+def test_merge_mode_on_an_existing_dropin(host):
+    dropin = os.path.join(host["config_dir"], "60-site.conf")
+    with open(dropin, "w") as handle:
+        handle.write(HEADER + "maxPods: 200\n")
+    result = plan(host, {"topologyManagerPolicy": "restricted"}, mode="merge", path=dropin)
+    assert result["content"]["maxPods"] == 200
+    assert result["effective"]["topologyManagerPolicy"] == "restricted"
+    assert result["previous"]["topologyManagerPolicy"] == "none"
+
+
+def test_dropin_without_config_dir(host, tmp_path):
+    result = plan(host, {"topologyManagerPolicy": "restricted"}, config_dir=None, path=str(tmp_path / "x.conf"))
+    assert result["effective"]["topologyManagerPolicy"] == "restricted"

@@ -98,3 +98,15 @@ def test_backup_module_roundtrip(capsys, tmp_path):
     assert state.read_text() == "old"
     missing = run(kubelet_backup, capsys, {"operation": "restore"})
     assert missing["failed"] and "backup_dir" in missing["msg"]
+
+
+def test_reserved_memory_rules_come_from_the_reservation_validation(capsys, paths):
+    wrong = {"memoryManagerPolicy": "Static", "reservedMemory": [{"numaNode": 0, "limits": {"memory": "1Gi"}}]}
+    result = run(kubelet_config, capsys, dict(paths, settings=wrong))
+    assert result["failed"]
+    assert result["errors"] and all(e.startswith("reservedMemory: [") for e in result["errors"])
+    assert "100Mi" in " ".join(result["errors"])  # kube 0 + system 0 + default hard eviction 100Mi
+    right = {"memoryManagerPolicy": "Static", "reservedMemory": [{"numaNode": 0, "limits": {"memory": "100Mi"}}]}
+    result = run(kubelet_config, capsys, dict(paths, settings=right, _ansible_check_mode=True))
+    assert not result.get("failed"), result
+    assert result["reset"]["memory_manager_state"] is False  # no memory_manager_state file yet
