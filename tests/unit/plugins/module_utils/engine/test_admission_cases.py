@@ -151,3 +151,51 @@ def test_fast_and_exhaustive_merges_agree_on_every_case():
                                            device_allocations=case.get("device_allocations"), merger=merger)
             outcomes.append([simulator.admit(simulator.pod_from_manifest(build_pod(raw))) for raw in case["pods"]])
         assert outcomes[0] == outcomes[1], path
+
+
+# Every policy x scope with the real providers, one machine, one two-container pod:
+# 2 nodes x 4 CPUs (CPU 0 reserved), 4Gi each, Static memory; containers a and b want 3 CPUs + 1Gi.
+MATRIX_TOPOLOGY = {"nodes": [{"id": 0, "cpus": "0-3", "memory": "4Gi"}, {"id": 1, "cpus": "4-7", "memory": "4Gi"}]}
+MATRIX_POD = {"name": "pair", "containers": [{"name": "a", "cpu": "3", "memory": "1Gi"},
+                                             {"name": "b", "cpu": "3", "memory": "1Gi"}]}
+# policy, scope -> (admitted, reason, affinity of a, affinity of b, cpus of a, cpus of b)
+MATRIX = [
+    ("none", "container", True, "", None, None, "1-3", "4-6"),
+    ("none", "pod", True, "", None, None, "1-3", "4-6"),
+    ("best-effort", "container", True, "", ([0], True), ([1], True), "1-3", "4-6"),
+    ("restricted", "container", True, "", ([0], True), ([1], True), "1-3", "4-6"),
+    ("single-numa-node", "container", True, "", ([0], True), ([1], True), "1-3", "4-6"),
+    # pod scope: 6 CPUs need both nodes (CPU prefers {0,1}), 2Gi fit one node (memory prefers {0}
+    # and {1}): no preferred merge; B = 2 picks {0,1}, not preferred
+    ("best-effort", "pod", True, "", ([0, 1], False), ([0, 1], False), "1-3", "4-6"),
+    ("restricted", "pod", False, "TopologyAffinityError", None, None, "", ""),
+    ("single-numa-node", "pod", False, "TopologyAffinityError", None, None, "", ""),
+]
+
+
+@pytest.mark.parametrize("merger", ["fast", "exhaustive"])
+@pytest.mark.parametrize("policy, scope, admitted, reason, aff_a, aff_b, cpus_a, cpus_b", MATRIX)
+def test_policy_scope_matrix_with_real_providers(merger, policy, scope, admitted, reason, aff_a, aff_b,
+                                                 cpus_a, cpus_b):
+    config = kubelet_defaults()
+    config.update({"cpuManagerPolicy": "static", "reservedSystemCPUs": "0", "memoryManagerPolicy": "Static",
+                   "topologyManagerPolicy": policy, "topologyManagerScope": scope,
+                   "systemReserved": {"memory": "1Gi"}, "evictionHard": {"memory.available": "100Mi"},
+                   "reservedMemory": [{"numaNode": 0, "limits": {"memory": "1124Mi"}}]})
+    simulator = AdmissionSimulator(build_topology(MATRIX_TOPOLOGY), config, merger=merger)
+    result = simulator.admit(simulator.pod_from_manifest(build_pod(MATRIX_POD)))
+    assert (result["admitted"], result["reason"]) == (admitted, reason)
+    got = dict((c["name"], c) for c in result["containers"])
+    for name, aff, cpus in (("a", aff_a, cpus_a), ("b", aff_b, cpus_b)):
+        expected = None if aff is None else {"numa_affinity": aff[0], "preferred": aff[1]}
+        assert got[name]["affinity"] == expected, name
+        assert got[name]["cpus"] == cpus, name
+    if policy == "none":
+        # no merge: the memory manager picks its own best node for both containers
+        assert result["merges"] == []
+        assert [b["numa_affinity"] for c in result["containers"] for b in c["memory_blocks"]] == [[0], [0]]
+    if (policy, scope) == ("best-effort", "pod"):
+        assert [b["numa_affinity"] for c in result["containers"] for b in c["memory_blocks"]] == [[0, 1], [0, 1]]
+        hints = result["merges"][0]["hints"]
+        assert hints["cpu"]["cpu"] == [{"numa_affinity": [0, 1], "preferred": True}]
+        assert {"numa_affinity": [0], "preferred": True} in hints["memory"]["memory"]
