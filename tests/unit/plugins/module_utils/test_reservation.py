@@ -482,3 +482,37 @@ def test_validation_accepts_exactly_the_balanced_reservations(topo, parts):
                                  eviction_hard={}, memory_manager_policy="Static")
     assert not [f for f in again.errors if f.rule == "reserved-memory-sum"]
     assert format_bytes(parse_quantity("%dMi" % (total + 1)).value()) == again.totals["memory"]["reserved"]
+
+
+# -- agreement with the admission engine's own start-up maths (two implementations, one kubelet) ------
+
+_engine_qty = st.sampled_from(["1Gi", "100Mi", "2148Mi", "1G", "5", "512Ki", "1.5Gi", "3072Mi"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(entries=st.lists(st.tuples(st.sampled_from([0, 1]),
+                                  st.dictionaries(st.sampled_from(["memory", "hugepages-2Mi", "hugepages-1Gi"]),
+                                                  _engine_qty, min_size=1, max_size=2)),
+                        max_size=4),
+       kube=st.sampled_from([None, "1Gi", "4Gi", "100Mi", "1G"]), system=st.sampled_from([None, "1Gi", "512Mi"]),
+       eviction=st.sampled_from([None, {}, {"memory.available": "100Mi"}, {"memory.available": "5%"}]))
+def test_sum_verdict_matches_the_engine(entries, kube, system, eviction):
+    from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.memorymanager import reserved as engine
+    from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.errors import StateError
+
+    topo = two_nodes()
+    config = [{"numaNode": n, "limits": limits} for n, limits in entries]
+    result = validate_reservation(topo, reserved_memory=config, kube_reserved={"memory": kube} if kube else None,
+                                  system_reserved={"memory": system} if system else None, eviction_hard=eviction,
+                                  memory_manager_policy="Static", memory_capacity_bytes=10 * GI)
+    mine = [f.kubelet_message for f in result.errors if f.rule in ("reserved-memory-sum", "reserved-memory-hugepages")]
+    allocatable = dict(result.expected)
+    try:
+        engine.validate_reserved_memory(topo.node_ids(), allocatable, engine.parse_reserved_memory(config))
+        theirs = None
+    except StateError as exc:
+        theirs = str(exc)
+    if theirs is None:
+        assert mine == []
+    else:
+        assert theirs in mine
