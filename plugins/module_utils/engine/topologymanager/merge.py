@@ -197,22 +197,20 @@ def _preferred_key(numa_info, prefer_closest):
     return lambda m: (popcount(m), m)
 
 
-def _achievable_preferred(lists, default):
-    # type: (Sequence[Sequence[TopologyHint]], int) -> List[int]
-    """Merged masks (non-empty) of all permutations that merge to a *preferred* hint."""
+def _achievable_preferred(views, default):
+    # type: (Sequence[Tuple[List[Any], List[bool]]], int) -> List[int]
+    """Merged masks (non-empty) of all permutations that merge to a *preferred* hint.
+
+    ``views``: per hint list, (affinities, preferred flags) of its hints.
+    """
     common = None  # type: Optional[set]
     all_have_nil = True
     union = set()  # type: set
-    for hints in lists:
-        masks = set()
-        has_nil = False
-        for hint in hints:
-            if not hint.preferred:
-                continue
-            if hint.affinity is None:
-                has_nil = True
-            else:
-                masks.add(hint.affinity.value)
+    for affinities, flags in views:
+        # C-level iteration: hint lists hold up to 2^N - 1 hints
+        preferred = list(itertools.compress(affinities, flags))
+        masks = set(map(_VALUE, filter(_NOT_NONE, preferred)))
+        has_nil = any(map(_IS_NONE, preferred))
         union |= masks
         if has_nil:
             continue
@@ -464,6 +462,7 @@ def _non_preferred_key(numa_info, best_count, prefer_closest):
 
 
 _AFFINITY = operator.attrgetter("affinity")
+_PREFERRED = operator.attrgetter("preferred")
 _VALUE = operator.attrgetter("_value")  # BitMask slot (the property costs a call)
 _NOT_NONE = functools.partial(operator.is_not, None)
 _IS_NONE = functools.partial(operator.is_, None)
@@ -475,15 +474,15 @@ def merge_fast(lists, numa_info, prefer_closest=False):
     default = numa_info.default_mask
     if any(len(hints) == 0 for hints in lists):
         return TopologyHint(BitMask.from_value(default), False)
-    preferred = _achievable_preferred(lists, default)
+    views = [(list(map(_AFFINITY, hints)), list(map(_PREFERRED, hints))) for hints in lists]
+    preferred = _achievable_preferred(views, default)
     if preferred:
         key = _preferred_key(numa_info, prefer_closest)
         return _to_hint(min(preferred, key=key), True)
     # no preferred merged hint: rank every achievable AND (all of them are non-preferred)
     masks_per_list = []
     best_count = 0
-    for hints in lists:
-        affinities = list(map(_AFFINITY, hints))
+    for affinities, _flags in views:
         masks = set(map(_VALUE, filter(_NOT_NONE, affinities)))
         if masks:
             narrowest = min(masks, key=popcount) if len(masks) < 64 else _min_popcount(masks)
