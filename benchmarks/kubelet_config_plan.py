@@ -40,7 +40,7 @@ def main_config():
 
 def timed(func, repeats=30):
     samples = []
-    for _ in range(repeats):
+    for _repeat in range(repeats):
         start = time.perf_counter()
         func()
         samples.append(time.perf_counter() - start)

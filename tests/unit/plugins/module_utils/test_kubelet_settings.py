@@ -60,11 +60,16 @@ def check(settings, version="1.31", topology=None, **extra):
 @pytest.mark.parametrize(
     "settings, message",
     [
-        ({"cpuManagerPolicy": "Static"}, "cpuManagerPolicy: 'Static' is not a valid policy name; names are case-sensitive, use 'static'"),
-        ({"memoryManagerPolicy": "static"}, "memoryManagerPolicy: 'static' is not a valid policy name; names are case-sensitive, use 'Static'"),
-        ({"topologyManagerPolicy": "SingleNUMANode"}, "topologyManagerPolicy: 'SingleNUMANode' is not a valid policy name; names are case-sensitive, use 'single-numa-node'"),
-        ({"topologyManagerPolicy": "strict"}, "topologyManagerPolicy: 'strict' is not valid; use one of: none, best-effort, restricted, single-numa-node (lower case)"),
-        ({"memoryManagerPolicy": "BestEffort"}, "memoryManagerPolicy: 'BestEffort' is not valid; use one of: None, Static (capitalised; 'BestEffort' is Windows only)"),
+        ({"cpuManagerPolicy": "Static"},
+         "cpuManagerPolicy: 'Static' is not a valid policy name; names are case-sensitive, use 'static'"),
+        ({"memoryManagerPolicy": "static"},
+         "memoryManagerPolicy: 'static' is not a valid policy name; names are case-sensitive, use 'Static'"),
+        ({"topologyManagerPolicy": "SingleNUMANode"},
+         "topologyManagerPolicy: 'SingleNUMANode' is not a valid policy name; names are case-sensitive, use 'single-numa-node'"),
+        ({"topologyManagerPolicy": "strict"},
+         "topologyManagerPolicy: 'strict' is not valid; use one of: none, best-effort, restricted, single-numa-node (lower case)"),
+        ({"memoryManagerPolicy": "BestEffort"},
+         "memoryManagerPolicy: 'BestEffort' is not valid; use one of: None, Static (capitalised; 'BestEffort' is Windows only)"),
         ({"topologyManagerScope": "node"}, "topologyManagerScope: 'node' is not valid; use one of: container, pod"),
         ({"reservedMemory": [{"numaNode": -1, "limits": {}}]}, "settings.reservedMemory[0].numaNode: -1 is less than the minimum 0"),
         ({"reservedMemory": [{"numaNode": 0}]}, "settings.reservedMemory[0]: required key 'limits' is missing"),
@@ -198,19 +203,19 @@ def test_validation_errors(settings, version, expected):
 
 
 def test_topology_gate_error_names_alpha_option_when_only_alpha():
-    errors, _ = check({"topologyManagerPolicy": "restricted", "topologyManagerPolicyOptions": {"prefer-closest-numa-nodes": True}},
-                      "1.27", featureGates={"TopologyManagerPolicyAlphaOptions": True})
+    errors, _warnings = check({"topologyManagerPolicy": "restricted", "topologyManagerPolicyOptions": {"prefer-closest-numa-nodes": True}},
+                              "1.27", featureGates={"TopologyManagerPolicyAlphaOptions": True})
     assert errors == []
 
 
 def test_host_checks():
     host = topo(nodes=2, cpus_per_node=4)
-    errors, _ = check({"cpuManagerPolicy": "static", "reservedSystemCPUs": "6-9"}, topology=host)
+    errors, _warnings = check({"cpuManagerPolicy": "static", "reservedSystemCPUs": "6-9"}, topology=host)
     assert errors == ["reservedSystemCPUs: reserved-cpus: 6-9 is not a subset of online-cpus: 0-7; CPUs 8-9 do not exist or are offline on this host"]
-    errors, _ = check({"cpuManagerPolicy": "static", "reservedSystemCPUs": "0-7"}, topology=host)
+    errors, _warnings = check({"cpuManagerPolicy": "static", "reservedSystemCPUs": "0-7"}, topology=host)
     assert errors == ["reservedSystemCPUs: 0-7 reserves every online CPU; the static policy would have no CPU to give exclusively"]
     big = topo(nodes=9, cpus_per_node=1)
-    errors, _ = check({"topologyManagerPolicy": "single-numa-node"}, topology=big)
+    errors, _warnings = check({"topologyManagerPolicy": "single-numa-node"}, topology=big)
     assert errors == ["topologyManagerPolicy: single-numa-node: unsupported on machines with more than 8 NUMA Nodes (this host has 9); "
                       "set topologyManagerPolicyOptions.max-allowable-numa-nodes: \"9\" or topologyManagerPolicy: none"]
     errors, warnings = check({"topologyManagerPolicy": "single-numa-node", "topologyManagerPolicyOptions": {"max-allowable-numa-nodes": 9}},
@@ -219,11 +224,11 @@ def test_host_checks():
     assert warnings == ["topologyManagerPolicyOptions.max-allowable-numa-nodes: 9; the kubelet warns that admission time grows "
                         "exponentially with the number of NUMA nodes"]
     assert check({"topologyManagerPolicy": "none"}, topology=big)[0] == []
-    errors, _ = check({"topologyManagerPolicy": "restricted", "topologyManagerPolicyOptions": {"prefer-closest-numa-nodes": True}},
-                      topology=topo(distances=False))
+    errors, _warnings = check({"topologyManagerPolicy": "restricted", "topologyManagerPolicyOptions": {"prefer-closest-numa-nodes": True}},
+                              topology=topo(distances=False))
     assert errors == ["topologyManagerPolicyOptions.prefer-closest-numa-nodes: cannot discover NUMA topology: error getting NUMA "
                       "distances from cadvisor (no distances for node(s) 0, 1)"]
-    errors, _ = check({"memoryManagerPolicy": "Static", "reservedMemory": [{"numaNode": 3, "limits": {"memory": "1Gi"}}]}, topology=host)
+    errors, _warnings = check({"memoryManagerPolicy": "Static", "reservedMemory": [{"numaNode": 3, "limits": {"memory": "1Gi"}}]}, topology=host)
     assert errors == ["reservedMemory[0].numaNode: the reserved memory configuration references a NUMA node 3 that does not exist "
                       "on this machine (nodes: 0, 1)"]
 
@@ -236,7 +241,7 @@ def test_reservation_validator_is_called_only_when_otherwise_valid():
         return ["reservedMemory: sums differ"]
 
     eff = effective(memoryManagerPolicy="Static", reservedMemory=[{"numaNode": 0, "limits": {"memory": "1Gi"}}])
-    errors, _ = validate_settings({"memoryManagerPolicy": "Static"}, eff, "1.31", topo(), validator)
+    errors, _warnings = validate_settings({"memoryManagerPolicy": "Static"}, eff, "1.31", topo(), validator)
     assert errors == ["reservedMemory: sums differ"] and calls == ["Static"]
 
 
@@ -247,9 +252,9 @@ def test_partial_eviction_warning():
 
 
 def test_version_warnings():
-    _e, warnings = validate_settings({"topologyManagerPolicy": "none"}, effective(), kubelet_version=None)
+    _errors, warnings = validate_settings({"topologyManagerPolicy": "none"}, effective(), kubelet_version=None)
     assert warnings == ["kubelet_version not given: policy options are checked against kubelet 1.36"]
-    _e, warnings = validate_settings({"topologyManagerPolicy": "none"}, effective(), kubelet_version="1.40")
+    _errors, warnings = validate_settings({"topologyManagerPolicy": "none"}, effective(), kubelet_version="1.40")
     assert warnings == ["kubelet_version 1.40 is newer than the newest release this collection knows (1.36); policy options are "
                         "checked against 1.36"]
 

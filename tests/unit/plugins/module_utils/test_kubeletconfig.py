@@ -260,7 +260,9 @@ def test_flags_only_kubelet(tmp_path):
         ("", "kubelet config file {p} was empty"),
         ("kind: KubeletConfiguration\n", "kubelet config file {p}: 'apiVersion' is missing (expected apiVersion: kubelet.config.k8s.io/v1beta1)"),
         ("apiVersion: kubelet.config.k8s.io/v1beta1\n", "kubelet config file {p}: 'kind' is missing (expected kind: KubeletConfiguration)"),
-        ("apiVersion: v1\nkind: ConfigMap\n", "kubelet config file {p}: unsupported apiVersion/kind v1/ConfigMap (expected kubelet.config.k8s.io/v1beta1 or kubelet.config.k8s.io/v1, kind KubeletConfiguration)"),
+        ("apiVersion: v1\nkind: ConfigMap\n",
+         "kubelet config file {p}: unsupported apiVersion/kind v1/ConfigMap (expected kubelet.config.k8s.io/v1beta1 or "
+         "kubelet.config.k8s.io/v1, kind KubeletConfiguration)"),
         ("- a\n", "kubelet config file {p}: the document must be a mapping, found list"),
     ],
 )
