@@ -13,8 +13,8 @@ version_added: 0.1.0
 description:
   - The controller-side twin of M(numaguard.kubelet.reserved_memory) for CI and templating - same rules, same
     result keys (RV(_value.valid), RV(_value.errors), RV(_value.warnings), RV(_value.reserved_memory),
-    RV(_value.flag), RV(_value.totals), RV(_value.nodes)). An invalid reservation is a result, not an error -
-    assert on RV(_value.valid); unusable input (a broken topology, a bad option value) raises unless
+    RV(_value.flag), RV(_value.totals), RV(_value.nodes)). An invalid reservation is a result, not an error;
+    check RV(_value.valid). Unusable input (a broken topology, a bad option value) raises unless
     O(errors=report).
   - The input is the host's C(numa_topology) facts (a saved M(numaguard.kubelet.numa_facts) result also works).
     With a null input only the equation is checked - the sum per memory type against kube-reserved +
