@@ -120,14 +120,10 @@ def _power_cpus(node_ids, cores_per_node, smt):
     return tuple(cpus)
 
 
-def _matrix(groups, local, near, far, extra=None):
-    # type: (Dict[int, int], int, int, int, Optional[Callable[[int, int], Optional[int]]]) -> Callable[[int, int], int]
+def _matrix(groups, local, near, far):
+    # type: (Dict[int, int], int, int, int) -> Callable[[int, int], int]
     """Distance function: ``local`` on the diagonal, ``near`` within a group, ``far`` across."""
     def distance(a, b):
-        if extra is not None:
-            special = extra(a, b)
-            if special is not None:
-                return special
         if a == b:
             return local
         return near if groups[a] == groups[b] else far
@@ -233,9 +229,7 @@ def _build():
     def gh_distance(a, b):
         if a == b:
             return 10
-        if 0 in (a, b):
-            return 80 if 1 in (a, b) else 120
-        return 80 if 1 in (a, b) else 120
+        return 80 if 1 in (a, b) else 120  # the HBM node is nearer to everything than the rest
     machines.append(MachineSpec(
         name="gpu-superchip",
         description="NVIDIA GH200 Grace Hopper (arm64): 72-core CPU node 0, HBM node 1, empty MIG nodes 2-8",
