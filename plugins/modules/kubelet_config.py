@@ -79,8 +79,9 @@ options:
   kubelet_version:
     description:
       - Kubernetes release of the kubelet (V(1.31), V(v1.31.4)); decides which policy options exist
-        and their feature gates. Without it the newest release the collection knows is assumed, with
-        a warning.
+        and their feature gates.
+      - Default is what C(kubelet --version) on the host says; when there is no kubelet binary the
+        newest release the collection knows is assumed, with a warning.
     type: str
   validate_host:
     description:
@@ -303,6 +304,22 @@ def reservation_validator(effective, topology):
             ["reservedMemory: %s" % f for f in result.warnings])
 
 
+def found_running_without_config_dir(found):
+    """True when the located kubelet runs (flags read from /proc) but has no --config-dir."""
+    return bool(found) and found.get("running") and found.get("source") == "cmdline" and not found.get("config_dir")
+
+
+def detect_kubelet_version(module):
+    """``kubelet --version`` (``Kubernetes v1.31.4``) of the host, or None with a warning."""
+    binary = module.get_bin_path("kubelet")
+    if binary:
+        rc, out, _err = module.run_command([binary, "--version"])
+        words = out.split()
+        if rc == 0 and words and words[-1].startswith("v"):
+            return words[-1]
+    return None
+
+
 def write_atomically(module, path, text, mode_bits):
     """Write ``text`` to ``path`` through a temp file in the same directory and a rename."""
     directory = os.path.dirname(path) or "."
@@ -349,6 +366,7 @@ def main():
         module.fail_json(msg="mode_bits: %r is not an octal permission such as 0644" % p["mode_bits"])
 
     config, config_dir, root_dir = p["config"], p["config_dir"], p["root_dir"]
+    found = {}
     if not (config and config_dir and root_dir):
         try:
             found = locate_kubelet("/")
@@ -362,6 +380,17 @@ def main():
         if not root_dir:
             root_dir = found.get("root_dir") or "/var/lib/kubelet"
     locations = dict(config=config, config_dir=config_dir, root_dir=root_dir)
+    if p["mode"] == "dropin" and found_running_without_config_dir(found):
+        message = ("the running kubelet (pid %s) was started without --config-dir, so it ignores drop-in files"
+                   % found.get("pid"))
+        if not p["config_dir"]:
+            module.fail_json(msg=message + "; add --config-dir=%s to its flags first, pass config_dir explicitly if you "
+                             "are changing the flags, or use mode: merge" % config_dir, locations=locations)
+        module.warn(message + "; make sure it is restarted with --config-dir=%s" % config_dir)
+
+    kubelet_version = p["kubelet_version"]
+    if not kubelet_version:
+        kubelet_version = detect_kubelet_version(module)
 
     topology = None
     if p["validate_host"]:
@@ -377,7 +406,7 @@ def main():
     try:
         plan = plan_change(
             p["settings"], mode=p["mode"], path=p["path"], config=config, config_dir=config_dir,
-            root_dir=root_dir, kubelet_version=p["kubelet_version"], topology=topology,
+            root_dir=root_dir, kubelet_version=kubelet_version, topology=topology,
             reservation_validator=reservation_validator,
         )
     except SettingsError as exc:

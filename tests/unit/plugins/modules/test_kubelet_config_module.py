@@ -110,3 +110,24 @@ def test_reserved_memory_rules_come_from_the_reservation_validation(capsys, path
     result = run(kubelet_config, capsys, dict(paths, settings=right, _ansible_check_mode=True))
     assert not result.get("failed"), result
     assert result["reset"]["memory_manager_state"] is False  # no memory_manager_state file yet
+
+
+def test_dropin_refused_when_running_kubelet_has_no_config_dir(capsys, paths, monkeypatch):
+    monkeypatch.setattr(kubelet_config, "locate_kubelet", lambda root: {
+        "running": True, "pid": 42, "source": "cmdline", "config": paths["config"], "config_dir": None, "root_dir": paths["root_dir"]})
+    args = dict(paths, settings={"topologyManagerPolicy": "restricted"})
+    del args["config_dir"]
+    result = run(kubelet_config, capsys, args)
+    assert result["failed"]
+    assert result["msg"].startswith("the running kubelet (pid 42) was started without --config-dir, so it ignores drop-in files; "
+                                    "add --config-dir=/etc/kubernetes/kubelet.conf.d to its flags first")
+    result = run(kubelet_config, capsys, dict(args, mode="merge", _ansible_check_mode=True))
+    assert not result.get("failed") and result["path"] == paths["config"]
+
+
+def test_kubelet_version_detected_from_the_binary(capsys, paths, monkeypatch):
+    monkeypatch.setattr(kubelet_config, "detect_kubelet_version", lambda module: "v1.30.2")
+    args = dict(paths, settings={"topologyManagerPolicy": "restricted", "topologyManagerPolicyOptions": {"max-allowable-numa-nodes": 9}})
+    del args["kubelet_version"]
+    result = run(kubelet_config, capsys, args)
+    assert result["failed"] and "kubelet 1.30 does not know it (added in 1.31)" in result["msg"]
