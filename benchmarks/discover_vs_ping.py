@@ -63,6 +63,8 @@ def main():
     parser.add_argument("--mode", choices=("cold", "warm", "both"), default="cold",
                         help="close ssh ControlPersist masters before each run (cold) or not (warm)")
     parser.add_argument("--no-pipelining", action="store_true", help="measure without ANSIBLE_PIPELINING")
+    parser.add_argument("--collections", default=None,
+                        help="ANSIBLE_COLLECTIONS_PATH to use instead of this checkout (for A/B comparisons)")
     args = parser.parse_args()
     fleet_tool = load_fleet_tool()
     reason = fleet_tool.unavailable()
@@ -80,7 +82,7 @@ def main():
         with open(ping, "w") as handle:
             handle.write(PING)
         env = dict(os.environ)
-        env.update({"ANSIBLE_COLLECTIONS_PATH": os.path.join(work, "collections"), "ANSIBLE_FORKS": str(args.forks),
+        env.update({"ANSIBLE_COLLECTIONS_PATH": args.collections or os.path.join(work, "collections"), "ANSIBLE_FORKS": str(args.forks),
                     "ANSIBLE_PIPELINING": "0" if args.no_pipelining else "1", "ANSIBLE_NOCOLOR": "1",
                     "ANSIBLE_HOST_KEY_CHECKING": "0", "ANSIBLE_RETRY_FILES_ENABLED": "0",
                     "PATH": bindir + os.pathsep + env.get("PATH", "")})

@@ -530,6 +530,9 @@ def render_inventory(state):
            "    ansible_user: root",
            "    ansible_ssh_private_key_file: %s" % _yaml_str(state["client_key"]),
            "    ansible_ssh_common_args: %s" % _yaml_str(common),
+           # ansible's default ssh_args minus -C: compressing loopback traffic (and AnsiballZ
+           # payloads that are zip-deflated already) only costs CPU, which is what the fleet lacks.
+           "    ansible_ssh_args: \"-o ControlMaster=auto -o ControlPersist=60s\"",
            "    ansible_python_interpreter: /usr/bin/python3",
            "    ansible_pipelining: true",
            "    fleet_dir: %s" % _yaml_str(state["dir"]),
