@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
 # Apache License 2.0 (see LICENSE)
-"""The fleet report of admission_check results and its filter."""
+"""The fleet report of admission_check results (the filter is tested in tests/unit/plugins/filter)."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -9,9 +9,6 @@ __metaclass__ = type
 
 import pytest
 
-from ansible.errors import AnsibleFilterError
-
-from ansible_collections.numaguard.kubelet.plugins.filter.admission_report import admission_report as report_filter
 from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.admission_report import (
     AdmissionReportError, admission_report, describe_pod)
 
@@ -54,15 +51,3 @@ def test_report_statuses_and_lines():
 def test_report_bad_input():
     with pytest.raises(AdmissionReportError):
         admission_report([], ["h1"])
-
-
-def test_filter_reads_hostvars():
-    hostvars = {"h1": {"admission_check_result": {"pods": [PLAIN]}}, "h2": {"other": {"pods": [REJECTED]}}}
-    report = report_filter(hostvars, ["h1", "h2"])
-    assert report["admitted"] == ["h1"] and report["errors"] == ["h2"]
-    assert report_filter(hostvars, ["h2"], var="other")["rejected"] == ["h2"]
-    with pytest.raises(AnsibleFilterError) as err:
-        report_filter(hostvars, ["nope"])
-    assert "host 'nope' is not in the inventory" in str(err.value)
-    with pytest.raises(AnsibleFilterError):
-        report_filter(hostvars, "h1")
