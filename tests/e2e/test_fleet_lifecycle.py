@@ -84,6 +84,9 @@ def test_up_isolates_hosts_and_down_leaves_nothing(tmp_path):
     assert not os.path.exists(fleet_dir)
     assert not os.path.exists(state["trees"] or fleet_dir)
     assert _real_machine_view() == before
+    with open("/proc/self/mountinfo") as handle:
+        mounts = handle.read()
+    assert fleet_dir not in mounts and (state["trees"] or fleet_dir) not in mounts  # nothing leaked out
     # down is idempotent.
     assert fleet_tool.down(fleet_dir, quiet=True) == 0
 
