@@ -203,3 +203,30 @@ def test_bad_pod_names_source(host):
     with pytest.raises(ValueError) as err:
         run_check(params(host, pod=[pod("ok", "1", "1Gi"), bad]))
     assert str(err.value).startswith("pod[]#2: ")
+
+
+def test_state_that_fails_start_up_validation(host):
+    """A memory_manager_state written under another reservedMemory: the kubelet refuses to start."""
+    first = run_check(params(host, pod=pod("db", "4", "8Gi"), return_state=True))
+    moved = CONFIG.replace("limits: {memory: 1Gi}\n  - numaNode: 1\n    limits: {memory: 1124Mi}",
+                           "limits: {memory: 1124Mi}\n  - numaNode: 1\n    limits: {memory: 1Gi}")
+    assert moved != CONFIG
+    with open(os.path.join(host, "var", "lib", "kubelet", "config.yaml"), "w") as handle:
+        handle.write(moved)
+    with pytest.raises(ValueError) as err:
+        run_check(params(host, pod=pod("web", "1", "1Gi"),
+                         memory_manager_state=first["state_after"]["memory_manager_state"]))
+    assert "[memorymanager] the expected machine state is different from the real one" in str(err.value)
+
+
+def test_topology_option_and_too_many_nodes(host):
+    facts = {"nodes": [{"id": n, "cpus": [n], "memory_total_bytes": 1 << 30} for n in range(9)]}
+    config = {"topologyManagerPolicy": "best-effort"}
+    with pytest.raises(ValueError) as err:
+        run_check(params(host, pod=pod("a", "1", "1Gi"), topology=facts, kubelet_config=config,
+                         memory_manager_state="", cpu_manager_state=""))
+    assert str(err.value) == "topology manager: unsupported on machines with more than 8 NUMA Nodes"
+    config["topologyManagerPolicyOptions"] = {"max-allowable-numa-nodes": "9"}
+    result = run_check(params(host, pod=pod("a", "1", "1Gi"), topology=facts, kubelet_config=config,
+                              memory_manager_state="", cpu_manager_state=""))
+    assert result["sources"]["topology"] == "option" and result["node"]["numa_nodes"] == list(range(9))
