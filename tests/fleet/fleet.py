@@ -692,10 +692,13 @@ def up(fleet_dir=DEFAULT_DIR, hosts=None, topologies=None, base_port="2201", tim
     try:
         prepared = _bring_up(state, base_port, timeout)
     except BaseException:
-        # Stop whatever started, keep the logs (the next `up` or `down` removes them).
+        # Stop whatever started and free the trees' memory; keep the logs in DIR/hNN (the next
+        # `up` or `down` removes them).
         _stop_hosts(state, quiet=True)
         for item in plan:
             item["stopped"] = True
+        if state["trees"]:
+            shutil.rmtree(state["trees"], ignore_errors=True)
         if os.path.isdir(fleet_dir):
             save_state(state)
         raise
