@@ -13,7 +13,8 @@ preferred = masks of the minimal size that could fit on an empty node):
 * ``wide``: requests that need half the machine -> long lists, preferred result of size N/2.
 
 Prints one table. The exhaustive merge is timed only where the permutation count is at most
-``--exhaustive-limit`` (default 2e6), else shown as "-" with the number of permutations.
+``--exhaustive-limit`` (default 2e6); beyond that its time is estimated from the slowest measured
+time per permutation (marked "est.").
 Run: ``.venv/bin/python benchmarks/admission_merge.py [--repeat 15]``.
 A second table times one whole admission with the real providers (hint generation of the
 device, CPU and memory managers, the merge, and allocation), and the merge's share of it.
@@ -101,6 +102,14 @@ def scenario(kind, n):
     return lists, providers
 
 
+def _duration(seconds):
+    """Human duration for estimates (s, min, h, days, years)."""
+    for unit, size in (("years", 365 * 86400.0), ("days", 86400.0), ("h", 3600.0), ("min", 60.0)):
+        if seconds >= size:
+            return "%.3g %s" % (seconds / size, unit)
+    return "%.3g s" % seconds
+
+
 def median_ms(func, repeat):
     times = []
     for _round in range(repeat):
@@ -183,6 +192,7 @@ def main(argv=None):
     parser.add_argument("--nodes", default="2,4,8,16")
     parser.add_argument("--no-admission", action="store_true", help="skip the full-admission table")
     args = parser.parse_args(argv)
+    rate = []  # ms per permutation measured where the exhaustive merge ran
     header = ("nodes", "case", "hints", "fast ms", "policy ms", "exhaustive ms", "result")
     print("%-6s %-6s %10s %12s %12s %14s  %s" % header)
     for n in [int(x) for x in args.nodes.split(",")]:
@@ -200,8 +210,14 @@ def main(argv=None):
                 ex_ms, slow = median_ms(lambda: merge_exhaustive(lists, info), 1 if perms > 1e4 else 3)
                 assert slow == fast, (n, kind, slow, fast)
                 ex_text = "%.2f" % ex_ms
+                if perms >= 1000:
+                    rate.append(ex_ms / perms)
             else:
-                ex_text = "- (%.1e perms)" % perms
+                if rate:
+                    seconds = max(rate) * perms / 1000.0
+                    ex_text = "~%s (est.)" % _duration(seconds)
+                else:
+                    ex_text = "- (%.1e perms)" % perms
             print("%-6d %-6s %10d %12.3f %12.3f %14s  %s" % (
                 n, kind, sum(len(x) for x in lists), fast_ms, policy_ms, ex_text, fast))
     if not args.no_admission:
