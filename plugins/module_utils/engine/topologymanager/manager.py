@@ -11,6 +11,10 @@ kubelet would not start is reported as such instead of getting admission answers
 3. NUMA info (with prefer-closest-numa-nodes every node needs distances);
 4. more NUMA nodes than max-allowable-numa-nodes (default 8): refused;
 5. unknown policy, then unknown scope.
+
+Before all that, :func:`topology_manager_from_config` applies the KubeletConfiguration
+validation of the policy and scope names (the kubelet refuses an invalid configuration before
+building any manager, with "invalid configuration: ..." messages).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -25,11 +29,11 @@ except ImportError:  # pragma: no cover
 from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.topologymanager.numa_info import (
     NUMAInfo, TopologyManagerError)
 from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.topologymanager.policy import (
-    POLICY_NONE, NonePolicy, create_policy)
+    POLICIES, POLICY_NONE, NonePolicy, create_policy)
 from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.topologymanager.policy_options import (
     PolicyOptions)
 from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.topologymanager.scope import (
-    NoneScope, Scope, create_scope)
+    SCOPES, NoneScope, Scope, create_scope)
 
 DEFAULT_POLICY = POLICY_NONE
 DEFAULT_SCOPE = "container"
@@ -65,11 +69,35 @@ def new_topology_manager(topology, policy_name=DEFAULT_POLICY, scope_name=DEFAUL
     return create_scope(scope_name, policy, providers)
 
 
+def validate_config(kubelet_config):
+    # type: (Mapping[str, Any]) -> None
+    """The KubeletConfiguration validation of the two enum fields, which runs before any manager
+    is built (so an unknown scope is refused even with policy none), with the kubelet's text."""
+    config = kubelet_config or {}
+    policy = config.get("topologyManagerPolicy") or DEFAULT_POLICY
+    scope = config.get("topologyManagerScope") or DEFAULT_SCOPE
+    if policy not in POLICIES:
+        raise TopologyManagerError(
+            "invalid configuration: topologyManagerPolicy (--topology-manager-policy) %s must be one of: [%s]"
+            % (_go_quote(policy), " ".join(_go_quote(p) for p in POLICIES)))
+    if scope not in SCOPES:
+        raise TopologyManagerError(
+            "invalid configuration: topologyManagerScope (--topology-manager-scope) %s must be one of: %s, or %s"
+            % (_go_quote(scope), _go_quote(SCOPES[0]), _go_quote(SCOPES[1])))
+
+
+def _go_quote(text):
+    # type: (Any) -> str
+    return '"%s"' % str(text).replace("\\", "\\\\").replace('"', '\\"')
+
+
 def topology_manager_from_config(topology, kubelet_config, providers=None, merger="fast"):
     # type: (Any, Mapping[str, Any], Optional[Sequence[Any]], str) -> Scope
     """Same, reading ``topologyManagerPolicy``, ``topologyManagerScope`` and
-    ``topologyManagerPolicyOptions`` from a KubeletConfiguration dict (camelCase)."""
+    ``topologyManagerPolicyOptions`` from a KubeletConfiguration dict (camelCase), after the
+    kubelet's configuration validation of the policy and scope names (:func:`validate_config`)."""
     config = kubelet_config or {}
+    validate_config(config)
     return new_topology_manager(
         topology,
         policy_name=config.get("topologyManagerPolicy") or DEFAULT_POLICY,

@@ -186,7 +186,8 @@ def test_devices_and_pod_file_content(host):
     ({"kubelet_config": "/etc/kubernetes/missing.yaml"}, "kubelet_config: "),
     ({"kubelet_flags": {"--bogus": "1"}}, "kubelet_flags: unsupported flag --bogus"),
     ({"kubelet_config": {"topologyManagerPolicy": "restricted", "topologyManagerScope": "node"}},
-     'topology manager: unknown scope: "node"'),
+     'topology manager: invalid configuration: topologyManagerScope (--topology-manager-scope) "node" must be '
+     'one of: "container", or "pod"'),
     ({"devices": {"gpu": {"a": 0}}}, "fully-qualified extended resource name"),
 ])
 def test_bad_inputs_fail_clearly(host, overrides, message):

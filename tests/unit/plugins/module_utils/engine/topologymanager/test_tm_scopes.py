@@ -222,16 +222,37 @@ def test_prefer_closest_needs_distances():
 
 
 @pytest.mark.parametrize("config, message", [
-    ({"topologyManagerPolicy": "strict"}, 'unknown policy: "strict"'),
-    ({"topologyManagerPolicy": "restricted", "topologyManagerScope": "node"}, 'unknown scope: "node"'),
+    ({"topologyManagerPolicy": "strict"},
+     'invalid configuration: topologyManagerPolicy (--topology-manager-policy) "strict" must be one of: '
+     '["none" "best-effort" "restricted" "single-numa-node"]'),
+    ({"topologyManagerPolicy": "Restricted"},
+     'invalid configuration: topologyManagerPolicy (--topology-manager-policy) "Restricted" must be one of: '
+     '["none" "best-effort" "restricted" "single-numa-node"]'),
+    ({"topologyManagerPolicy": "restricted", "topologyManagerScope": "node"},
+     'invalid configuration: topologyManagerScope (--topology-manager-scope) "node" must be one of: '
+     '"container", or "pod"'),
+    # the configuration is validated before any manager is built: policy none does not help
+    ({"topologyManagerPolicy": "none", "topologyManagerScope": "bad"},
+     'invalid configuration: topologyManagerScope (--topology-manager-scope) "bad" must be one of: '
+     '"container", or "pod"'),
 ])
-def test_unknown_policy_and_scope(config, message):
+def test_config_validation_of_policy_and_scope(config, message):
     with pytest.raises(TopologyManagerError) as err:
         topology_manager_from_config(TWO, config)
     assert str(err.value) == message
 
 
-def test_policy_none_ignores_scope_and_options():
-    tm = topology_manager_from_config(TWO, {"topologyManagerPolicy": "none", "topologyManagerScope": "bad",
-                                            "topologyManagerPolicyOptions": {"bogus": "x"}})
+@pytest.mark.parametrize("policy, scope, message", [
+    ("strict", "container", 'unknown policy: "strict"'),
+    ("restricted", "node", 'unknown scope: "node"'),
+])
+def test_manager_construction_errors(policy, scope, message):
+    with pytest.raises(TopologyManagerError) as err:
+        new_topology_manager(TWO, policy, scope)
+    assert str(err.value) == message
+
+
+def test_policy_none_ignores_options_and_node_count():
+    tm = topology_manager_from_config(SIXTEEN, {"topologyManagerPolicy": "none", "topologyManagerScope": "pod",
+                                                "topologyManagerPolicyOptions": {"bogus": "x"}})
     assert tm.name == "none"
