@@ -321,4 +321,41 @@ def format_table(run):
     for pod in run.get("pods", []):
         if not pod["admitted"]:
             lines.append("%s/%s: %s: %s" % (pod["namespace"], pod["name"], pod["reason"], pod["message"]))
+            if pod["reason"] == "TopologyAffinityError" and pod.get("merges"):
+                lines.append("  " + explain_merge(pod["merges"][-1]))
     return "\n".join(lines)
+
+
+def _masks(hints, preferred):
+    # type: (Sequence[Mapping[str, Any]], bool) -> str
+    shown = ["[%s]" % ",".join(str(n) for n in h["numa_affinity"]) if h["numa_affinity"] is not None else "any"
+             for h in hints if h["preferred"] is preferred]
+    if len(shown) > 6:
+        shown = shown[:6] + ["... (%d in all)" % len(shown)]
+    return " ".join(shown)
+
+
+def explain_merge(merge):
+    # type: (Mapping[str, Any]) -> str
+    """One line saying what each provider preferred and what the merge could reach."""
+    parts = []
+    for provider in sorted(merge.get("hints") or {}):
+        hints = merge["hints"][provider]
+        if not hints:
+            continue
+        for resource in sorted(hints):
+            value = hints[resource]
+            if value is None:
+                continue
+            if not value:
+                parts.append("%s: cannot satisfy" % resource)
+                continue
+            preferred = _masks(value, True)
+            parts.append("%s: preferred %s" % (resource, preferred) if preferred
+                         else "%s: only non-preferred %s" % (resource, _masks(value, False)))
+    merged = merge.get("merged_hint") or {}
+    nodes = merged.get("numa_affinity")
+    best = "[%s]" % ",".join(str(n) for n in nodes) if nodes is not None else "any"
+    return "%s%s -> best %s %s" % ("container(s) %s: " % ",".join(merge.get("containers") or []),
+                                   "; ".join(parts) or "no provider preference", best,
+                                   "preferred" if merged.get("preferred") else "not preferred")

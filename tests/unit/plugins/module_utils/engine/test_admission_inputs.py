@@ -125,3 +125,27 @@ def test_rejected_pod_is_released_before_the_next():
     assert nxt["admitted"] is True
     assert [c["cpus"] for c in nxt["containers"]] == ["1-3", "4-6"]
     assert run["pinning"]["cpu_manager_pinning_requests_total"] == 3
+
+
+def test_format_table_explains_topology_rejections():
+    from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.admission import (
+        explain_merge, format_table)
+    merge = {"containers": ["c"], "admit": False, "merged_hint": {"numa_affinity": [0, 1], "preferred": False},
+             "hints": {"device": {}, "cpu": {"cpu": [{"numa_affinity": [0], "preferred": True},
+                                                      {"numa_affinity": [0, 1], "preferred": False}]},
+                       "memory": {"memory": [{"numa_affinity": [0, 1], "preferred": False}],
+                                  "hugepages-1Gi": []}}}
+    assert explain_merge(merge) == ("container(s) c: cpu: preferred [0]; hugepages-1Gi: cannot satisfy; "
+                                    "memory: only non-preferred [0,1] -> best [0,1] not preferred")
+    pod = {"name": "p", "namespace": "n", "admitted": False, "reason": "TopologyAffinityError",
+           "message": "Resources cannot be allocated with Topology locality", "numa_nodes": [],
+           "containers": [{"cpus": ""}], "merges": [merge]}
+    ok = {"name": "q", "namespace": "n", "admitted": True, "reason": "", "message": "", "numa_nodes": [1],
+          "containers": [{"cpus": "4-5"}, {"cpus": ""}], "merges": []}
+    assert format_table({"pods": [ok, pod]}).splitlines() == [
+        "POD  ADMITTED  NUMA  CPUS  REASON",
+        "n/q  yes       1     4-5   -",
+        "n/p  no        -     -     TopologyAffinityError",
+        "n/p: TopologyAffinityError: Resources cannot be allocated with Topology locality",
+        "  " + explain_merge(merge),
+    ]
