@@ -130,11 +130,10 @@ def test_rejected_pod_is_released_before_the_next():
 def test_format_table_explains_topology_rejections():
     from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.admission import (
         explain_merge, format_table)
+    cpu_hints = [{"numa_affinity": [0], "preferred": True}, {"numa_affinity": [0, 1], "preferred": False}]
+    memory_hints = {"memory": [{"numa_affinity": [0, 1], "preferred": False}], "hugepages-1Gi": []}
     merge = {"containers": ["c"], "admit": False, "merged_hint": {"numa_affinity": [0, 1], "preferred": False},
-             "hints": {"device": {}, "cpu": {"cpu": [{"numa_affinity": [0], "preferred": True},
-                                                      {"numa_affinity": [0, 1], "preferred": False}]},
-                       "memory": {"memory": [{"numa_affinity": [0, 1], "preferred": False}],
-                                  "hugepages-1Gi": []}}}
+             "hints": {"device": {}, "cpu": {"cpu": cpu_hints}, "memory": memory_hints}}
     assert explain_merge(merge) == ("container(s) c: cpu: preferred [0]; hugepages-1Gi: cannot satisfy; "
                                     "memory: only non-preferred [0,1] -> best [0,1] not preferred")
     pod = {"name": "p", "namespace": "n", "admitted": False, "reason": "TopologyAffinityError",
