@@ -99,6 +99,13 @@ def _ansible():
 def _adhoc(*extra):
     env = dict(os.environ, ANSIBLE_LOCALHOST_WARNING="False", ANSIBLE_INVENTORY_UNPARSED_WARNING="False",
                ANSIBLE_NOCOLOR="1")
+    # ansible-test units points PYTHONPATH at a module_utils-only ansible; the CLI needs the real one.
+    env.pop("PYTHONPATH", None)
+    here = os.path.dirname(os.path.abspath(__file__))
+    collection = os.path.normpath(os.path.join(here, "..", "..", "..", ".."))
+    parts = collection.split(os.sep)
+    if parts[-3:-2] == ["ansible_collections"]:
+        env["ANSIBLE_COLLECTIONS_PATH"] = os.sep.join(parts[:-3])
     proc = subprocess.run([_ansible(), "localhost", "-m", "numaguard.kubelet.numa_facts"] + list(extra),
                           capture_output=True, text=True, env=env, check=False, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
