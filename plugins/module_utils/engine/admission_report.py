@@ -18,6 +18,8 @@ try:
 except ImportError:  # pragma: no cover
     pass
 
+from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.admission import explain_merge
+
 
 class AdmissionReportError(ValueError):
     """Input that is not a set of admission_check results."""
@@ -37,7 +39,10 @@ def describe_pod(pod):
     """One line for one pod result: placement when admitted, reason and message when not."""
     name = "%s/%s" % (pod.get("namespace", "default"), pod.get("name", "?"))
     if not pod.get("admitted"):
-        return "%s rejected: %s: %s" % (name, pod.get("reason") or "?", pod.get("message") or "")
+        line = "%s rejected: %s: %s" % (name, pod.get("reason") or "?", pod.get("message") or "")
+        if pod.get("reason") == "TopologyAffinityError" and pod.get("merges"):
+            line += " (%s)" % explain_merge(pod["merges"][-1])
+        return line
     parts = []
     cpus = [c.get("cpus") for c in pod.get("containers", []) if c.get("cpus")]
     if cpus:

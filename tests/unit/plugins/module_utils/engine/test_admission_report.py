@@ -48,6 +48,16 @@ def test_report_statuses_and_lines():
     assert "h5: default/web admitted (no exclusive CPUs, NUMA memory or aligned devices)" in report["lines"]
 
 
+def test_rejection_is_explained():
+    merge = {"containers": ["c"], "merged_hint": {"numa_affinity": [0, 1], "preferred": False},
+             "hints": {"cpu": {"cpu": [{"numa_affinity": [0], "preferred": True}]},
+                       "memory": {"memory": [{"numa_affinity": [0, 1], "preferred": True}]}}}
+    pod = dict(REJECTED, merges=[merge])
+    assert describe_pod(pod) == (
+        "shop/db rejected: TopologyAffinityError: Resources cannot be allocated with Topology locality "
+        "(container(s) c: cpu: preferred [0]; memory: preferred [0,1] -> best [0,1] not preferred)")
+
+
 def test_report_bad_input():
     with pytest.raises(AdmissionReportError):
         admission_report([], ["h1"])
