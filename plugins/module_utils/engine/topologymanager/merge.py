@@ -23,8 +23,13 @@ Two implementations with the same result:
     ``prod_i c_i``; Z is achievable iff that number is positive. That costs O(k * N * 2^N)
     (N NUMA nodes, k lists) instead of prod |L_i|.
 
+  The non-preferred ranking is then: count == B first, then counts just below B (larger
+  first), then counts above B (smaller first); ties by the closest/narrowest rule.
+
 Masks are handled as ints internally; NUMA ids are compressed to positions 0..N-1 of the
-machine's sorted ids for the transform so that sparse ids (0,1,2,33,34) cost 2^5, not 2^35.
+machine's sorted ids for the transform so that sparse ids (0,1,2,33,34) cost 2^5, not 2^35. The
+transforms run on packed big ints (one C-level shift/and/add over all 2^N fields per NUMA node)
+and fall back to Python lists when the counts could overflow 64-bit fields.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -442,23 +447,6 @@ def _achievable_ands(masks_per_list, default, compressor):
         counts = _superset_inverse(product, size)
     counts[0] = 0
     return list(itertools.compress(range(total), counts))
-
-
-def _non_preferred_key(numa_info, best_count, prefer_closest):
-    # type: (NUMAInfo, int, bool) -> Callable[[int], Tuple]
-    """Smaller is better: count == B first, then just below B (descending), then above B."""
-    def tier(mask):
-        # type: (int) -> Tuple[int, int]
-        d = popcount(mask)
-        if d == best_count:
-            return (0, 0)
-        if d < best_count:
-            return (1, -d)
-        return (2, d)
-
-    if prefer_closest:
-        return lambda m: (tier(m), numa_info.average_distance(m), m)
-    return lambda m: (tier(m), m)
 
 
 _AFFINITY = operator.attrgetter("affinity")
