@@ -315,9 +315,9 @@ def _int(value, where, minimum=0):
     return value
 
 
-def _opt_int(value, where):
-    # type: (Any, str) -> Optional[int]
-    return None if value is None else _int(value, where)
+def _opt_int(value, where, minimum=0):
+    # type: (Any, str, int) -> Optional[int]
+    return None if value is None else _int(value, where, minimum)
 
 
 def _int_list(value, where):
@@ -384,8 +384,9 @@ def _cpu_from_facts(raw, where):
     return CPU(id=_int(_require(raw, "id", where), where + ".id"),
                node=_opt_int(raw.get("node"), where + ".node"),
                core=_opt_int(raw.get("core"), where + ".core"),
-               socket=_opt_int(raw.get("socket"), where + ".socket"),
-               die=_opt_int(raw.get("die"), where + ".die"),
+               # The kernel reports -1 for a package or die it cannot identify (e.g. POWER).
+               socket=_opt_int(raw.get("socket"), where + ".socket", -1),
+               die=_opt_int(raw.get("die"), where + ".die", -1),
                online=online,
                siblings=_int_list([] if raw.get("siblings") is None else raw["siblings"], where + ".siblings"),
                cache_id=_opt_int(raw.get("cache_id"), where + ".cache_id"))

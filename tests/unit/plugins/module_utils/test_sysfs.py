@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import pathlib
 import shutil
@@ -14,6 +15,7 @@ import sys
 import pytest
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils import sysfs
+from ansible_collections.numaguard.kubelet.plugins.module_utils.topology import Topology
 from ansible_collections.numaguard.kubelet.plugins.module_utils.sysfs import (
     SysfsError, read_system_memory, read_topology)
 
@@ -94,6 +96,8 @@ def test_bundled_topology_round_trips(trees, name):
         del facts["id"]
         assert facts == want["cpus"][cpu.id], "CPU %d" % cpu.id
     assert topo.memory_total_bytes() == want["memory_total_bytes"]
+    # What numa_facts returns must load back as the same model (Ansible JSON turns keys to str).
+    assert Topology.from_facts(json.loads(json.dumps(topo.to_facts()))) == topo
     system = read_system_memory(str(trees / name))
     assert system["memory_total_bytes"] == want["memory_total_bytes"]
     assert dict((v["page_size_bytes"] // 1024, v["total_pages"]) for v in system["hugepages"].values()) \
