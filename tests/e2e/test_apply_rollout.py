@@ -294,3 +294,26 @@ def test_invalid_settings_fail_in_preflight_without_touching_any_host(fleet):
     assert proc.returncode != 0
     assert "names are case-sensitive, use 'static'" in proc.stdout
     assert dict((h["name"], hashes(h)) for h in fleet["hosts"]) == before
+
+
+def test_repair_state_when_config_is_already_right(fleet):
+    reset_fleet(fleet)
+    dropin = ("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
+              "cpuManagerPolicy: static\nreservedSystemCPUs: \"0\"\n")
+    for host in fleet["hosts"]:  # a half-done manual change: config says static, checkpoint says none
+        with open(host_paths(host)["dropin"], "w") as handle:
+            handle.write(dropin)
+    settings = {"cpuManagerPolicy": "static", "reservedSystemCPUs": "0"}
+    before = dict((h["name"], hashes(h)) for h in fleet["hosts"])
+    proc = playbook(fleet, settings, kubelet_numa_batch_size=3)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert "set kubelet_numa_repair_state: true to move them aside" in proc.stdout
+    assert dict((h["name"], hashes(h)) for h in fleet["hosts"]) == before
+    proc = playbook(fleet, settings, kubelet_numa_batch_size=3, kubelet_numa_repair_state=True)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    for host in fleet["hosts"]:
+        paths = host_paths(host)
+        assert read(paths["dropin"]) == dropin.encode()
+        assert json.loads(read(paths["cpu"]))["policyName"] == "static"
+        assert read(paths["memory"]) == MEMORY_STATE.encode()
+        assert "%s: state repaired" % host["name"] in proc.stdout
