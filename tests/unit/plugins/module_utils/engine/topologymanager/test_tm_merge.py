@@ -10,6 +10,7 @@ __metaclass__ = type
 import random
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.bitmask import BitMask
 from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.hints import TopologyHint
@@ -154,3 +155,19 @@ def test_fast_equals_exhaustive_on_10000_random_cases():
         if got != expected:
             mismatches.append((case, info.nodes, closest, lists, expected, got))
     assert mismatches == []
+
+
+_IDS = [0, 1, 2, 3, 4]
+_HINT = st.one_of(
+    st.builds(TopologyHint, st.none(), st.booleans()),
+    st.builds(lambda ids, pref: TopologyHint(BitMask.from_ids(ids), pref),
+              st.sets(st.sampled_from(_IDS), min_size=1), st.booleans()))
+
+
+@settings(max_examples=300, derandomize=True, deadline=None)
+@given(st.lists(st.lists(_HINT, max_size=6), min_size=1, max_size=4), st.booleans())
+def test_fast_equals_exhaustive_property(lists, closest):
+    """Hypothesis-generated lists (shrinks to a minimal counterexample if the merges ever differ)."""
+    distances = dict((a, [10 if a == b else 10 + 3 * abs(a - b) + (a * b) % 4 for b in _IDS]) for a in _IDS)
+    info = NUMAInfo(_IDS, distances)
+    assert merge_fast(lists, info, closest) == merge_exhaustive(lists, info, closest)
