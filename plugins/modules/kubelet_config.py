@@ -273,7 +273,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils.kubelet_plan imp
     DEFAULT_CONFIG_DIR,
     plan_change,
 )
-from ansible_collections.numaguard.kubelet.plugins.module_utils.kubelet_settings import SettingsError
+from ansible_collections.numaguard.kubelet.plugins.module_utils.kubelet_settings import MANAGED_FIELDS, SettingsError
 
 try:
     from ansible_collections.numaguard.kubelet.plugins.module_utils.kubelet_paths import locate_kubelet
@@ -366,13 +366,17 @@ def main():
         module.fail_json(msg="mode_bits: %r is not an octal permission such as 0644" % p["mode_bits"])
 
     config, config_dir, root_dir = p["config"], p["config_dir"], p["root_dir"]
-    found = {}
+    try:
+        found = locate_kubelet("/")
+    except Exception as exc:  # a broken /proc entry must not hide the real task
+        module.warn("could not locate the running kubelet: %s" % exc)
+        found = {}
+    overriding = sorted(set(found.get("flags") or {}) & set(f[0][2:] for f in MANAGED_FIELDS.values()))
+    if overriding:
+        module.warn("the running kubelet (pid %s) sets --%s on its command line; flags override the configuration files, "
+                    "so move them into the configuration (see the flags return value) or change them in the unit"
+                    % (found.get("pid"), ", --".join(overriding)))
     if not (config and config_dir and root_dir):
-        try:
-            found = locate_kubelet("/")
-        except Exception as exc:  # a broken /proc entry must not hide the real task
-            module.warn("could not locate the running kubelet: %s" % exc)
-            found = {}
         if not config:
             config = found.get("config")
         if not config_dir:

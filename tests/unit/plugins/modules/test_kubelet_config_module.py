@@ -131,3 +131,12 @@ def test_kubelet_version_detected_from_the_binary(capsys, paths, monkeypatch):
     del args["kubelet_version"]
     result = run(kubelet_config, capsys, args)
     assert result["failed"] and "kubelet 1.30 does not know it (added in 1.31)" in result["msg"]
+
+
+def test_warns_about_flags_that_override_the_files(capsys, paths, monkeypatch):
+    monkeypatch.setattr(kubelet_config, "locate_kubelet", lambda root: {
+        "running": True, "pid": 7, "source": "cmdline", "config": paths["config"], "config_dir": paths["config_dir"],
+        "root_dir": paths["root_dir"], "flags": {"cpu-manager-policy": "none", "config": paths["config"]}})
+    result = run(kubelet_config, capsys, dict(paths, settings={"topologyManagerPolicy": "restricted"}, _ansible_check_mode=True))
+    texts = [w if isinstance(w, str) else w.get("event", w).get("msg", "") for w in result.get("warnings", [])]
+    assert any(t.startswith("the running kubelet (pid 7) sets --cpu-manager-policy on its command line") for t in texts), result
