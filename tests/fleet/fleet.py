@@ -958,6 +958,10 @@ def main(argv=None):
     except KeyboardInterrupt:
         print("fleet: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # `fleet up | head`: the fleet is up and its state saved; only the table was cut short.
+        sys.stderr.close()
+        return 0
     return 0
 
 
