@@ -60,15 +60,22 @@ reservedSystemCPUs: "0-61"
 
 def ad_hoc(fleet, host, args):
     """``ansible HOST -m numaguard.kubelet.admission_check -a ARGS`` (key=value form, as a user
-    types it); returns the host's result dict."""
+    types it, default output callback); returns the host's result dict plus ``failed``."""
     argv = [os.path.join(BIN, "ansible"), "-i", fleet.inventory, host, "-m", "numaguard.kubelet.admission_check",
-            "-a", args, "--one-line"]
-    proc = subprocess.run(argv, cwd=REPO, env=fleet.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            "-a", args]
+    env = dict(fleet.env, ANSIBLE_STDOUT_CALLBACK="ansible.builtin.minimal", ANSIBLE_LOAD_CALLBACK_PLUGINS="1")
+    proc = subprocess.run(argv, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                           universal_newlines=True, timeout=300, check=False)
-    for line in proc.stdout.splitlines():
-        if line.startswith(host + " | ") and "=> " in line:
-            status, payload = line[len(host) + 3:].split(" => ", 1)
-            result = json.loads(payload)
+    lines = proc.stdout.splitlines()
+    for index, line in enumerate(lines):
+        if line.startswith(host + " | ") and " => " in line:
+            status, first = line[len(host) + 3:].split(" => ", 1)
+            body = [first]
+            for rest in lines[index + 1:]:
+                body.append(rest)
+                if rest == "}":
+                    break
+            result = json.loads("\n".join(body))
             result["failed"] = status.startswith("FAILED")
             return result
     raise AssertionError("no result for %s (exit %d):\n%s\n%s" % (host, proc.returncode, proc.stdout, proc.stderr))
