@@ -581,7 +581,7 @@ def _ensure_mountpoints():
     created = []
     for path in CREATABLE_MOUNTPOINTS:
         if not os.path.isdir(path):
-            os.makedirs(path, mode=0o755)
+            os.makedirs(path, mode=0o755, exist_ok=True)  # another fleet may be starting too
             created.append(path)
     return created
 
