@@ -170,7 +170,8 @@ def reset_fleet(fleet):
             with open(paths[key], "w") as handle:
                 handle.write(text)
     script = ("/usr/bin/python3 {fake} restart --healthz {{{{ fleet_loopback }}}}:10248 && "
-              "for i in $(seq 50); do curl -sf http://{{{{ fleet_loopback }}}}:10248/healthz && exit 0; sleep 0.1; done; "
+              "for i in $(seq 50); do /usr/bin/python3 -c \"import urllib.request as u; "
+              "u.urlopen('http://{{{{ fleet_loopback }}}}:10248/healthz', timeout=2)\" 2>/dev/null && exit 0; sleep 0.1; done; "
               "/usr/bin/python3 {fake} logs; exit 1").format(fake=FAKE)
     proc = subprocess.run([os.path.join(BIN, "ansible"), "all", "-i", fleet["inventory"], "-m", "ansible.builtin.shell",
                            "-a", script], env=_ansible_env(), capture_output=True, text=True, timeout=300, check=False)
@@ -283,7 +284,8 @@ def test_forced_failed_start_restores_everything_and_stops_later_batches(fleet):
     assert restored == before[first["name"]]
     assert "forced start failure" in proc.stdout  # the kubelet's complaint is in the failure
     assert "started the kubelet again: healthy" in proc.stdout
-    health = adhoc(fleet, first["name"], "curl -sf http://{{ fleet_loopback }}:10248/healthz")
+    health = adhoc(fleet, first["name"], "/usr/bin/python3 -c \"import urllib.request as u; "
+                                         "u.urlopen('http://{{ fleet_loopback }}:10248/healthz', timeout=5)\"")
     assert health.returncode == 0, health.stdout
 
 
