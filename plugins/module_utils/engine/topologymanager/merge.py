@@ -202,20 +202,25 @@ def _preferred_key(numa_info, prefer_closest):
     return lambda m: (popcount(m), m)
 
 
-def _achievable_preferred(views, default):
-    # type: (Sequence[Tuple[List[Any], List[bool]]], int) -> List[int]
-    """Merged masks (non-empty) of all permutations that merge to a *preferred* hint.
-
-    ``views``: per hint list, (affinities, preferred flags) of its hints.
-    """
+def _achievable_preferred(lists, default):
+    # type: (Sequence[Sequence[TopologyHint]], int) -> List[int]
+    """Merged masks (non-empty) of all permutations that merge to a *preferred* hint."""
     common = None  # type: Optional[set]
     all_have_nil = True
     union = set()  # type: set
-    for affinities, flags in views:
-        # C-level iteration: hint lists hold up to 2^N - 1 hints
-        preferred = list(itertools.compress(affinities, flags))
-        masks = set(map(_VALUE, filter(_NOT_NONE, preferred)))
-        has_nil = any(map(_IS_NONE, preferred))
+    for hints in lists:
+        # a plain loop that skips non-preferred hints at once measured faster than building
+        # attribute lists (lists hold up to 2^N - 1 hints, few of them preferred)
+        masks = set()
+        has_nil = False
+        for hint in hints:
+            if not hint.preferred:
+                continue
+            affinity = hint.affinity
+            if affinity is None:
+                has_nil = True
+            else:
+                masks.add(affinity._value)  # pylint: disable=protected-access
         union |= masks
         if has_nil:
             continue
@@ -462,15 +467,15 @@ def merge_fast(lists, numa_info, prefer_closest=False):
     default = numa_info.default_mask
     if any(len(hints) == 0 for hints in lists):
         return TopologyHint(BitMask.from_value(default), False)
-    views = [(list(map(_AFFINITY, hints)), list(map(_PREFERRED, hints))) for hints in lists]
-    preferred = _achievable_preferred(views, default)
+    preferred = _achievable_preferred(lists, default)
     if preferred:
         key = _preferred_key(numa_info, prefer_closest)
         return _to_hint(min(preferred, key=key), True)
     # no preferred merged hint: rank every achievable AND (all of them are non-preferred)
     masks_per_list = []
     best_count = 0
-    for affinities, _flags in views:
+    for hints in lists:
+        affinities = list(map(_AFFINITY, hints))
         masks = set(map(_VALUE, filter(_NOT_NONE, affinities)))
         if masks:
             narrowest = min(masks, key=popcount) if len(masks) < 64 else _min_popcount(masks)
