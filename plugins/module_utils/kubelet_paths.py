@@ -42,7 +42,9 @@ DEFAULT_CONFIG_DIRS = (
 
 #: Flags that take a value and that we report (``--flag value`` form needs to know them).
 VALUE_FLAGS = ("config", "config-dir", "root-dir", "kubeconfig", "cpu-manager-policy",
+               "cpu-manager-policy-options", "cpu-manager-reconcile-period",
                "memory-manager-policy", "topology-manager-policy", "topology-manager-scope",
+               "topology-manager-policy-options",
                "reserved-memory", "reserved-cpus", "kube-reserved", "system-reserved",
                "eviction-hard", "feature-gates")
 

@@ -38,6 +38,11 @@ def _file(root, path, content=""):
     (["kubelet", "--fail-swap-on", "--config-dir", "/d"], {"fail-swap-on": "true", "config-dir": "/d"}),
     (["kubelet", "positional", "--", "--config=/x"], {"config": "/x"}),
     (["kubelet", "--config"], {"config": "true"}),
+    # policy options given as separate words must not be mistaken for boolean flags
+    (["kubelet", "--topology-manager-policy-options", "prefer-closest-numa-nodes=true",
+      "--cpu-manager-policy-options", "full-pcpus-only=true"],
+     {"topology-manager-policy-options": "prefer-closest-numa-nodes=true",
+      "cpu-manager-policy-options": "full-pcpus-only=true"}),
 ])
 def test_parse_kubelet_cmdline(argv, flags):
     assert parse_kubelet_cmdline(argv) == flags

@@ -1,5 +1,6 @@
 """Quantity semantics, checked against apimachinery's own test tables (resource/quantity_test.go)."""
 
+import operator
 from fractions import Fraction
 
 import pytest
@@ -114,7 +115,7 @@ def test_arithmetic_and_format_inheritance():
     assert str(parse_quantity("0") - parse_quantity("1Gi")) == "-1Gi"
     assert (parse_quantity("10") - parse_quantity("1")).format == DECIMAL_SI
     assert (parse_quantity("10Ki") - parse_quantity("1")).format == BINARY_SI
-    assert str(-parse_quantity("9.01")) == "-9010m"
+    assert str(operator.neg(parse_quantity("9.01"))) == "-9010m"
 
 
 def test_comparisons():
