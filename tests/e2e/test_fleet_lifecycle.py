@@ -72,6 +72,8 @@ def test_up_isolates_hosts_and_down_leaves_nothing(tmp_path):
         with pytest.raises(fleet_tool.FleetError, match="port %d already in use" % hosts[0]["port"]):
             fleet_tool.up(str(tmp_path / "g"), topologies=["vm-single"], base_port=str(hosts[0]["port"]),
                           quiet=True)
+        failed = fleet_tool.load_state(str(tmp_path / "g"))
+        assert failed["trees"] and not os.path.exists(failed["trees"])  # a failed up frees its trees
     finally:
         stopped = fleet_tool.down(fleet_dir, quiet=True)
     assert stopped == 2
