@@ -22,7 +22,7 @@ __metaclass__ = type
 import itertools
 
 try:
-    from typing import Iterable, Iterator, Sequence, Tuple  # noqa: F401  (type comments)
+    from typing import Dict, Iterable, Iterator, Sequence, Tuple  # noqa: F401  (type comments)
 except ImportError:  # pragma: no cover
     pass
 
@@ -44,17 +44,28 @@ def popcount(value):
     return _popcount(value)
 
 
+#: value -> its set bits; results (hint dicts, messages) ask for the bits of the same few
+#: thousand masks over and over (65535 of them per resource at 16 NUMA nodes)
+_BITS_CACHE = {}  # type: Dict[int, Tuple[int, ...]]
+
+
 def bits_of(value):
     # type: (int) -> Tuple[int, ...]
-    """Set bit indices of ``value``, ascending."""
+    """Set bit indices of ``value``, ascending (cached: a tuple is immutable, safe to share)."""
+    found = _BITS_CACHE.get(value)
+    if found is not None:
+        return found
     out = []
-    index = 0
-    while value:
-        if value & 1:
-            out.append(index)
-        value >>= 1
-        index += 1
-    return tuple(out)
+    rest = value
+    while rest > 0:
+        low = rest & -rest  # lowest set bit: one step per set bit, not per bit position
+        out.append(low.bit_length() - 1)
+        rest ^= low
+    found = tuple(out)
+    if len(_BITS_CACHE) >= 1 << 18:
+        _BITS_CACHE.clear()
+    _BITS_CACHE[value] = found
+    return found
 
 
 def mask_value(ids):

@@ -44,6 +44,8 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.bitmask i
     InvalidBitMask,
     mask_value,
 )
+from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.cpumanager.mask_table import (
+    hint as interned_hint)
 from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.errors import AdmissionError
 from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.hints import TopologyHint, ZERO_HINT
 from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.memorymanager.machine_state import (
@@ -191,9 +193,29 @@ def _positional_order(count):
     return order
 
 
+_SUMS_CACHE = {}  # type: Dict[Tuple[int, ...], List[int]]
+
+
 def _subset_sums(values):
     # type: (Sequence[int]) -> List[int]
-    """uint64 sum of ``values[i]`` over the set bits i of every positional mask (index = mask)."""
+    """uint64 sum of ``values[i]`` over the set bits i of every positional mask (index = mask).
+
+    Cached by the values themselves (callers never mutate the list): consecutive pods and
+    containers mostly see the same free memory per node, so the 2^N table is reused until a
+    node's value changes.
+    """
+    key = tuple(values)
+    sums = _SUMS_CACHE.get(key)
+    if sums is None:
+        sums = _compute_subset_sums(key)
+        if len(_SUMS_CACHE) >= 16:
+            _SUMS_CACHE.clear()
+        _SUMS_CACHE[key] = sums
+    return sums
+
+
+def _compute_subset_sums(values):
+    # type: (Sequence[int]) -> List[int]
     sums = [0]
     if sum(values) < _UINT64_MOD:
         for value in values:
@@ -223,6 +245,30 @@ def _mask_tables(node_ids):
             _TABLE_CACHE.clear()
         _TABLE_CACHE[node_ids] = tables
     return tables
+
+
+_HINT_TABLE_CACHE = {}  # type: Dict[Tuple[Tuple[int, ...], int], List[Any]]
+
+
+def _hint_table(node_ids, min_size):
+    # type: (Tuple[int, ...], int) -> List[Any]
+    """Interned hint by positional mask (index 0 unused): preferred iff the mask has ``min_size``
+    nodes. Turning 65535 candidates into hints is then one C-level lookup each."""
+    key = (node_ids, min_size)
+    table = _HINT_TABLE_CACHE.get(key)
+    if table is None:
+        _order, size_of, real = _mask_tables(node_ids)
+        table = [None] + [interned_hint(real[pm], size_of[pm] == min_size) for pm in range(1, len(real))]
+        if len(_HINT_TABLE_CACHE) >= 32:
+            _HINT_TABLE_CACHE.clear()
+        _HINT_TABLE_CACHE[key] = table
+    return table
+
+
+#: allocatable never changes after start-up, and the keys hold the values: safe to share
+#: between simulators (and cheap to reuse across pods)
+_ALLOC_CACHE = {}  # type: Dict[Any, List[int]]
+_FIT_CACHE = {}  # type: Dict[Any, List[int]]
 
 
 def _positional(value, position):
@@ -301,10 +347,8 @@ class MemoryManagerStatic(object):
         self._reusable = {}  # type: Dict[str, Dict[int, Dict[str, int]]]
         self._gates = dict(feature_gates or {})
         self.counters = PinningCounters()
-        self._preferred_hints = {}  # type: Dict[int, TopologyHint]
-        self._other_hints = {}  # type: Dict[int, TopologyHint]
-        self._alloc_cache = {}  # type: Dict[Any, List[int]]
-        self._fit_cache = {}  # type: Dict[Any, List[int]]
+        self._alloc_cache = _ALLOC_CACHE
+        self._fit_cache = _FIT_CACHE
 
     # ---- read access ---------------------------------------------------------------------
     def machine_state(self):
@@ -443,13 +487,8 @@ class MemoryManagerStatic(object):
     # ---- hints -----------------------------------------------------------------------------
     def _hint(self, value, preferred):
         # type: (int, bool) -> TopologyHint
-        """Hints are immutable: one object per (mask, preferred), reused across calls."""
-        cache = self._preferred_hints if preferred else self._other_hints
-        hint = cache.get(value)
-        if hint is None:
-            hint = TopologyHint(BitMask.from_value(value), preferred)
-            cache[value] = hint
-        return hint
+        """Hints are immutable: one object per (mask, preferred), shared by every provider."""
+        return interned_hint(value, preferred)
 
     def _regenerate(self, blocks, requested):
         # type: (Sequence[Block], Mapping[str, int]) -> Optional[HintMap]
@@ -482,7 +521,7 @@ class MemoryManagerStatic(object):
             return {}
         names = sorted(requested)
         self._require_tables(node_ids, names)
-        order, size_of, real = _mask_tables(node_ids)
+        order, size_of, _real = _mask_tables(node_ids)
         position = dict((node_id, index) for index, node_id in enumerate(node_ids))
 
         # 1. masks whose allocatable memory holds every request; they define "preferred"
@@ -523,27 +562,23 @@ class MemoryManagerStatic(object):
         reusable = self._reusable.get(pod_uid, {})
         for name in names:
             wanted = requested[name]
-            sums = _subset_sums([_free(state[node_id], name) for node_id in node_ids])
+            free = [_free(state[node_id], name) for node_id in node_ids]
             extra = dict((pm, per.get(name, 0)) for pm, per in
                          ((_positional(value, position), per) for value, per in reusable.items())
                          if pm is not None)
             if any(extra.values()):
+                sums = _subset_sums(free)
                 candidates = [pm for pm in candidates if u64(sums[pm] + extra.get(pm, 0)) >= wanted]
+            elif min(free) >= wanted and sum(free) < _UINT64_MOD:
+                # every node alone holds the request and no sum wraps around (uint64): every mask
+                # holds it, the filter would keep every candidate
+                continue
             else:
+                sums = _subset_sums(free)
                 candidates = [pm for pm in candidates if sums[pm] >= wanted]
         if not candidates:
             return {}
-        preferred_hints = self._preferred_hints
-        other_hints = self._other_hints
-        hints = []
-        for pm in candidates:
-            value = real[pm]
-            if size_of[pm] == min_size:
-                found = preferred_hints.get(value)
-                hints.append(found if found is not None else self._hint(value, True))
-            else:
-                found = other_hints.get(value)
-                hints.append(found if found is not None else self._hint(value, False))
+        hints = list(map(_hint_table(node_ids, min_size).__getitem__, candidates))
         return dict((name, list(hints)) for name in names)
 
     def _fitting_allocatable(self, node_ids, order, requested, names):
