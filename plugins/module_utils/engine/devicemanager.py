@@ -360,7 +360,7 @@ class DeviceManager(object):
             else:
                 touching.append(compact)
         min_affinity = table.min_affinity(everything, request)
-        selected = table.select(free, request - counted, required, touching)
+        selected = table.select(free, request - counted, required, touching, monotone=True)
         return list(itertools.compress(table.all_hints(min_affinity), selected))
 
     def generate_hints_literal(self, resource, available, reusable, request):

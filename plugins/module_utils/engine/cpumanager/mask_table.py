@@ -59,6 +59,7 @@ class MaskTable(object):
         self.order = order  # type: List[int]
         self._gather = operator.itemgetter(*order) if len(order) > 1 else (lambda seq: (seq[order[0]],))
         self._all_hints = {}  # type: Dict[int, List[TopologyHint]]
+        self._sums = {}  # type: Dict[Tuple[int, ...], List[int]]
 
     def in_order(self, values):
         # type: (Sequence[int]) -> Tuple[int, ...]
@@ -84,13 +85,20 @@ class MaskTable(object):
                 hint(real[m], count[m] == min_affinity) for m in self.order]
         return cached
 
-    def select(self, free, need, required=0, touching=()):
-        # type: (Sequence[int], int, int, Sequence[int]) -> List[bool]
+    def select(self, free, need, required=0, touching=(), monotone=False):
+        # type: (Sequence[int], int, int, Sequence[int], bool) -> List[bool]
         """Per mask (in order): ``free[mask] >= need``, all ``required`` nodes in it, and it touches
-        every mask of ``touching`` (compact masks)."""
-        ordered = self._gather(free)
+        every mask of ``touching`` (compact masks).
+
+        ``monotone``: the caller promises ``free`` never decreases when nodes are added to a mask
+        (sums of non-negative counts); then, when every single node already holds ``need``, every
+        mask does and the per-mask comparison is skipped (the common case on a roomy machine).
+        """
         if not required and not touching:
-            return [value >= need for value in ordered]
+            if monotone and self.ids and min(free[1 << j] for j in range(len(self.ids))) >= need:
+                return [True] * len(self.order)
+            return [value >= need for value in self._gather(free)]
+        ordered = self._gather(free)
         return [value >= need and not required & ~m and all(m & t for t in touching)
                 for value, m in zip(ordered, self.order)]
 
@@ -106,10 +114,20 @@ class MaskTable(object):
 
     def sums(self, values):
         # type: (Sequence[int]) -> List[int]
-        """For every compact mask, the sum of ``values[j]`` over its nodes (values in id order)."""
-        out = [0]
-        for value in values:
-            out = out + [x + value for x in out]
+        """For every compact mask, the sum of ``values[j]`` over its nodes (values in id order).
+
+        Cached by the values (the table is shared: callers must not mutate it), so consecutive
+        pods on an unchanged machine reuse the 2^N table instead of rebuilding it.
+        """
+        key = tuple(values)
+        out = self._sums.get(key)
+        if out is None:
+            out = [0]
+            for value in key:
+                out = out + [x + value for x in out]
+            if len(self._sums) >= 16:
+                self._sums.clear()
+            self._sums[key] = out
         return out
 
 

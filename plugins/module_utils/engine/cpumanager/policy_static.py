@@ -212,7 +212,7 @@ class StaticPolicy(object):
         if len(nodes) != bin(required).count("1"):
             return []  # a reusable CPU on a node without CPUs can never be inside a mask
         min_affinity = table.min_affinity(totals, request)
-        selected = table.select(free_sums, request - len(reusable), required)
+        selected = table.select(free_sums, request - len(reusable), required, monotone=True)
         if not self.options.align_by_socket:
             return list(itertools.compress(table.all_hints(min_affinity), selected))
         real, count = table.real, table.count
