@@ -21,6 +21,8 @@ from __future__ import absolute_import, annotations, division, print_function
 
 __metaclass__ = type
 
+import contextlib
+import gc
 import itertools
 import operator
 
@@ -30,7 +32,25 @@ except ImportError:  # pragma: no cover
     pass
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.bitmask import BitMask
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.hints import TopologyHint
+from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.hints import TopologyHint, memoise_dicts
+
+
+@contextlib.contextmanager
+def gc_paused():
+    """Pause the cyclic garbage collector while building a per-machine table.
+
+    Why: interning 65535 hints (hint, mask, dict, list each) makes the collector run its older
+    generations again and again over a growing heap, which cost about 40% of a cold 16-node
+    admission. These objects form no reference cycles, so plain reference counting frees
+    everything the collector would; the previous setting is restored afterwards.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 class MaskTable(object):
@@ -43,13 +63,18 @@ class MaskTable(object):
         self.position = dict((node, j) for j, node in enumerate(self.ids))
         real = [0]
         count = [0]
+        bits = [()]  # type: List[Tuple[int, ...]]
         for j, node in enumerate(self.ids):
             bit = 1 << node
             real = real + [value | bit for value in real]
             count = count + [value + 1 for value in count]
+            single = (node,)
+            bits = bits + [ids + single for ids in bits]  # ids ascending: node is the largest yet
         #: compact mask -> real mask value / number of nodes
         self.real = real  # type: List[int]
         self.count = count  # type: List[int]
+        #: compact mask -> NUMA ids of the mask, ascending (what results list)
+        self.bits = bits  # type: List[Tuple[int, ...]]
         order = []  # type: List[int]
         singles = [1 << j for j in range(size)]
         for width in range(1, size + 1):
@@ -81,8 +106,10 @@ class MaskTable(object):
         cached = self._all_hints.get(min_affinity)
         if cached is None:
             real, count = self.real, self.count
-            cached = self._all_hints[min_affinity] = [
-                hint(real[m], count[m] == min_affinity) for m in self.order]
+            with gc_paused():
+                cached = [hint(real[m], count[m] == min_affinity) for m in self.order]
+                memoise_dicts(cached, map(self.bits.__getitem__, self.order))
+            self._all_hints[min_affinity] = cached
         return cached
 
     def select(self, free, need, required=0, touching=(), monotone=False):
@@ -143,7 +170,8 @@ def table_for(ids):
     if table is None:
         if len(_TABLES) > 64:
             _TABLES.clear()
-        table = _TABLES[key] = MaskTable(key)
+        with gc_paused():
+            table = _TABLES[key] = MaskTable(key)
     return table
 
 

@@ -32,7 +32,6 @@ from __future__ import absolute_import, annotations, division, print_function
 
 __metaclass__ = type
 
-import itertools
 
 try:
     from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple  # noqa: F401
@@ -45,9 +44,10 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.bitmask i
     mask_value,
 )
 from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.cpumanager.mask_table import (
-    hint as interned_hint)
+    gc_paused, hint as interned_hint, table_for)
 from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.errors import AdmissionError
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.hints import TopologyHint, ZERO_HINT
+from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.hints import (
+    TopologyHint, ZERO_HINT, memoise_dicts)
 from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.memorymanager.machine_state import (
     MEMORY,
     Block,
@@ -169,30 +169,6 @@ def pod_requested_resources(pod):
 
 # ---- mask enumeration helpers ----------------------------------------------------------------
 
-_ORDER_CACHE = {}  # type: Dict[int, Tuple[Tuple[int, int], ...]]
-
-
-def _positional_order(count):
-    # type: (int) -> Tuple[Tuple[int, int], ...]
-    """(positional mask, size) of every non-empty subset of ``count`` nodes in the kubelet's order.
-
-    ``IterateBitMasks``: all single nodes, then pairs, ...; within a size lexicographic in the
-    sorted node list. Positional bit i stands for the i-th smallest NUMA id.
-    """
-    order = _ORDER_CACHE.get(count)
-    if order is None:
-        items = []
-        for size in range(1, count + 1):
-            for combination in itertools.combinations(range(count), size):
-                value = 0
-                for index in combination:
-                    value |= 1 << index
-                items.append((value, size))
-        order = tuple(items)
-        _ORDER_CACHE[count] = order
-    return order
-
-
 _SUMS_CACHE = {}  # type: Dict[Tuple[int, ...], List[int]]
 
 
@@ -226,25 +202,15 @@ def _compute_subset_sums(values):
     return sums
 
 
-_TABLE_CACHE = {}  # type: Dict[Tuple[int, ...], Tuple[List[int], List[int], List[int]]]
-
-
 def _mask_tables(node_ids):
     # type: (Tuple[int, ...]) -> Tuple[List[int], List[int], List[int]]
-    """(positional masks in kubelet order, size by positional mask, real mask value by positional mask)."""
-    tables = _TABLE_CACHE.get(node_ids)
-    if tables is None:
-        order = [item[0] for item in _positional_order(len(node_ids))]
-        size_of = [0]
-        real = [0]
-        for node_id in node_ids:
-            size_of += [size + 1 for size in size_of]
-            real += [value | (1 << node_id) for value in real]
-        tables = (order, size_of, real)
-        if len(_TABLE_CACHE) > 32:
-            _TABLE_CACHE.clear()
-        _TABLE_CACHE[node_ids] = tables
-    return tables
+    """(positional masks in kubelet order, size by positional mask, real mask value by positional mask).
+
+    ``node_ids`` is sorted, so positional masks (bit i = i-th smallest id) are exactly the compact
+    masks of the mask table the CPU and device managers use: one shared, cached table per machine.
+    """
+    table = table_for(node_ids)
+    return table.order, table.count, table.real
 
 
 _HINT_TABLE_CACHE = {}  # type: Dict[Tuple[Tuple[int, ...], int], List[Any]]
@@ -258,7 +224,10 @@ def _hint_table(node_ids, min_size):
     table = _HINT_TABLE_CACHE.get(key)
     if table is None:
         _order, size_of, real = _mask_tables(node_ids)
-        table = [None] + [interned_hint(real[pm], size_of[pm] == min_size) for pm in range(1, len(real))]
+        with gc_paused():
+            table = [None] + [interned_hint(real[pm], size_of[pm] == min_size) for pm in range(1, len(real))]
+            # positional masks are the mask table's compact masks (bit i = i-th smallest id)
+            memoise_dicts(table[1:], table_for(node_ids).bits[1:])
         if len(_HINT_TABLE_CACHE) >= 32:
             _HINT_TABLE_CACHE.clear()
         _HINT_TABLE_CACHE[key] = table

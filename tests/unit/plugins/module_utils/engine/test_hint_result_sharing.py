@@ -16,7 +16,7 @@ from hypothesis import given, settings, strategies as st
 from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.bitmask import BitMask, bits_of
 from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.cpumanager.mask_table import hint
 from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.hints import (
-    DONT_CARE_HINT, TopologyHint, hint_map_to_dict)
+    DONT_CARE_HINT, TopologyHint, hint_map_to_dict, memoise_dicts)
 
 
 def literal_bits(value):
@@ -77,3 +77,13 @@ def test_memoised_dict_is_invisible_to_hint_semantics():
     assert plain == shared and hash(plain) == hash(shared)
     assert repr(plain) == repr(TopologyHint(BitMask(0, 2), True))
     assert str(plain) == "{[0,2] preferred}"
+
+
+def test_memoise_dicts_keeps_existing_and_matches_to_dict():
+    first = TopologyHint(BitMask(1, 3), False)
+    second = TopologyHint(BitMask(2), True)
+    hint_map_to_dict({"cpu": [first]})
+    kept = first.__dict__["_as_dict"]
+    memoise_dicts([first, second], [(1, 3), (2,)])
+    assert first.__dict__["_as_dict"] is kept
+    assert hint_map_to_dict({"cpu": [first, second]}) == {"cpu": [first.to_dict(), second.to_dict()]}
