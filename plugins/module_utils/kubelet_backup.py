@@ -22,6 +22,8 @@ import os
 import shutil
 import time
 
+from ansible_collections.numaguard.kubelet.plugins.module_utils.durable import fsync_dir
+
 try:
     from typing import Any, Dict, List, Optional  # noqa: F401
 except ImportError:  # pragma: no cover
@@ -41,20 +43,6 @@ def _sha256(path):
         for chunk in iter(lambda: handle.read(65536), b""):
             digest.update(chunk)
     return digest.hexdigest()
-
-
-def _fsync_dir(path):
-    # type: (str) -> None
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 def new_backup_dir(backup_root, now=None):
@@ -123,7 +111,7 @@ def make_backup(backup_dir, copy_paths, move_paths):
         if entry["action"] == "move" and entry["existed"]:
             os.unlink(entry["path"])  # its bytes are in the backup (verified above)
             entry["moved"] = True
-            _fsync_dir(os.path.dirname(entry["path"]))
+            fsync_dir(os.path.dirname(entry["path"]))
     _write_manifest(backup_dir, entries)
     return entries
 
@@ -137,7 +125,7 @@ def _write_manifest(backup_dir, entries):
         handle.flush()
         os.fsync(handle.fileno())
     os.rename(tmp, path)
-    _fsync_dir(backup_dir)
+    fsync_dir(backup_dir)
 
 
 def read_manifest(backup_dir):
@@ -186,13 +174,13 @@ def restore_backup(backup_dir):
             except OSError:
                 pass
             os.rename(tmp, path)
-            _fsync_dir(directory)
+            fsync_dir(directory)
             if _sha256(path) != entry["sha256"]:
                 raise BackupError("restored %s does not match its backup (sha256 differs)" % path)
             results.append({"path": path, "result": "restored"})
         elif os.path.lexists(path):
             os.unlink(path)
-            _fsync_dir(os.path.dirname(path))
+            fsync_dir(os.path.dirname(path))
             results.append({"path": path, "result": "removed"})
         else:
             results.append({"path": path, "result": "absent"})

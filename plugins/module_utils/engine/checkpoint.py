@@ -43,6 +43,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
+from ansible_collections.numaguard.kubelet.plugins.module_utils.durable import fsync_dir
 from ansible_collections.numaguard.kubelet.plugins.module_utils.engine import gojson
 from ansible_collections.numaguard.kubelet.plugins.module_utils.engine import gospew
 from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.errors import StateError
@@ -962,16 +963,7 @@ def write_state_file(path, content, mode=None):
         except OSError:
             pass
         raise
-    try:
-        dir_fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(dir_fd)
-    except OSError:
-        pass
-    finally:
-        os.close(dir_fd)
+    fsync_dir(directory)
 
 
 def checkpoint_to_dict(cp):
