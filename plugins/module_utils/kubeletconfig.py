@@ -41,6 +41,10 @@ import math
 import os
 import re
 
+from ansible_collections.numaguard.kubelet.plugins.module_utils.eviction import (  # the Linux defaults
+    DEFAULT_EVICTION_HARD,
+)
+
 try:  # pragma: no cover - exercised when PyYAML is present (it is, in the project venv)
     import yaml as _yaml  # type: ignore
 
@@ -57,15 +61,6 @@ except ImportError:  # pragma: no cover
 KUBELET_API_VERSIONS = ("kubelet.config.k8s.io/v1beta1", "kubelet.config.k8s.io/v1")
 KUBELET_KIND = "KubeletConfiguration"
 DROPIN_EXTENSION = ".conf"
-
-#: Default hard eviction thresholds on Linux (pkg/kubelet/eviction/defaults_linux.go).
-DEFAULT_EVICTION_HARD = {
-    "memory.available": "100Mi",
-    "nodefs.available": "10%",
-    "nodefs.inodesFree": "5%",
-    "imagefs.available": "15%",
-    "imagefs.inodesFree": "5%",
-}
 
 
 class KubeletConfigError(ValueError):
