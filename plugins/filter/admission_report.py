@@ -71,28 +71,20 @@ _value:
       elements: str
 """
 
-from collections.abc import Mapping
-
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.admission_report import (
     AdmissionReportError,
     admission_report as _report,
 )
+from ansible_collections.numaguard.kubelet.plugins.plugin_utils.hostvars import host_names, host_variables
 
 
 def admission_report(hostvars, hosts, var="admission_check_result", active=None):
-    if not isinstance(hostvars, Mapping):
-        raise AnsibleFilterError("admission_report: input must be hostvars (a dict of host -> variables), got %s"
-                                 % type(hostvars).__name__)
-    if isinstance(hosts, str) or not isinstance(hosts, (list, tuple)):
-        raise AnsibleFilterError("admission_report: hosts must be a list of host names, got %r" % (hosts,))
-    hosts = [str(h) for h in hosts]
+    hosts = host_names("admission_report", hostvars, hosts)
     results = {}
     for host in hosts:
-        if host not in hostvars:
-            raise AnsibleFilterError("admission_report: host %r is not in the inventory" % host)
-        results[host] = hostvars[host].get(var)
+        results[host] = host_variables("admission_report", hostvars, host).get(var)
     try:
         return _report(results, hosts, None if active is None else [str(h) for h in active])
     except AdmissionReportError as exc:

@@ -84,31 +84,23 @@ _value:
       elements: str
 """
 
-from collections.abc import Mapping
-
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils.fleet_report import (
     FleetReportError,
     fleet_report,
 )
+from ansible_collections.numaguard.kubelet.plugins.plugin_utils.hostvars import host_names, host_variables
 
 
 def numa_fleet_report(hostvars, hosts, active=None):
-    if not isinstance(hostvars, Mapping):
-        raise AnsibleFilterError("numa_fleet_report: input must be hostvars (a dict of host -> variables), got %s"
-                                 % type(hostvars).__name__)
-    if isinstance(hosts, str) or not isinstance(hosts, (list, tuple)):
-        raise AnsibleFilterError("numa_fleet_report: hosts must be a list of host names, got %r" % (hosts,))
-    hosts = [str(h) for h in hosts]
+    hosts = host_names("numa_fleet_report", hostvars, hosts)
     alive = set(str(h) for h in (hosts if active is None else active))
     topologies = {}
     groups_of = {}
     failed = {}
     for host in hosts:
-        if host not in hostvars:
-            raise AnsibleFilterError("numa_fleet_report: host %r is not in the inventory" % host)
-        variables = hostvars[host]
+        variables = host_variables("numa_fleet_report", hostvars, host)
         groups_of[host] = list(variables.get("group_names") or [])
         if host not in alive:
             failed[host] = "failed or unreachable during this play"
