@@ -7,10 +7,6 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import importlib.util
-import os
-import sys
-
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
@@ -28,11 +24,10 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils.reservation impo
 )
 from ansible_collections.numaguard.kubelet.plugins.module_utils.sysfs import read_topology
 from ansible_collections.numaguard.kubelet.plugins.module_utils.topology import HugePages, NumaNode, Topology
+from ansible_collections.numaguard.kubelet.tests.fleet import topologies
 
 GI = 1 << 30
 MI = 1 << 20
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.abspath(os.path.join(HERE, "..", "..", "..", ".."))
 
 
 def _node(node_id, mem_gi=16, cpus=None, huge=None):
@@ -357,23 +352,13 @@ def test_evaluate_uses_kubelet_config_and_facts_capacity():
 
 # -- properties ------------------------------------------------------------------------------------
 
-def _load_fleet_module():
-    path = os.path.join(REPO, "tests", "fleet", "topologies.py")
-    spec = importlib.util.spec_from_file_location("numaguard_fleet_topologies", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture(scope="module")
 def fleet_topologies(tmp_path_factory):
-    fleet = _load_fleet_module()
-    names = sorted(fleet.TOPOLOGIES)
+    names = sorted(topologies.TOPOLOGIES)
     result = {}
     for name in names:
         root = str(tmp_path_factory.mktemp(name))
-        fleet.write_tree(name, root, force=True)
+        topologies.write_tree(name, root, force=True)
         result[name] = read_topology(root)
     return result
 

@@ -5,12 +5,10 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import pathlib
 import shutil
-import sys
 
 import pytest
 
@@ -18,21 +16,8 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils import sysfs
 from ansible_collections.numaguard.kubelet.plugins.module_utils.topology import Topology
 from ansible_collections.numaguard.kubelet.plugins.module_utils.sysfs import (
     SysfsError, read_system_memory, read_topology)
+from ansible_collections.numaguard.kubelet.tests.fleet import topologies
 
-
-def _load_topologies():
-    """Import tests/fleet/topologies.py (a script directory, not a package) once."""
-    name = "numaguard_fleet_topologies"
-    if name not in sys.modules:
-        path = os.path.join(os.path.dirname(__file__), "..", "..", "..", "fleet", "topologies.py")
-        spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-topologies = _load_topologies()
 
 #: A deliberately tiny machine for the tests that mutate a tree (a bundled tree per test would
 #: write thousands of files): 1 socket, 2 nodes x 2 cores x 2 threads, CPU 7 offline.

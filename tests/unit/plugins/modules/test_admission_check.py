@@ -8,29 +8,15 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import copy
-import importlib.util
 import json
 import os
 import shutil
-import sys
 
 import pytest
 
 from ansible_collections.numaguard.kubelet.plugins.modules.admission_check import run_check
+from ansible_collections.numaguard.kubelet.tests.fleet import topologies
 
-_REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
-
-
-def _topologies():
-    spec = importlib.util.spec_from_file_location("fleet_topologies_for_admission",
-                                                  os.path.join(_REPO, "tests", "fleet", "topologies.py"))
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while the class is built
-    spec.loader.exec_module(module)
-    return module
-
-
-TOPOLOGIES = _topologies()
 
 CONFIG = """apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
@@ -59,7 +45,7 @@ def pod(name, cpu, memory, **extra):
 @pytest.fixture(scope="module")
 def host_tree(tmp_path_factory):
     root = str(tmp_path_factory.mktemp("admission") / "h01")
-    TOPOLOGIES.write_tree("intel-2s", root, hostname="h01")
+    topologies.write_tree("intel-2s", root, hostname="h01")
     return root
 
 

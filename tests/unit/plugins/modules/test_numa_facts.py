@@ -5,7 +5,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -15,20 +14,7 @@ import pytest
 from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.numaguard.kubelet.plugins.modules import numa_facts
-
-
-def _load_topologies():
-    name = "numaguard_fleet_topologies"
-    if name not in sys.modules:
-        path = os.path.join(os.path.dirname(__file__), "..", "..", "..", "fleet", "topologies.py")
-        spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-topologies = _load_topologies()
+from ansible_collections.numaguard.kubelet.tests.fleet import topologies
 
 
 def _run_module(capsys, args):

@@ -7,16 +7,14 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import importlib.util
 import json
-import os
-import sys
 
 import pytest
 from ansible.module_utils.common import warnings as ansible_warnings
 from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.numaguard.kubelet.plugins.modules import reserved_memory
+from ansible_collections.numaguard.kubelet.tests.fleet import topologies
 
 GI = 1 << 30
 TOPOLOGY = {
@@ -27,7 +25,6 @@ TOPOLOGY = {
          "distances": {"0": 20, "1": 10}},
     ],
 }
-REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
 
 
 @pytest.fixture(autouse=True)
@@ -102,12 +99,7 @@ def test_bad_option_values_fail_cleanly(capsys):
 
 
 def _fleet_tree(name, root):
-    path = os.path.join(REPO, "tests", "fleet", "topologies.py")
-    spec = importlib.util.spec_from_file_location("numaguard_fleet_topologies_mod", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    module.write_tree(name, root, force=True)
+    topologies.write_tree(name, root, force=True)
 
 
 def test_discovers_under_root_and_reads_kubelet_config(tmp_path, capsys):
