@@ -413,6 +413,28 @@ def settings_schema_errors(settings):
     return errors
 
 
+def _cpu_reserved_milli(config, errors=None):
+    # type: (Dict[str, Any], Optional[List[str]]) -> int
+    """``kubeReserved.cpu`` + ``systemReserved.cpu`` in millicores.
+
+    Why one function: validation needs the sum (the static policy requires it > 0) and the
+    reset decision compares it between two configurations. An unparsable value is reported in
+    ``errors``, naming its field, when a list is given; without one the result is -1, which no
+    valid sum equals.
+    """
+    total = 0
+    for field in ("kubeReserved", "systemReserved"):
+        value = (config.get(field) or {}).get("cpu")
+        if value is not None:
+            try:
+                total += parse_quantity(value).milli_value()
+            except InvalidQuantity as exc:
+                if errors is None:
+                    return -1
+                errors.append("%s.cpu: %s" % (field, exc))
+    return total
+
+
 def validate_settings(settings, effective, kubelet_version=None, topology=None, reservation_validator=None):
     # type: (Dict[str, Any], Dict[str, Any], Optional[str], Any, Any) -> Tuple[List[str], List[str]]
     """Check ``settings`` (raw option value) and ``effective`` (the configuration the kubelet
@@ -485,15 +507,7 @@ def validate_settings(settings, effective, kubelet_version=None, topology=None, 
         except InvalidCPUSet as exc:
             errors.append("reservedSystemCPUs: unable to parse %r: %s; use a CPU list such as 0-1,32-33" % (raw_reserved, exc))
     if cpu_policy == "static" and raw_reserved in (None, ""):
-        cpu_milli = 0
-        for field in ("kubeReserved", "systemReserved"):
-            value = (effective.get(field) or {}).get("cpu")
-            if value is not None:
-                try:
-                    cpu_milli += parse_quantity(value).milli_value()
-                except InvalidQuantity as exc:
-                    errors.append("%s.cpu: %s" % (field, exc))
-        if cpu_milli <= 0:
+        if _cpu_reserved_milli(effective, errors) <= 0:
             errors.append(
                 "cpuManagerPolicy: static: the static policy requires systemreserved.cpu + kubereserved.cpu to be "
                 "greater than zero; set reservedSystemCPUs (e.g. '0') or kubeReserved/systemReserved cpu"
@@ -659,19 +673,6 @@ def _cpuset_or_text(value):
         return parse_cpuset(str(value or ""))
     except InvalidCPUSet:
         return str(value)
-
-
-def _cpu_reserved_milli(config):
-    # type: (Dict[str, Any]) -> int
-    total = 0
-    for field in ("kubeReserved", "systemReserved"):
-        value = (config.get(field) or {}).get("cpu")
-        if value is not None:
-            try:
-                total += parse_quantity(value).milli_value()
-            except InvalidQuantity:
-                return -1
-    return total
 
 
 def reset_decision(old, new, cpu_state=None, memory_state=None, topology=None):
