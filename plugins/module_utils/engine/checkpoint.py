@@ -194,10 +194,15 @@ _CPU_POD_ENTRIES_SPEW = gojson.map_type(
     _S, gojson.struct_type("state.PodEntry", [_F("CPUSet", "cpuSet", _CPUSET_STRUCT)]), "state.PodCPUAssignments")
 
 
-def _cpu_struct(name, entries_type, pod_entries=None, checksum=True, data=False):
-    # type: (str, gojson.GoType, Optional[gojson.GoType], bool, bool) -> gojson.GoType
-    fields = [_F("PolicyName", "policyName", _S), _F("DefaultCPUSet", "defaultCpuSet", _S),
-              _F("Entries", "entries", entries_type, True)]
+def _checkpoint_struct(name, state, entries_type, pod_entries=None, checksum=True, data=False):
+    # type: (str, gojson.Field, gojson.GoType, Optional[gojson.GoType], bool, bool) -> gojson.GoType
+    """A CPU or memory manager checkpoint struct, in the kubelet's field order.
+
+    Why one builder: both managers' checkpoints (every version, and the V4/V3 ``Data``
+    payloads) are PolicyName, the manager's own state field (``state``), Entries, then
+    optionally PodEntries, Checksum and Data/DataChecksum.
+    """
+    fields = [_F("PolicyName", "policyName", _S), state, _F("Entries", "entries", entries_type, True)]
     if pod_entries is not None:
         fields.append(_F("PodEntries", "podEntries", pod_entries, True))
     if checksum:
@@ -207,12 +212,15 @@ def _cpu_struct(name, entries_type, pod_entries=None, checksum=True, data=False)
     return gojson.struct_type(name, fields)
 
 
+_CPU_STATE = _F("DefaultCPUSet", "defaultCpuSet", _S)
+
+
 def _cpu_legacy_types(version):
     # type: (int) -> List[gojson.GoType]
     """The struct a legacy checksum is computed over, under each name a kubelet has used."""
     names = ["state.CPUManagerCheckpoint", "state.CPUManagerCheckpointV%d" % version]
     entries = _CPU_ENTRIES_V1 if version == 1 else _CPU_ENTRIES
-    return [_cpu_struct(n, entries, pod_entries=_CPU_POD_ENTRIES_SPEW if version == 3 else None)
+    return [_checkpoint_struct(n, _CPU_STATE, entries, pod_entries=_CPU_POD_ENTRIES_SPEW if version == 3 else None)
             for n in names]
 
 
@@ -220,8 +228,8 @@ def _cpu_json_type(version):
     # type: (int) -> gojson.GoType
     """The struct a legacy version is decoded into / encoded from (JSON spelling)."""
     entries = _CPU_ENTRIES_V1 if version == 1 else _CPU_ENTRIES
-    return _cpu_struct("state.CPUManagerCheckpoint", entries,
-                       pod_entries=_CPU_POD_ENTRIES if version == 3 else None)
+    return _checkpoint_struct("state.CPUManagerCheckpoint", _CPU_STATE, entries,
+                              pod_entries=_CPU_POD_ENTRIES if version == 3 else None)
 
 
 def _cpu_hash_value(value, version):
@@ -244,9 +252,9 @@ def _cpu_hash_value(value, version):
     return result
 
 
-_CPU_V4 = _cpu_struct("state.CPUManagerCheckpoint", _CPU_ENTRIES, data=True)
-_CPU_DATA = _cpu_struct("state.CPUManagerCheckpointData", _CPU_ENTRIES, pod_entries=_CPU_POD_ENTRIES,
-                        checksum=False)
+_CPU_V4 = _checkpoint_struct("state.CPUManagerCheckpoint", _CPU_STATE, _CPU_ENTRIES, data=True)
+_CPU_DATA = _checkpoint_struct("state.CPUManagerCheckpointData", _CPU_STATE, _CPU_ENTRIES,
+                               pod_entries=_CPU_POD_ENTRIES, checksum=False)
 
 _TABLE = gojson.struct_type("state.MemoryTable", [
     _F("TotalMemSize", "total", _U64), _F("SystemReserved", "systemReserved", _U64),
@@ -266,27 +274,19 @@ _MEM_POD_ENTRY = gojson.struct_type("state.PodEntry", [_F("MemoryBlocks", "memor
 _MEM_POD_ENTRIES = gojson.map_type(_S, _MEM_POD_ENTRY, "state.PodMemoryAssignments")
 
 
-def _mem_struct(name, pod_entries=False, checksum=True, data=False):
-    # type: (str, bool, bool, bool) -> gojson.GoType
-    fields = [_F("PolicyName", "policyName", _S), _F("MachineState", "machineState", _NODE_MAP),
-              _F("Entries", "entries", _MEM_ENTRIES, True)]
-    if pod_entries:
-        fields.append(_F("PodEntries", "podEntries", _MEM_POD_ENTRIES, True))
-    if checksum:
-        fields.append(_F("Checksum", "checksum", _CK))
-    if data:
-        fields += [_F("Data", "data", _S), _F("DataChecksum", "dataChecksum", _CK)]
-    return gojson.struct_type(name, fields)
+_MEM_STATE = _F("MachineState", "machineState", _NODE_MAP)
 
 
 def _mem_legacy_types(version):
     # type: (int) -> List[gojson.GoType]
     names = ["state.MemoryManagerCheckpoint", "state.MemoryManagerCheckpointV%d" % version]
-    return [_mem_struct(n, pod_entries=(version == 2)) for n in names]
+    return [_checkpoint_struct(n, _MEM_STATE, _MEM_ENTRIES, pod_entries=_MEM_POD_ENTRIES if version == 2 else None)
+            for n in names]
 
 
-_MEM_V3 = _mem_struct("state.MemoryManagerCheckpoint", data=True)
-_MEM_DATA = _mem_struct("state.MemoryManagerCheckpointData", pod_entries=True, checksum=False)
+_MEM_V3 = _checkpoint_struct("state.MemoryManagerCheckpoint", _MEM_STATE, _MEM_ENTRIES, data=True)
+_MEM_DATA = _checkpoint_struct("state.MemoryManagerCheckpointData", _MEM_STATE, _MEM_ENTRIES,
+                               pod_entries=_MEM_POD_ENTRIES, checksum=False)
 
 
 # --------------------------------------------------------------------------------------------
