@@ -51,7 +51,7 @@ def spew(value, gotype):
     # type: (Any, gojson.GoType) -> str
     """go-spew ``%#v`` of ``value`` (a Go value of ``gotype`` in the gojson model)."""
     out = []  # type: List[str]
-    _format(value, gotype, True, out)
+    _format(value, gotype, True, out, [False])
     return "".join(out)
 
 
@@ -62,18 +62,31 @@ def _sort_key(key, key_type):
     return key
 
 
-def _format(value, gotype, show_type, out):
-    # type: (Any, gojson.GoType, bool, List[str]) -> None
+def _format(value, gotype, show_type, out, skip_type):
+    # type: (Any, gojson.GoType, bool, List[str], List[bool]) -> None
+    """Append the rendering of ``value``.
+
+    ``skip_type`` is go-spew's ``ignoreNextType`` flag as a mutable cell: go-spew sets it before
+    every map key, map value and slice item, and clears it when it formats a non-pointer value.
+    A nil pointer inside a map returns early without clearing it, so when that nil is the map's
+    last value the *next* struct field is printed without its ``(type)`` prefix. The kubelet
+    hashes that text, so we reproduce it (verified against go-spew 1.1.1).
+    """
+    if skip_type[0]:
+        show_type = False
     kind = gotype.kind
     if kind == gojson.PTR:
         if value is None:
             out.append("(%s)<nil>" % gotype.name if show_type else "<nil>")
+            skip_type[0] = not show_type  # the early return leaves the flag set
             return
         out.append("(%s)" % gotype.name if show_type else "<*>")
-        _format(value, gotype.elem, False, out)
+        skip_type[0] = True
+        _format(value, gotype.elem, False, out, skip_type)
         return
     if show_type:
         out.append("(%s)" % gotype.name)
+    skip_type[0] = False
     if kind == gojson.STRING:
         out.append(value)
     elif kind in (gojson.UINT, gojson.INT):
@@ -87,9 +100,11 @@ def _format(value, gotype, show_type, out):
         for index, key in enumerate(keys):
             if index:
                 out.append(" ")
-            _format(key, gotype.key, False, out)
+            skip_type[0] = True
+            _format(key, gotype.key, False, out, skip_type)
             out.append(":")
-            _format(value[key], gotype.elem, False, out)
+            skip_type[0] = True
+            _format(value[key], gotype.elem, False, out, skip_type)
         out.append("]")
     elif kind == gojson.SLICE:
         if value is None:
@@ -99,7 +114,8 @@ def _format(value, gotype, show_type, out):
         for index, item in enumerate(value):
             if index:
                 out.append(" ")
-            _format(item, gotype.elem, False, out)
+            skip_type[0] = True
+            _format(item, gotype.elem, False, out, skip_type)
         out.append("]")
     elif kind == gojson.STRUCT:
         out.append("{")
@@ -107,7 +123,7 @@ def _format(value, gotype, show_type, out):
             if index:
                 out.append(" ")
             out.append(field.go_name + ":")
-            _format(value.get(field.go_name), field.type, True, out)
+            _format(value.get(field.go_name), field.type, True, out, skip_type)
         out.append("}")
     else:  # pragma: no cover
         raise AssertionError("unsupported Go kind %r" % kind)

@@ -215,3 +215,20 @@ def test_spec_examples_disputed_values():
         spec = 2078951854 if kind == "cpu" else 4098441207
         with pytest.raises(ck.CheckpointError, match="checkpoint is corrupted"):
             _load(kind, content.replace('"checksum":%d' % checksum, '"checksum":%d' % spec))
+
+
+# Legacy checksums computed by go-spew 1.1.1 for files with a null pointer as a map's last value:
+# go-spew then drops the next field's type prefix, and the kubelet hashes that text. Such files
+# pass the checksum and are refused right after, with the structural error, as the kubelet does.
+@pytest.mark.parametrize("content, go_checksum, error", [
+    ('{"policyName":"None","machineState":{"0":null},"checksum":%d}', 768281552,
+     "machineState entry of NUMA node 0 is null"),
+    ('{"policyName":"None","machineState":{"0":{"numberOfAssignments":0,"memoryMap":{"memory":null},'
+     '"cells":null}},"checksum":%d}', 4186483679, 'memoryMap entry "memory" is null'),
+])
+def test_go_spew_nil_last_map_value(content, go_checksum, error):
+    with pytest.raises(ck.CheckpointError) as err:
+        ck.load_memory_manager_state(content % go_checksum)
+    assert error in str(err.value) and "corrupted" not in str(err.value)
+    with pytest.raises(ck.CheckpointError, match="checkpoint is corrupted"):
+        ck.load_memory_manager_state(content % (go_checksum + 1))
