@@ -265,30 +265,33 @@ def _max(target, values):
             target[name] = value
 
 
-def pod_request_quantities(pod, exclude_overhead=False, skip_pod_level=False):
-    # type: (Pod, bool, bool) -> Dict[str, Quantity]
-    """``resourcehelper.PodRequests`` as exact quantities."""
-    totals = _aggregate(pod.all_containers(), "request_quantities")
-    if not skip_pod_level and pod.pod_requests_quantities:
-        for name, value in pod.pod_requests_quantities.items():
+def _pod_quantities(pod, which, pod_level, exclude_overhead, skip_pod_level):
+    # type: (Pod, str, Optional[Dict[str, Quantity]], bool, bool) -> Dict[str, Quantity]
+    """Pod requests or limits: the containers' aggregate of ``which``, pod-level values, overhead.
+
+    Why one function: requests and limits are totalled the same way; the supported pod-level
+    values (``pod_level``) replace the containers' aggregate, then the pod overhead is added.
+    """
+    totals = _aggregate(pod.all_containers(), which)
+    if not skip_pod_level and pod_level:
+        for name, value in pod_level.items():
             if supported_pod_level(name):
                 totals[name] = value
     if not exclude_overhead:
         _add(totals, pod.overhead_quantities)
     return totals
+
+
+def pod_request_quantities(pod, exclude_overhead=False, skip_pod_level=False):
+    # type: (Pod, bool, bool) -> Dict[str, Quantity]
+    """``resourcehelper.PodRequests`` as exact quantities."""
+    return _pod_quantities(pod, "request_quantities", pod.pod_requests_quantities, exclude_overhead, skip_pod_level)
 
 
 def pod_limit_quantities(pod, exclude_overhead=False, skip_pod_level=False):
     # type: (Pod, bool, bool) -> Dict[str, Quantity]
     """``resourcehelper.PodLimits`` as exact quantities."""
-    totals = _aggregate(pod.all_containers(), "limit_quantities")
-    if not skip_pod_level and pod.pod_limits_quantities:
-        for name, value in pod.pod_limits_quantities.items():
-            if supported_pod_level(name):
-                totals[name] = value
-    if not exclude_overhead:
-        _add(totals, pod.overhead_quantities)
-    return totals
+    return _pod_quantities(pod, "limit_quantities", pod.pod_limits_quantities, exclude_overhead, skip_pod_level)
 
 
 def pod_requests(pod, exclude_overhead=False, skip_pod_level=False):
