@@ -262,8 +262,7 @@ class Topology:
         Summary keys, ``kubelet`` and ``fingerprint`` are derived data and ignored; ``cpus`` may
         be absent (then CPUs are synthesised from the node CPU lists with unknown core/socket).
         """
-        if not isinstance(facts, Mapping):
-            raise InvalidTopology("numa_topology must be a dict, got %s" % _typename(facts))
+        _dict(facts, "numa_topology")
         raw_nodes = facts.get("nodes")
         if not isinstance(raw_nodes, list):
             raise InvalidTopology("numa_topology.nodes must be a list, got %s" % _typename(raw_nodes))
@@ -330,6 +329,14 @@ def _int_list(value, where):
     return tuple(sorted(ids))
 
 
+def _dict(value, where):
+    # type: (Any, str) -> Mapping[Any, Any]
+    """``value``, which must be a dict; otherwise the error names ``where`` and the type given."""
+    if not isinstance(value, Mapping):
+        raise InvalidTopology("%s must be a dict, got %s" % (where, _typename(value)))
+    return value
+
+
 def _require(raw, key, where):
     # type: (Mapping[Any, Any], str, str) -> Any
     if key not in raw:
@@ -339,21 +346,17 @@ def _require(raw, key, where):
 
 def _node_from_facts(raw, where):
     # type: (Any, str) -> NumaNode
-    if not isinstance(raw, Mapping):
-        raise InvalidTopology("%s must be a dict, got %s" % (where, _typename(raw)))
+    _dict(raw, where)
     node_id = _int(_require(raw, "id", where), where + ".id")
     cpus = _int_list(_require(raw, "cpus", where), where + ".cpus")
     total = _int(_require(raw, "memory_total_bytes", where), where + ".memory_total_bytes")
     free = _int(raw.get("memory_free_bytes", 0), where + ".memory_free_bytes")
     raw_pages = raw.get("hugepages")
-    raw_pages = {} if raw_pages is None else raw_pages
-    if not isinstance(raw_pages, Mapping):
-        raise InvalidTopology("%s.hugepages must be a dict, got %s" % (where, _typename(raw_pages)))
+    raw_pages = _dict({} if raw_pages is None else raw_pages, where + ".hugepages")
     pages = {}  # type: Dict[str, HugePages]
     for name, pool in raw_pages.items():
         pwhere = "%s.hugepages.%s" % (where, name)
-        if not isinstance(pool, Mapping):
-            raise InvalidTopology("%s must be a dict, got %s" % (pwhere, _typename(pool)))
+        _dict(pool, pwhere)
         size = _int(_require(pool, "page_size_bytes", pwhere), pwhere + ".page_size_bytes", 1)
         hp = HugePages(page_size_bytes=size,
                        total_pages=_int(_require(pool, "total_pages", pwhere), pwhere + ".total_pages"),
@@ -363,9 +366,7 @@ def _node_from_facts(raw, where):
                                   % (pwhere, name, size, hp.resource_name))
         pages[hp.resource_name] = hp
     raw_dist = raw.get("distances")
-    raw_dist = {} if raw_dist is None else raw_dist
-    if not isinstance(raw_dist, Mapping):
-        raise InvalidTopology("%s.distances must be a dict, got %s" % (where, _typename(raw_dist)))
+    raw_dist = _dict({} if raw_dist is None else raw_dist, where + ".distances")
     distances = {}  # type: Dict[int, int]
     for peer, distance in raw_dist.items():
         peer_id = _int(peer, "%s.distances key %r" % (where, peer))
@@ -376,8 +377,7 @@ def _node_from_facts(raw, where):
 
 def _cpu_from_facts(raw, where):
     # type: (Any, str) -> CPU
-    if not isinstance(raw, Mapping):
-        raise InvalidTopology("%s must be a dict, got %s" % (where, _typename(raw)))
+    _dict(raw, where)
     online = raw.get("online", True)
     if not isinstance(online, bool):
         raise InvalidTopology("%s.online must be true or false, got %r" % (where, online))
