@@ -36,19 +36,15 @@ _value:
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils.eviction import effective_eviction_hard
-from ansible_collections.numaguard.kubelet.plugins.module_utils.reserved_flags import (
-    ReservationSyntaxError,
-    format_eviction_map,
-)
+from ansible_collections.numaguard.kubelet.plugins.module_utils.reserved_flags import format_eviction_map
+from ansible_collections.numaguard.kubelet.plugins.plugin_utils.filter_reservation import reservation_errors
 
 
 def eviction_hard_format(value):
     if value is None:
         raise AnsibleFilterError("numaguard.kubelet.eviction_hard_format: input must be a dict or a flag string, got None")
-    try:
+    with reservation_errors("eviction_hard_format"):
         return format_eviction_map(effective_eviction_hard(value, False, "eviction_hard").effective)
-    except ReservationSyntaxError as exc:
-        raise AnsibleFilterError("numaguard.kubelet.eviction_hard_format: %s" % exc) from exc
 
 
 class FilterModule(object):

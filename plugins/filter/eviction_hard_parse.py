@@ -44,17 +44,13 @@ _value:
   type: dict
 """
 
-from ansible.errors import AnsibleFilterError
-
 from ansible_collections.numaguard.kubelet.plugins.module_utils.eviction import effective_eviction_hard
-from ansible_collections.numaguard.kubelet.plugins.module_utils.reserved_flags import ReservationSyntaxError
+from ansible_collections.numaguard.kubelet.plugins.plugin_utils.filter_reservation import reservation_errors
 
 
 def eviction_hard_parse(value, merge_defaults=False):
-    try:
+    with reservation_errors("eviction_hard_parse"):
         return dict(effective_eviction_hard(value, bool(merge_defaults), "eviction_hard").effective)
-    except ReservationSyntaxError as exc:
-        raise AnsibleFilterError("numaguard.kubelet.eviction_hard_parse: %s" % exc) from exc
 
 
 class FilterModule(object):

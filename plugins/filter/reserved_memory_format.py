@@ -38,20 +38,16 @@ _value:
   type: str
 """
 
-from ansible.errors import AnsibleFilterError
-
 from ansible_collections.numaguard.kubelet.plugins.module_utils.reserved_flags import (
-    ReservationSyntaxError,
     format_reserved_memory_flag,
     parse_reserved_memory,
 )
+from ansible_collections.numaguard.kubelet.plugins.plugin_utils.filter_reservation import reservation_errors
 
 
 def reserved_memory_format(value):
-    try:
+    with reservation_errors("reserved_memory_format"):
         return format_reserved_memory_flag(parse_reserved_memory(value, "reserved_memory"))
-    except ReservationSyntaxError as exc:
-        raise AnsibleFilterError("numaguard.kubelet.reserved_memory_format: %s" % exc) from exc
 
 
 class FilterModule(object):

@@ -38,20 +38,16 @@ _value:
   elements: dict
 """
 
-from ansible.errors import AnsibleFilterError
-
 from ansible_collections.numaguard.kubelet.plugins.module_utils.reserved_flags import (
-    ReservationSyntaxError,
     parse_reserved_memory,
     reservations_to_config,
 )
+from ansible_collections.numaguard.kubelet.plugins.plugin_utils.filter_reservation import reservation_errors
 
 
 def reserved_memory_parse(value):
-    try:
+    with reservation_errors("reserved_memory_parse"):
         return reservations_to_config(parse_reserved_memory(value, "reserved_memory"))
-    except ReservationSyntaxError as exc:
-        raise AnsibleFilterError("numaguard.kubelet.reserved_memory_parse: %s" % exc) from exc
 
 
 class FilterModule(object):

@@ -33,19 +33,13 @@ _value:
   type: str
 """
 
-from ansible.errors import AnsibleFilterError
-
-from ansible_collections.numaguard.kubelet.plugins.module_utils.reserved_flags import (
-    ReservationSyntaxError,
-    format_resource_map,
-)
+from ansible_collections.numaguard.kubelet.plugins.module_utils.reserved_flags import format_resource_map
+from ansible_collections.numaguard.kubelet.plugins.plugin_utils.filter_reservation import reservation_errors
 
 
 def reserved_resources_format(value):
-    try:
+    with reservation_errors("reserved_resources_format"):
         return format_resource_map(value)
-    except ReservationSyntaxError as exc:
-        raise AnsibleFilterError("numaguard.kubelet.reserved_resources_format: %s" % exc) from exc
 
 
 class FilterModule(object):

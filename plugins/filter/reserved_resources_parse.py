@@ -33,19 +33,13 @@ _value:
   type: dict
 """
 
-from ansible.errors import AnsibleFilterError
-
-from ansible_collections.numaguard.kubelet.plugins.module_utils.reserved_flags import (
-    ReservationSyntaxError,
-    parse_resource_map,
-)
+from ansible_collections.numaguard.kubelet.plugins.module_utils.reserved_flags import parse_resource_map
+from ansible_collections.numaguard.kubelet.plugins.plugin_utils.filter_reservation import reservation_errors
 
 
 def reserved_resources_parse(value):
-    try:
+    with reservation_errors("reserved_resources_parse"):
         parsed = parse_resource_map(value, "reserved resources")
-    except ReservationSyntaxError as exc:
-        raise AnsibleFilterError("numaguard.kubelet.reserved_resources_parse: %s" % exc) from exc
     return dict((key, str(parsed[key])) for key in sorted(parsed))
 
 
