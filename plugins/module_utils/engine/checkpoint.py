@@ -41,7 +41,7 @@ import re
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils.durable import fsync_dir
 from ansible_collections.numaguard.kubelet.plugins.module_utils.engine import gojson
@@ -460,19 +460,24 @@ def _check_str(value, what):
     return value
 
 
-def _cpu_go_entries(cp):
-    # type: (CPUManagerCheckpoint) -> Dict[str, Dict[str, str]]
-    if not isinstance(cp.entries, Mapping):
-        raise CheckpointError("entries must be a mapping of pod UID to containers, got %r" % (cp.entries,))
-    result = {}  # type: Dict[str, Dict[str, str]]
-    for pod, containers in cp.entries.items():
+def _go_entries(entries, what, convert):
+    # type: (Any, str, Callable[[Any, str], Any]) -> Dict[str, Dict[str, Any]]
+    """Checked ``entries`` (pod UID -> container name -> ``convert(value, where)``) for dumping.
+
+    Why one function: the CPU (value: a cpuset string) and memory (value: blocks) checkpoints
+    nest their container entries the same way; ``what`` names the value in the error.
+    """
+    if not isinstance(entries, Mapping):
+        raise CheckpointError("entries must be a mapping of pod UID to containers, got %r" % (entries,))
+    result = {}  # type: Dict[str, Dict[str, Any]]
+    for pod, containers in entries.items():
         _check_str(pod, "entries pod UID")
         if not isinstance(containers, Mapping):
-            raise CheckpointError("entries[%r] must be a mapping of container name to cpuset, got %r"
-                                  % (pod, containers))
+            raise CheckpointError("entries[%r] must be a mapping of container name to %s, got %r"
+                                  % (pod, what, containers))
         result[pod] = dict((_check_str(name, "entries[%r] container name" % pod),
-                            _check_str(cpus, "entries[%r][%r]" % (pod, name)))
-                           for name, cpus in containers.items())
+                            convert(value, "entries[%r][%r]" % (pod, name)))
+                           for name, value in containers.items())
     return result
 
 
@@ -509,7 +514,7 @@ def dump_cpu_manager_state(cp, version=None, v4_legacy_checksum=None, legacy_che
                               % (version, ", ".join(str(v) for v in CPU_VERSIONS)))
     policy = _check_str(cp.policy_name, "policy_name")
     default = _check_str(cp.default_cpu_set, "default_cpu_set")
-    entries = _cpu_go_entries(cp)
+    entries = _go_entries(cp.entries, "cpuset", _check_str)
     pod_entries = dict((_check_str(pod, "pod_entries pod UID"), {"CPUSet": _pod_cpuset(pod, cpus)})
                        for pod, cpus in (cp.pod_entries or {}).items())
     if version in (1, 2) and pod_entries:
@@ -717,22 +722,6 @@ def _go_machine_state(machine_state):
     return result
 
 
-def _go_mem_entries(entries):
-    # type: (Any) -> Dict[str, Dict[str, List[Dict[str, Any]]]]
-    if not isinstance(entries, Mapping):
-        raise CheckpointError("entries must be a mapping of pod UID to containers, got %r" % (entries,))
-    result = {}
-    for pod, containers in entries.items():
-        _check_str(pod, "entries pod UID")
-        if not isinstance(containers, Mapping):
-            raise CheckpointError("entries[%r] must be a mapping of container name to blocks, got %r"
-                                  % (pod, containers))
-        result[pod] = dict((_check_str(name, "entries[%r] container name" % pod),
-                            _go_blocks(blocks, "entries[%r][%r]" % (pod, name)))
-                           for name, blocks in containers.items())
-    return result
-
-
 def dump_memory_manager_state(cp, version=None, legacy_checksum=None):
     # type: (MemoryManagerCheckpoint, Optional[int], Optional[str]) -> str
     """Serialise ``cp`` exactly as the kubelet writes ``memory_manager_state`` in ``version``.
@@ -749,7 +738,7 @@ def dump_memory_manager_state(cp, version=None, legacy_checksum=None):
                               % (version, ", ".join(str(v) for v in MEMORY_VERSIONS)))
     policy = _check_str(cp.policy_name, "policy_name")
     machine = _go_machine_state(cp.machine_state)
-    entries = _go_mem_entries(cp.entries)
+    entries = _go_entries(cp.entries, "blocks", _go_blocks)
     if not isinstance(cp.pod_entries or {}, Mapping):
         raise CheckpointError("pod_entries must be a mapping of pod UID to blocks, got %r" % (cp.pod_entries,))
     # memoryBlocks is omitempty: an empty list reads back as nil, so it is written as nil (else
