@@ -292,7 +292,18 @@ class _Compressor(object):
 def _superset_sums(values, size):
     # type: (List[int], int) -> List[int]
     """In place: values[X] = sum of values[Y] over Y superset of X (zeta transform)."""
-    add = operator.add
+    return _superset_transform(values, size, operator.add)
+
+
+def _superset_inverse(values, size):
+    # type: (List[int], int) -> List[int]
+    """In place inverse of :func:`_superset_sums` (Moebius inversion)."""
+    return _superset_transform(values, size, operator.sub)
+
+
+def _superset_transform(values, size, combine):
+    # type: (List[int], int, Callable[[int, int], int]) -> List[int]
+    """values[X] = combine(values[X], values[X | bit]) for every bit in turn, in place."""
     total = 1 << size
     for bit in range(size):
         step = 1 << bit
@@ -302,31 +313,11 @@ def _superset_sums(values, size):
             for residue in range(step):
                 low = values[residue:total:block]
                 high = values[residue + step:total:block]
-                values[residue:total:block] = list(map(add, low, high))
+                values[residue:total:block] = list(map(combine, low, high))
         else:
             for start in range(0, total, block):
                 mid = start + step
-                values[start:mid] = list(map(add, values[start:mid], values[mid:mid + step]))
-    return values
-
-
-def _superset_inverse(values, size):
-    # type: (List[int], int) -> List[int]
-    """In place inverse of :func:`_superset_sums` (Moebius inversion)."""
-    sub = operator.sub
-    total = 1 << size
-    for bit in range(size):
-        step = 1 << bit
-        block = step << 1
-        if step <= total // block:
-            for residue in range(step):
-                low = values[residue:total:block]
-                high = values[residue + step:total:block]
-                values[residue:total:block] = list(map(sub, low, high))
-        else:
-            for start in range(0, total, block):
-                mid = start + step
-                values[start:mid] = list(map(sub, values[start:mid], values[mid:mid + step]))
+                values[start:mid] = list(map(combine, values[start:mid], values[mid:mid + step]))
     return values
 
 
