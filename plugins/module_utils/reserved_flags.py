@@ -24,6 +24,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.gojson import go_quote
 from ansible_collections.numaguard.kubelet.plugins.module_utils.quantity import (
     InvalidQuantity,
     Quantity,
@@ -52,30 +53,6 @@ class ReservationSyntaxError(ValueError):
         self.option = option
         #: The kubelet's own error text, when the kubelet has one for this case.
         self.kubelet_message = kubelet_message
-
-
-def go_quote(text):
-    # type: (str) -> str
-    """Go's ``%q`` of a string (``strconv.Quote``) for the characters that occur in settings."""
-    out = ['"']
-    for char in text:
-        code = ord(char)
-        if char in ('"', "\\"):
-            out.append("\\" + char)
-        elif char == "\n":
-            out.append("\\n")
-        elif char == "\t":
-            out.append("\\t")
-        elif char == "\r":
-            out.append("\\r")
-        elif code < 0x20 or code == 0x7F:
-            out.append("\\x%02x" % code)
-        elif not char.isprintable():
-            out.append("\\u%04x" % code if code <= 0xFFFF else "\\U%08x" % code)
-        else:
-            out.append(char)
-    out.append('"')
-    return "".join(out)
 
 
 def is_memory_type(name):

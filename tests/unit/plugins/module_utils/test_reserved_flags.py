@@ -204,3 +204,10 @@ def test_flag_and_config_round_trip(entries):
     for original, back in zip(parsed, again):
         for name, quantity in original.limits_map().items():
             assert back.limits_map()[name] == quantity
+
+
+def test_messages_quote_like_go():
+    """Values in messages are quoted as Go's %q (strconv.Quote), control characters included."""
+    from ansible_collections.numaguard.kubelet.plugins.module_utils.reserved_flags import go_quote
+    assert go_quote('0:memory=1Gi\x07"') == '"0:memory=1Gi\\a\\""'
+    assert go_quote("\x01\x7f\u2028") == '"\\x01\\x7f\\u2028"'
