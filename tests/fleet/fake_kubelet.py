@@ -30,25 +30,47 @@ from __future__ import annotations
 
 import argparse
 import errno
-import importlib.util
+import hashlib
+import importlib
 import json
 import os
 import signal
 import sys
+import tempfile
 import time
 from http.server import BaseHTTPRequestHandler, HTTPServer
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
-LOADER = os.path.join(REPO, "plugins", "module_utils", "kubeletconfig.py")
+
+
+def _collections_root():
+    """A directory holding ``ansible_collections/numaguard/kubelet`` -> this checkout.
+
+    The loader imports its sibling module_utils through the collection namespace, so the
+    checkout must be importable as the collection wherever it was cloned.
+    """
+    parts = REPO.split(os.sep)
+    if parts[-3:] == ["ansible_collections", "numaguard", "kubelet"]:
+        return os.sep.join(parts[:-3])
+    digest = hashlib.sha1(REPO.encode("utf-8")).hexdigest()[:12]
+    root = os.path.join(tempfile.gettempdir(), "numaguard-fake-kubelet-" + digest)
+    link = os.path.join(root, "ansible_collections", "numaguard", "kubelet")
+    if not os.path.islink(link):
+        os.makedirs(os.path.dirname(link), exist_ok=True)
+        try:
+            os.symlink(REPO, link)
+        except FileExistsError:  # a concurrent start made it
+            pass
+    return root
 
 
 def _loader():
-    """The collection's kubeletconfig module (stdlib only), imported by path."""
-    spec = importlib.util.spec_from_file_location("numaguard_kubeletconfig", LOADER)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)  # type: ignore[union-attr]
-    return module
+    """The collection's kubeletconfig module (stdlib only), the same code the modules run."""
+    root = _collections_root()
+    if root not in sys.path:
+        sys.path.insert(0, root)
+    return importlib.import_module("ansible_collections.numaguard.kubelet.plugins.module_utils.kubeletconfig")
 
 
 def run_dir(args):
