@@ -66,7 +66,28 @@ def hugepage_resource_name(page_size_bytes):
     return HUGEPAGES_PREFIX + format_bytes(page_size_bytes)
 
 
-class MemoryTable(object):
+class _ComparedByPlainForm(object):
+    """Value equality through ``to_plain()`` (the state file's form); mutable, so unhashable."""
+
+    __slots__ = ()
+
+    def to_plain(self):
+        # type: () -> Any
+        raise NotImplementedError
+
+    def __eq__(self, other):
+        if type(other) is not type(self):
+            return NotImplemented
+        return self.to_plain() == other.to_plain()
+
+    def __ne__(self, other):
+        result = self.__eq__(other)
+        return result if result is NotImplemented else not result
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+class MemoryTable(_ComparedByPlainForm):
     """One resource type on one NUMA node (bytes): total, systemReserved, allocatable, reserved, free.
 
     Mutable on purpose: the simulator updates tables in place exactly where the kubelet does.
@@ -91,23 +112,12 @@ class MemoryTable(object):
         return {"total": self.total, "systemReserved": self.system_reserved,
                 "allocatable": self.allocatable, "reserved": self.reserved, "free": self.free}
 
-    def __eq__(self, other):
-        if not isinstance(other, MemoryTable):
-            return NotImplemented
-        return self.to_plain() == other.to_plain()
-
-    def __ne__(self, other):
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
-
-    __hash__ = None  # type: ignore[assignment]  # mutable
-
     def __repr__(self):
         # type: () -> str
         return "MemoryTable(%s)" % ", ".join("%s=%d" % (k, v) for k, v in self.to_plain().items())
 
 
-class NUMANodeState(object):
+class NUMANodeState(_ComparedByPlainForm):
     """One NUMA node: assignment count, memory tables per resource, and its NUMA group (``cells``).
 
     ``cells`` is ``None`` when a state file says ``null`` (the kubelet keeps that distinction for
@@ -135,17 +145,6 @@ class NUMANodeState(object):
             "memoryMap": dict((name, self.memory_map[name].to_plain()) for name in sorted(self.memory_map)),
             "cells": None if self.cells is None else list(self.cells),
         }
-
-    def __eq__(self, other):
-        if not isinstance(other, NUMANodeState):
-            return NotImplemented
-        return self.to_plain() == other.to_plain()
-
-    def __ne__(self, other):
-        result = self.__eq__(other)
-        return result if result is NotImplemented else not result
-
-    __hash__ = None  # type: ignore[assignment]  # mutable
 
     def __repr__(self):
         # type: () -> str
