@@ -239,19 +239,22 @@ def reserve(state, numa_affinity, resource, size):
         node = state[node_id]
         node.number_of_assignments += 1
         node.cells = cells
-        if remaining == 0:
-            continue
         table = node.memory_map.get(resource)
-        if table is None or table.free <= 0:
-            continue
-        if table.free >= remaining:
-            table.reserved = u64(table.reserved + remaining)
-            table.free -= remaining
-            remaining = 0
-            continue
-        remaining -= table.free
-        table.reserved = u64(table.reserved + table.free)
-        table.free = 0
+        if remaining and table is not None:
+            remaining = take_free(table, remaining)
+
+
+def take_free(table, remaining):
+    # type: (MemoryTable, int) -> int
+    """Move min(free, remaining) of ``table`` from free to reserved; return what is still owed.
+
+    The kubelet's greedy step, shared by ``updateMachineState`` and its start-up replay.
+    """
+    taken = min(max(table.free, 0), remaining)
+    if taken:
+        table.reserved = u64(table.reserved + taken)
+        table.free -= taken
+    return remaining - taken
 
 
 def release(state, block):

@@ -28,6 +28,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.memoryman
     MachineState,
     NUMANodeState,
     clone_machine_state,
+    take_free,
     u64,
 )
 
@@ -84,16 +85,8 @@ def expected_machine_state(default_state, assignments):
                     if table is None:
                         raise MemoryStateError(ERR_NO_RESOURCE % (pod_uid, name),
                                                "NUMA node %d has no %s" % (node_id, block.type))
-                    if remaining == 0 or table.free <= 0:
-                        continue
-                    if table.free >= remaining:
-                        table.reserved = u64(table.reserved + remaining)
-                        table.free -= remaining
-                        remaining = 0
-                        continue
-                    remaining -= table.free
-                    table.reserved = u64(table.reserved + table.free)
-                    table.free = 0
+                    if remaining:
+                        remaining = take_free(table, remaining)
     return expected
 
 
