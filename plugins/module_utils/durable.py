@@ -16,8 +16,7 @@ __metaclass__ = type
 import os
 
 
-def fsync_dir(path):
-    # type: (str) -> None
+def fsync_dir(path: str) -> None:
     """fsync the directory ``path``; a directory that cannot be opened or fsynced is skipped."""
     try:
         fd = os.open(path, os.O_RDONLY)

@@ -79,8 +79,7 @@ class Threshold:
     quantity: Optional[Quantity] = None
     percentage: Optional[Fraction] = None  # exact value of the kubelet's float32
 
-    def bytes_of(self, capacity_bytes):
-        # type: (int) -> Quantity
+    def bytes_of(self, capacity_bytes: int) -> Quantity:
         """The threshold as a quantity, for a resource of ``capacity_bytes`` (GetThresholdQuantity)."""
         if self.quantity is not None:
             return self.quantity
@@ -91,8 +90,7 @@ class Threshold:
         return Quantity.from_int(value, BINARY_SI)
 
 
-def round_float32(value):
-    # type: (Fraction) -> Fraction
+def round_float32(value: Fraction) -> Fraction:
     """Round an exact rational to the nearest IEEE float32 (ties to even); overflow -> ValueError."""
     if value == 0:
         return Fraction(0)
@@ -114,8 +112,7 @@ def round_float32(value):
     return sign * result
 
 
-def parse_float32(text):
-    # type: (str) -> Fraction
+def parse_float32(text: str) -> Fraction:
     """``strconv.ParseFloat(text, 32)`` for decimal input; raises ValueError with Go's wording."""
     if _GO_SPECIAL.match(text):
         lowered = text.lstrip("+-").lower()
@@ -130,8 +127,7 @@ def parse_float32(text):
         raise ValueError('strconv.ParseFloat: parsing %s: value out of range' % go_quote(text))
 
 
-def parse_threshold(signal, value, option="evictionHard"):
-    # type: (str, str, str) -> Optional[Threshold]
+def parse_threshold(signal: str, value: str, option: str = "evictionHard") -> Optional[Threshold]:
     """One ``signal: value`` statement as parseThresholdStatement; None when the kubelet ignores it."""
     if signal not in SIGNALS:
         message = "unsupported eviction signal %s" % signal
@@ -176,22 +172,21 @@ class EvictionSettings:
     source: str                         # 'default' | 'configured' | 'merged'
     zeroed_defaults: Tuple[str, ...]    # default signals that the configuration drops (the trap)
 
-    def memory_threshold(self):
-        # type: () -> Optional[Threshold]
+    def memory_threshold(self) -> Optional[Threshold]:
         for threshold in self.thresholds:
             if threshold.signal == MEMORY_AVAILABLE:
                 return threshold
         return None
 
-    def memory_reservation(self, capacity_bytes):
-        # type: (int) -> Optional[Quantity]
+    def memory_reservation(self, capacity_bytes: int) -> Optional[Quantity]:
         """The Node Allocatable memory held back for hard eviction (hardEvictionReservation)."""
         threshold = self.memory_threshold()
         return None if threshold is None else threshold.bytes_of(capacity_bytes)
 
 
-def effective_eviction_hard(eviction_hard=None, merge_defaults=False, option="eviction_hard"):
-    # type: (Any, bool, str) -> EvictionSettings
+def effective_eviction_hard(eviction_hard: Any = None,
+                            merge_defaults: bool = False,
+                            option: str = "eviction_hard") -> EvictionSettings:
     """Resolve ``evictionHard`` like the kubelet: None -> defaults; a map -> only its signals,
     unless ``mergeDefaultEvictionSettings`` fills the missing defaults back in.
 
@@ -201,7 +196,7 @@ def effective_eviction_hard(eviction_hard=None, merge_defaults=False, option="ev
     if eviction_hard is None:
         effective = dict(DEFAULT_EVICTION_HARD)
         source = "default"
-        zeroed = ()  # type: Tuple[str, ...]
+        zeroed: Tuple[str, ...] = ()
     else:
         given = parse_eviction_map(eviction_hard, option)
         effective = dict(given)
@@ -213,7 +208,7 @@ def effective_eviction_hard(eviction_hard=None, merge_defaults=False, option="ev
         else:
             source = "configured"
             zeroed = tuple(s for s in DEFAULT_EVICTION_HARD if s not in given)
-    thresholds = []  # type: List[Threshold]
+    thresholds: List[Threshold] = []
     for signal in sorted(effective):
         parsed = parse_threshold(signal, effective[signal], option)
         if parsed is not None:
@@ -222,8 +217,7 @@ def effective_eviction_hard(eviction_hard=None, merge_defaults=False, option="ev
                             zeroed_defaults=zeroed)
 
 
-def describe_threshold(threshold, capacity_bytes):
-    # type: (Threshold, int) -> str
+def describe_threshold(threshold: Threshold, capacity_bytes: int) -> str:
     """``memory.available<5% of 10Gi = 536870920`` style text for equations."""
     held = threshold.bytes_of(capacity_bytes)
     if threshold.percentage is not None:
@@ -232,12 +226,10 @@ def describe_threshold(threshold, capacity_bytes):
     return "%s<%s" % (threshold.signal, threshold.text)
 
 
-def _fraction_text(value):
-    # type: (Fraction) -> str
+def _fraction_text(value: Fraction) -> str:
     return repr(float(value))
 
 
-def as_dict(settings):
-    # type: (EvictionSettings) -> Dict[str, Any]
+def as_dict(settings: EvictionSettings) -> Dict[str, Any]:
     return {"effective": dict(settings.effective), "source": settings.source,
             "zeroed_defaults": list(settings.zeroed_defaults)}

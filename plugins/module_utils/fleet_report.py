@@ -30,23 +30,20 @@ class FleetReportError(ValueError):
     """Input that is not a usable fact dict or host list; the message names host and field."""
 
 
-def gib(value):
-    # type: (int) -> str
+def gib(value: int) -> str:
     """Bytes as GiB with one decimal, rounded half up with integers (no float): ``'192.0 GiB'``."""
     tenths = (int(value) * 10 + GIB // 2) // GIB
     return "%d.%d GiB" % divmod(tenths, 10)
 
 
-def _short(fingerprint):
-    # type: (Optional[str]) -> str
+def _short(fingerprint: Optional[str]) -> str:
     """The first 12 hex digits of a ``sha256:`` fingerprint, enough to tell shapes apart."""
     if not fingerprint:
         return "-"
     return fingerprint.split(":", 1)[-1][:12]
 
 
-def _int(value, host, where):
-    # type: (Any, str, str) -> int
+def _int(value: Any, host: str, where: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         try:
             return int(str(value), 10)
@@ -55,15 +52,13 @@ def _int(value, host, where):
     return value
 
 
-def _hugepage_order(name_and_pool):
-    # type: (Tuple[str, Mapping[str, Any]]) -> Tuple[int, str]
+def _hugepage_order(name_and_pool: Tuple[str, Mapping[str, Any]]) -> Tuple[int, str]:
     name, pool = name_and_pool
     size = pool.get("page_size_bytes") if isinstance(pool, Mapping) else None
     return (size if isinstance(size, int) else 0, name)
 
 
-def _pools(raw, host, where):
-    # type: (Any, str, str) -> List[Tuple[str, int, int]]
+def _pools(raw: Any, host: str, where: str) -> List[Tuple[str, int, int]]:
     """(resource name, total pages, free pages), smallest page size first."""
     if raw is None:
         return []
@@ -78,13 +73,11 @@ def _pools(raw, host, where):
     return pools
 
 
-def _short_size(resource):
-    # type: (str) -> str
+def _short_size(resource: str) -> str:
     return resource[len("hugepages-"):] if resource.startswith("hugepages-") else resource
 
 
-def summarise_host(name, facts):
-    # type: (str, Mapping[str, Any]) -> Dict[str, Any]
+def summarise_host(name: str, facts: Mapping[str, Any]) -> Dict[str, Any]:
     """One host's summary: counts, per-node lines data and a one-line shape for comparisons."""
     if not isinstance(facts, Mapping):
         raise FleetReportError("host %s: numa_topology must be a dict, got %r" % (name, facts))
@@ -92,7 +85,7 @@ def summarise_host(name, facts):
     if not isinstance(raw_nodes, list):
         raise FleetReportError("host %s: numa_topology.nodes must be a list, got %r" % (name, raw_nodes))
     nodes = []
-    totals = {}  # type: Dict[str, int]
+    totals: Dict[str, int] = {}
     for index, raw in enumerate(raw_nodes):
         where = "nodes[%d]" % index
         if not isinstance(raw, Mapping):
@@ -134,8 +127,7 @@ def summarise_host(name, facts):
     }
 
 
-def _size_bytes(facts, resource):
-    # type: (Mapping[str, Any], str) -> int
+def _size_bytes(facts: Mapping[str, Any], resource: str) -> int:
     for node in facts.get("nodes") or []:
         pool = (node.get("hugepages") or {}).get(resource) if isinstance(node, Mapping) else None
         if isinstance(pool, Mapping) and isinstance(pool.get("page_size_bytes"), int):
@@ -143,11 +135,10 @@ def _size_bytes(facts, resource):
     return 0
 
 
-def _cpulist(cpus, host, where):
-    # type: (Sequence[Any], str, str) -> str
+def _cpulist(cpus: Sequence[Any], host: str, where: str) -> str:
     """Format CPU ids as a kernel cpu list (``0-3,8``) when the facts lack ``cpulist``."""
     ids = sorted(set(_int(c, host, where + ".cpus") for c in cpus))
-    runs = []  # type: List[List[int]]
+    runs: List[List[int]] = []
     for cpu in ids:
         if runs and cpu == runs[-1][1] + 1:
             runs[-1][1] = cpu
@@ -156,8 +147,7 @@ def _cpulist(cpus, host, where):
     return ",".join("%d" % a if a == b else "%d-%d" % (a, b) for a, b in runs)
 
 
-def _kubelet_line(kubelet):
-    # type: (Mapping[str, Any]) -> str
+def _kubelet_line(kubelet: Mapping[str, Any]) -> str:
     """What the host's kubelet looks like: config location, running or not, state files."""
     if not kubelet:
         return ""
@@ -185,19 +175,20 @@ def _kubelet_line(kubelet):
     return ", ".join(parts)
 
 
-def _group_verdicts(hosts, summaries, groups_of):
-    # type: (Sequence[str], Mapping[str, Dict[str, Any]], Mapping[str, Sequence[str]]) -> Tuple[Dict[str, Any], List[Dict[str, Any]]]
-    groups = {}  # type: Dict[str, List[str]]
+def _group_verdicts(hosts: Sequence[str],
+                    summaries: Mapping[str, Dict[str, Any]],
+                    groups_of: Mapping[str, Sequence[str]]) -> Tuple[Dict[str, Any], List[Dict[str, Any]]]:
+    groups: Dict[str, List[str]] = {}
     for host in hosts:
         for group in groups_of.get(host) or ():
             if group not in IGNORED_GROUPS:
                 groups.setdefault(group, []).append(host)
-    verdicts = {}  # type: Dict[str, Any]
-    differs = []  # type: List[Dict[str, Any]]
+    verdicts: Dict[str, Any] = {}
+    differs: List[Dict[str, Any]] = []
     for group in sorted(groups):
         members = groups[group]
         discovered = [h for h in members if h in summaries]
-        by_fp = {}  # type: Dict[str, List[str]]
+        by_fp: Dict[str, List[str]] = {}
         for host in discovered:
             by_fp.setdefault(summaries[host]["fingerprint"] or "-", []).append(host)
         ranked = sorted(by_fp.items(), key=lambda item: (-len(item[1]), item[1][0]))
@@ -230,8 +221,10 @@ def _group_verdicts(hosts, summaries, groups_of):
     return verdicts, differs
 
 
-def fleet_report(topologies, groups_of, hosts=None, failed=None):
-    # type: (Mapping[str, Any], Mapping[str, Sequence[str]], Optional[Sequence[str]], Optional[Mapping[str, str]]) -> Dict[str, Any]
+def fleet_report(topologies: Mapping[str, Any],
+                 groups_of: Mapping[str, Sequence[str]],
+                 hosts: Optional[Sequence[str]] = None,
+                 failed: Optional[Mapping[str, str]] = None) -> Dict[str, Any]:
     """Build the fleet report.
 
     ``topologies``: host -> ``numa_topology`` fact dict (None or missing for hosts whose
@@ -245,7 +238,7 @@ def fleet_report(topologies, groups_of, hosts=None, failed=None):
         raise FleetReportError("topologies must be a dict of host -> numa_topology, got %r" % (topologies,))
     order = list(hosts) if hosts is not None else sorted(topologies)
     failures = dict(failed or {})
-    summaries = {}  # type: Dict[str, Dict[str, Any]]
+    summaries: Dict[str, Dict[str, Any]] = {}
     for host in order:
         facts = topologies.get(host)
         if host in failures:
@@ -254,7 +247,7 @@ def fleet_report(topologies, groups_of, hosts=None, failed=None):
             failures.setdefault(host, "no numa_topology facts (discovery failed or host unreachable)")
             continue
         summaries[host] = summarise_host(host, facts)
-    classes = {}  # type: Dict[str, List[str]]
+    classes: Dict[str, List[str]] = {}
     for host in order:
         if host in summaries:
             classes.setdefault(summaries[host]["fingerprint"] or "-", []).append(host)
@@ -272,8 +265,9 @@ def fleet_report(topologies, groups_of, hosts=None, failed=None):
     return report
 
 
-def render_lines(order, report, groups_of):
-    # type: (Sequence[str], Mapping[str, Any], Mapping[str, Sequence[str]]) -> List[str]
+def render_lines(order: Sequence[str],
+                 report: Mapping[str, Any],
+                 groups_of: Mapping[str, Sequence[str]]) -> List[str]:
     """The human-readable report, one string per line (debug prints a list of lines well)."""
     summaries = report["hosts"]
     lines = ["NUMA topology of %d host%s: %d discovered, %d failed, %d distinct shape%s"

@@ -11,7 +11,7 @@ into the backup directory (the kubelet then starts fresh), config files are *cop
 exist before, such as a new drop-in or a checkpoint the failed kubelet created).
 """
 
-from __future__ import absolute_import, division, print_function
+from __future__ import absolute_import, annotations, division, print_function
 
 __metaclass__ = type
 
@@ -36,8 +36,7 @@ class BackupError(ValueError):
     """A backup or restore that cannot be done safely; the message names the path."""
 
 
-def _sha256(path):
-    # type: (str) -> str
+def _sha256(path: str) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
         for chunk in iter(lambda: handle.read(65536), b""):
@@ -45,8 +44,7 @@ def _sha256(path):
     return digest.hexdigest()
 
 
-def new_backup_dir(backup_root, now=None):
-    # type: (str, Optional[float]) -> str
+def new_backup_dir(backup_root: str, now: Optional[float] = None) -> str:
     """Create and return ``<backup_root>/<UTC timestamp>[-N]`` (never reuses a directory)."""
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(now if now is not None else time.time()))
     if not os.path.isdir(backup_root):
@@ -65,10 +63,9 @@ def new_backup_dir(backup_root, now=None):
     raise BackupError("too many backups in %s for %s" % (backup_root, stamp))
 
 
-def plan_backup(copy_paths, move_paths):
-    # type: (List[str], List[str]) -> List[Dict[str, Any]]
+def plan_backup(copy_paths: List[str], move_paths: List[str]) -> List[Dict[str, Any]]:
     """What :func:`make_backup` would record (for check mode): one entry per distinct path."""
-    entries = []  # type: List[Dict[str, Any]]
+    entries: List[Dict[str, Any]] = []
     seen = set()
     for action, paths in (("move", move_paths), ("copy", copy_paths)):
         for path in paths:
@@ -84,8 +81,9 @@ def plan_backup(copy_paths, move_paths):
     return entries
 
 
-def make_backup(backup_dir, copy_paths, move_paths):
-    # type: (str, List[str], List[str]) -> List[Dict[str, Any]]
+def make_backup(backup_dir: str,
+                copy_paths: List[str],
+                move_paths: List[str]) -> List[Dict[str, Any]]:
     """Copy ``copy_paths`` and move ``move_paths`` into ``backup_dir``; write the manifest.
 
     A path listed in both is moved. Missing paths are recorded as absent. The manifest is
@@ -116,8 +114,7 @@ def make_backup(backup_dir, copy_paths, move_paths):
     return entries
 
 
-def _write_manifest(backup_dir, entries):
-    # type: (str, List[Dict[str, Any]]) -> None
+def _write_manifest(backup_dir: str, entries: List[Dict[str, Any]]) -> None:
     path = os.path.join(backup_dir, MANIFEST)
     tmp = path + ".tmp"
     with open(tmp, "w") as handle:
@@ -128,8 +125,7 @@ def _write_manifest(backup_dir, entries):
     fsync_dir(backup_dir)
 
 
-def read_manifest(backup_dir):
-    # type: (str) -> List[Dict[str, Any]]
+def read_manifest(backup_dir: str) -> List[Dict[str, Any]]:
     path = os.path.join(backup_dir, MANIFEST)
     try:
         with open(path) as handle:
@@ -144,8 +140,7 @@ def read_manifest(backup_dir):
     return files
 
 
-def restore_backup(backup_dir):
-    # type: (str) -> List[Dict[str, Any]]
+def restore_backup(backup_dir: str) -> List[Dict[str, Any]]:
     """Put every file of the backup back exactly; remove files that did not exist before.
 
     Returns one entry per path with ``result`` in (restored, removed, unchanged, absent).

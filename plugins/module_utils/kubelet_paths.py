@@ -55,20 +55,18 @@ class KubeletPathsError(ValueError):
     """A kubelet command line or state file location that cannot be interpreted."""
 
 
-def under_root(root, path):
-    # type: (str, str) -> str
+def under_root(root: str, path: str) -> str:
     """The location of host path ``path`` inside a tree rooted at ``root``."""
     return os.path.join(root, path.lstrip("/")) if root not in ("", "/") else path
 
 
-def parse_kubelet_cmdline(argv):
-    # type: (List[str]) -> Dict[str, str]
+def parse_kubelet_cmdline(argv: List[str]) -> Dict[str, str]:
     """Return {flag name: value} from a kubelet argv (``--x=y``, ``--x y`` for known flags).
 
     Like pflag, a later occurrence of a flag overrides an earlier one; bare boolean flags map to
     ``"true"``.
     """
-    flags = {}  # type: Dict[str, str]
+    flags: Dict[str, str] = {}
     index = 1
     while index < len(argv):
         arg = argv[index]
@@ -86,8 +84,7 @@ def parse_kubelet_cmdline(argv):
     return flags
 
 
-def _read_cmdline(path):
-    # type: (str) -> Optional[List[str]]
+def _read_cmdline(path: str) -> Optional[List[str]]:
     try:
         with open(path, "rb") as handle:
             raw = handle.read()
@@ -98,13 +95,11 @@ def _read_cmdline(path):
     return [part.decode("utf-8", "replace") for part in raw.rstrip(b"\x00").split(b"\x00")]
 
 
-def _is_kubelet(argv):
-    # type: (List[str]) -> bool
+def _is_kubelet(argv: List[str]) -> bool:
     return os.path.basename(argv[0]) == "kubelet"
 
 
-def find_kubelet_processes(root="/"):
-    # type: (str) -> List[Tuple[int, List[str]]]
+def find_kubelet_processes(root: str = "/") -> List[Tuple[int, List[str]]]:
     """(pid, argv) of every process under ``<root>/proc`` whose program is ``kubelet``."""
     proc = os.path.join(root, "proc")
     try:
@@ -121,8 +116,7 @@ def find_kubelet_processes(root="/"):
     return sorted(found)
 
 
-def _absolute(path, root, pid):
-    # type: (str, str, int) -> str
+def _absolute(path: str, root: str, pid: int) -> str:
     """Resolve a flag path relative to the kubelet's working directory (as the kubelet does)."""
     if os.path.isabs(path):
         return os.path.normpath(path)
@@ -133,8 +127,7 @@ def _absolute(path, root, pid):
     return os.path.normpath(os.path.join(cwd, path))
 
 
-def _first_existing(root, candidates, want_dir):
-    # type: (str, Tuple[str, ...], bool) -> Optional[str]
+def _first_existing(root: str, candidates: Tuple[str, ...], want_dir: bool) -> Optional[str]:
     for candidate in candidates:
         path = under_root(root, candidate)
         if (os.path.isdir(path) if want_dir else os.path.isfile(path)):
@@ -142,8 +135,7 @@ def _first_existing(root, candidates, want_dir):
     return None
 
 
-def locate_kubelet(root="/"):
-    # type: (str) -> Dict[str, Any]
+def locate_kubelet(root: str = "/") -> Dict[str, Any]:
     """Find the kubelet's config file, drop-in dir and root dir (see the module docstring).
 
     Returns ``config``, ``config_dir``, ``root_dir`` (host paths or None), ``*_exists`` flags,
@@ -152,12 +144,12 @@ def locate_kubelet(root="/"):
     command-line flags).
     """
     processes = find_kubelet_processes(root)
-    result = {
+    result: Dict[str, Any] = {
         "running": bool(processes),
         "pid": processes[0][0] if processes else None,
         "pids": [process[0] for process in processes],
         "flags": {},
-    }  # type: Dict[str, Any]
+    }
     if processes:
         pid, argv = processes[0]
         flags = parse_kubelet_cmdline(argv)
@@ -178,8 +170,7 @@ def locate_kubelet(root="/"):
     return result
 
 
-def read_state_text(root, root_dir, name):
-    # type: (str, str, str) -> Tuple[str, Optional[str]]
+def read_state_text(root: str, root_dir: str, name: str) -> Tuple[str, Optional[str]]:
     """(host path, content or None when absent) of state file ``name`` in the kubelet root dir."""
     if name not in STATE_FILES:
         raise KubeletPathsError("unknown kubelet state file %r (known: %s)" % (name, ", ".join(STATE_FILES)))
@@ -194,8 +185,7 @@ def read_state_text(root, root_dir, name):
     return path, raw.decode("utf-8", "replace")
 
 
-def peek_policy_name(text):
-    # type: (str) -> Optional[str]
+def peek_policy_name(text: str) -> Optional[str]:
     """The ``policyName`` of a state file, read leniently (key match is case-insensitive, as
     Go's encoding/json does); None when the document is not a JSON object."""
     try:
@@ -210,13 +200,12 @@ def peek_policy_name(text):
     return None
 
 
-def state_file_summary(root, root_dir, name):
-    # type: (str, str, str) -> Dict[str, Any]
+def state_file_summary(root: str, root_dir: str, name: str) -> Dict[str, Any]:
     """``path``, ``present``, ``policy_name``, ``version``, ``valid``, ``checksum_ok``,
     ``checksum_error`` of one kubelet state file (``cpu_manager_state`` or ``memory_manager_state``)."""
     path, text = read_state_text(root, root_dir, name)
-    summary = {"path": path, "present": text is not None, "policy_name": None, "version": None,
-               "valid": None, "checksum_ok": None, "checksum_error": None}  # type: Dict[str, Any]
+    summary: Dict[str, Any] = {"path": path, "present": text is not None, "policy_name": None, "version": None,
+               "valid": None, "checksum_ok": None, "checksum_error": None}
     if text is None:
         return summary
     summary["policy_name"] = peek_policy_name(text)
@@ -224,8 +213,7 @@ def state_file_summary(root, root_dir, name):
     return summary
 
 
-def verify_state(name, text):
-    # type: (str, str) -> Dict[str, Any]
+def verify_state(name: str, text: str) -> Dict[str, Any]:
     """Load a state file's content as the kubelet would and report the verdict.
 
     ``valid``: the kubelet would restore it; ``checksum_ok``: True when a checksum was verified,
@@ -238,9 +226,9 @@ def verify_state(name, text):
         checkpoint = loader(text)
     except CheckpointError as exc:
         return {"valid": False, "checksum_ok": False, "checksum_error": str(exc), "version": None}
-    verdict = {"valid": True, "checksum_ok": checkpoint.checksum_ok, "checksum_error": None,
+    verdict: Dict[str, Any] = {"valid": True, "checksum_ok": checkpoint.checksum_ok, "checksum_error": None,
                "version": "v%d" % checkpoint.version,
-               "policy_name": checkpoint.policy_name}  # type: Dict[str, Any]
+               "policy_name": checkpoint.policy_name}
     if checkpoint.checksum_ok is None:
         if name == "cpu_manager_state" and checkpoint.version == 3:
             verdict["checksum_error"] = ("not verified: the v3 legacy checksum hashes Go-internal data "
@@ -250,8 +238,7 @@ def verify_state(name, text):
     return verdict
 
 
-def kubelet_facts(root="/"):
-    # type: (str) -> Dict[str, Any]
+def kubelet_facts(root: str = "/") -> Dict[str, Any]:
     """:func:`locate_kubelet` plus a summary of each state file in the kubelet root dir."""
     facts = locate_kubelet(root)
     facts["state_files"] = dict((name, state_file_summary(root, facts["root_dir"], name))

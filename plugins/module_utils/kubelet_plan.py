@@ -20,7 +20,7 @@ Two modes:
   file is left byte-for-byte alone (no reformatting churn).
 """
 
-from __future__ import absolute_import, division, print_function
+from __future__ import absolute_import, annotations, division, print_function
 
 __metaclass__ = type
 
@@ -60,8 +60,7 @@ DEFAULT_CONFIG_DIR = "/etc/kubernetes/kubelet.conf.d"
 STATE_FILES = ("cpu_manager_state", "memory_manager_state")
 
 
-def _read_optional(path):
-    # type: (Optional[str]) -> Optional[str]
+def _read_optional(path: Optional[str]) -> Optional[str]:
     if not path or not os.path.exists(path):
         return None
     try:
@@ -73,21 +72,19 @@ def _read_optional(path):
         raise KubeletConfigError("%s is not UTF-8 text (byte %d)" % (path, exc.start))
 
 
-def _inside(path, directory):
-    # type: (str, str) -> bool
+def _inside(path: str, directory: str) -> bool:
     """Whether ``path`` is below ``directory`` (lexically, after making both absolute)."""
     return os.path.abspath(path).startswith(os.path.abspath(directory).rstrip(os.sep) + os.sep)
 
 
-def _walk_key(path, config_dir):
-    # type: (str, str) -> Tuple[bytes, ...]
+def _walk_key(path: str, config_dir: str) -> Tuple[bytes, ...]:
     """Sort key giving Go filepath.WalkDir order (names compared per directory level)."""
     rel = os.path.relpath(path, os.path.abspath(config_dir))
     return tuple(part.encode("utf-8", "surrogateescape") for part in rel.split(os.sep))
 
 
-def effective_config(main_doc, dropin_docs):
-    # type: (Optional[Dict[str, Any]], List[Dict[str, Any]]) -> Dict[str, Any]
+def effective_config(main_doc: Optional[Dict[str, Any]],
+                     dropin_docs: List[Dict[str, Any]]) -> Dict[str, Any]:
     """Kubelet merge of parsed documents, then kubelet defaults for unset NUMA fields."""
     base = copy.deepcopy(main_doc) if main_doc else {"apiVersion": KUBELET_API_VERSIONS[0], "kind": KUBELET_KIND}
     if base.get("evictionHard") is None:
@@ -99,14 +96,12 @@ def effective_config(main_doc, dropin_docs):
     return merged
 
 
-def managed_view(config):
-    # type: (Dict[str, Any]) -> Dict[str, Any]
+def managed_view(config: Dict[str, Any]) -> Dict[str, Any]:
     """Only the managed fields of a configuration (for reporting)."""
     return dict((k, config[k]) for k in sorted(MANAGED_FIELDS) if k in config)
 
 
-def desired_main(existing, settings):
-    # type: (Dict[str, Any], Dict[str, Any]) -> Dict[str, Any]
+def desired_main(existing: Dict[str, Any], settings: Dict[str, Any]) -> Dict[str, Any]:
     """The main file after a ``merge`` mode update (see module docstring)."""
     result = copy.deepcopy(existing)
     result.setdefault("apiVersion", KUBELET_API_VERSIONS[0])
@@ -121,16 +116,14 @@ def desired_main(existing, settings):
     return result
 
 
-def _applied(effective, key, wanted):
-    # type: (Dict[str, Any], str, Any) -> bool
+def _applied(effective: Dict[str, Any], key: str, wanted: Any) -> bool:
     have = effective.get(key)
     if isinstance(wanted, dict):
         return isinstance(have, dict) and all(have.get(k) == v for k, v in wanted.items())
     return have == wanted
 
 
-def load_state(path):
-    # type: (str) -> Any
+def load_state(path: str) -> Any:
     """Parsed JSON of a state file, None when absent, ``"unreadable"`` when not a JSON object."""
     text = _read_optional(path)
     if text is None:
@@ -148,9 +141,8 @@ def load_state(path):
     return doc
 
 
-def plan_change(settings, mode="dropin", path=None, config=None, config_dir=None, root_dir="/var/lib/kubelet",
-                kubelet_version=None, topology=None, reservation_validator=None):
-    # type: (Dict[str, Any], str, Optional[str], Optional[str], Optional[str], str, Optional[str], Any, Any) -> Dict[str, Any]
+def plan_change(settings: Dict[str, Any], mode: str = "dropin", path: Optional[str] = None, config: Optional[str] = None, config_dir: Optional[str] = None, root_dir: str = "/var/lib/kubelet",
+                kubelet_version: Optional[str] = None, topology: Any = None, reservation_validator: Any = None) -> Dict[str, Any]:
     """Compute everything about the change without writing anything.
 
     Returns a dict with ``path``, ``before`` (file text or None), ``after`` (text to write),

@@ -15,7 +15,7 @@ release and their maturity), cmd/kubelet/app/server.go (``getReservedCPUs``), an
 sections 6.1-6.3 (start-up checks and state restore).
 """
 
-from __future__ import absolute_import, division, print_function
+from __future__ import absolute_import, annotations, division, print_function
 
 __metaclass__ = type
 
@@ -116,8 +116,7 @@ _FIX_HINT = {
 class SettingsError(ValueError):
     """One or more settings the kubelet would reject; ``errors`` lists them all."""
 
-    def __init__(self, errors):
-        # type: (List[str]) -> None
+    def __init__(self, errors: List[str]) -> None:
         super(SettingsError, self).__init__("; ".join(errors))
         self.errors = list(errors)
 
@@ -138,19 +137,17 @@ _JSON_TYPES = {
 }
 
 
-def _json_type_name(value):
-    # type: (Any) -> str
+def _json_type_name(value: Any) -> str:
     for name in ("boolean", "integer", "number", "string", "array", "object", "null"):
         if _JSON_TYPES[name](value):
             return name
     return type(value).__name__
 
 
-def schema_errors(value, schema, where="settings"):
-    # type: (Any, Dict[str, Any], str) -> List[str]
+def schema_errors(value: Any, schema: Dict[str, Any], where: str = "settings") -> List[str]:
     """Errors of ``value`` against ``schema`` (type, enum, pattern, minimum, required,
     properties, additionalProperties, items), each naming the path and the bad value."""
-    errors = []  # type: List[str]
+    errors: List[str] = []
     types = schema.get("type")
     if types is not None:
         names = types if isinstance(types, list) else [types]
@@ -221,8 +218,7 @@ DEFAULT_MAX_NUMA_NODES = 8
 _VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?(?:[-+].*)?$")
 
 
-def parse_kubelet_version(text):
-    # type: (Any) -> Tuple[int, int]
+def parse_kubelet_version(text: Any) -> Tuple[int, int]:
     """``1.31``, ``v1.31.4``, ``1.32.0-rc.1`` -> (1, 31). Raises SettingsError when unusable."""
     match = _VERSION.match(str(text).strip())
     if not match:
@@ -235,8 +231,7 @@ def parse_kubelet_version(text):
     return version
 
 
-def _table_lookup(table, minor):
-    # type: (Tuple[Tuple[int, Any], ...], int) -> Any
+def _table_lookup(table: Tuple[Tuple[int, Any], ...], minor: int) -> Any:
     found = None
     for first, value in table:
         if minor >= first:
@@ -244,8 +239,7 @@ def _table_lookup(table, minor):
     return found
 
 
-def option_maturity(manager, option, version):
-    # type: (str, str, Tuple[int, int]) -> Optional[str]
+def option_maturity(manager: str, option: str, version: Tuple[int, int]) -> Optional[str]:
     """'alpha'/'beta'/'stable' for an option in that release, None if the release does not know it."""
     table = CPU_MANAGER_OPTIONS if manager == "cpu" else TOPOLOGY_MANAGER_OPTIONS
     if option not in table:
@@ -253,8 +247,7 @@ def option_maturity(manager, option, version):
     return _table_lookup(table[option], min(version, NEWEST_KNOWN)[1] if version[0] == 1 else NEWEST_KNOWN[1])
 
 
-def gate_enabled(gate, feature_gates, version):
-    # type: (str, Dict[str, Any], Tuple[int, int]) -> bool
+def gate_enabled(gate: str, feature_gates: Dict[str, Any], version: Tuple[int, int]) -> bool:
     """Whether a feature gate is on: explicit ``featureGates`` value, else the release default
     (``AllAlpha``/``AllBeta`` honoured as the kubelet does for non-GA gates)."""
     if gate in (feature_gates or {}):
@@ -275,8 +268,7 @@ _GO_BOOL = {"1": True, "t": True, "T": True, "TRUE": True, "true": True, "True":
             "0": False, "f": False, "F": False, "FALSE": False, "false": False, "False": False}
 
 
-def _option_text(value):
-    # type: (Any) -> str
+def _option_text(value: Any) -> str:
     if value is True:
         return "true"
     if value is False:
@@ -286,15 +278,14 @@ def _option_text(value):
     return str(value)
 
 
-def normalise_settings(settings):
-    # type: (Dict[str, Any]) -> Dict[str, Any]
+def normalise_settings(settings: Dict[str, Any]) -> Dict[str, Any]:
     """Make ``settings`` what the kubelet decodes: option and quantity values as strings (the
     API types are map[string]string / Quantity), ``reservedSystemCPUs`` as a string.
 
     Values are otherwise kept as written (``1Gi`` stays ``1Gi``), so the file shows what the user
     asked for and a second run compares equal.
     """
-    result = {}  # type: Dict[str, Any]
+    result: Dict[str, Any] = {}
     for key, value in settings.items():
         if value is None:
             continue
@@ -323,8 +314,7 @@ def normalise_settings(settings):
 # --------------------------------------------------------------------------------------------
 
 
-def _casing_errors(settings):
-    # type: (Dict[str, Any]) -> List[str]
+def _casing_errors(settings: Dict[str, Any]) -> List[str]:
     """Friendlier messages than the schema's for the classic wrong-case policy names."""
     errors = []
     pairs = (
@@ -348,8 +338,12 @@ def _casing_errors(settings):
     return errors
 
 
-def _check_options(manager, options, effective, version, errors, warnings):
-    # type: (str, Dict[str, str], Dict[str, Any], Tuple[int, int], List[str], List[str]) -> None
+def _check_options(manager: str,
+                   options: Dict[str, str],
+                   effective: Dict[str, Any],
+                   version: Tuple[int, int],
+                   errors: List[str],
+                   warnings: List[str]) -> None:
     gates = effective.get("featureGates") or {}
     field = "cpuManagerPolicyOptions" if manager == "cpu" else "topologyManagerPolicyOptions"
     label = "CPU" if manager == "cpu" else "Topology"
@@ -395,8 +389,7 @@ def _check_options(manager, options, effective, version, errors, warnings):
             errors.append("%s: bad value for option %r: %r is not a boolean; use true or false" % (where, option, value))
 
 
-def settings_schema_errors(settings):
-    # type: (Any) -> List[str]
+def settings_schema_errors(settings: Any) -> List[str]:
     """Type/enum/shape errors of the raw ``settings`` option (schema + policy-name casing hints)."""
     if not isinstance(settings, dict):
         return ["settings: expected a dict of KubeletConfiguration fields, got %s" % type(settings).__name__]
@@ -413,8 +406,7 @@ def settings_schema_errors(settings):
     return errors
 
 
-def _cpu_reserved_milli(config, errors=None):
-    # type: (Dict[str, Any], Optional[List[str]]) -> int
+def _cpu_reserved_milli(config: Dict[str, Any], errors: Optional[List[str]] = None) -> int:
     """``kubeReserved.cpu`` + ``systemReserved.cpu`` in millicores.
 
     Why one function: validation needs the sum (the static policy requires it > 0) and the
@@ -435,8 +427,11 @@ def _cpu_reserved_milli(config, errors=None):
     return total
 
 
-def validate_settings(settings, effective, kubelet_version=None, topology=None, reservation_validator=None):
-    # type: (Dict[str, Any], Dict[str, Any], Optional[str], Any, Any) -> Tuple[List[str], List[str]]
+def validate_settings(settings: Dict[str, Any],
+                      effective: Dict[str, Any],
+                      kubelet_version: Optional[str] = None,
+                      topology: Any = None,
+                      reservation_validator: Any = None) -> Tuple[List[str], List[str]]:
     """Check ``settings`` (raw option value) and ``effective`` (the configuration the kubelet
     would run with after the change, kubelet defaults filled in).
 
@@ -446,7 +441,7 @@ def validate_settings(settings, effective, kubelet_version=None, topology=None, 
     warnings), when given, is the reserved-memory validation (docs/reserved-memory.md); it runs
     when the Memory Manager is Static or reservedMemory is set. Returns (errors, warnings); empty errors = valid.
     """
-    warnings = []  # type: List[str]
+    warnings: List[str] = []
     errors = settings_schema_errors(settings)
     if errors:
         return errors, warnings
@@ -619,19 +614,17 @@ def validate_settings(settings, effective, kubelet_version=None, topology=None, 
 # --------------------------------------------------------------------------------------------
 
 
-def _pairs(mapping, sep="="):
-    # type: (Dict[str, Any], str) -> str
+def _pairs(mapping: Dict[str, Any], sep: str = "=") -> str:
     return ",".join("%s%s%s" % (k, sep, _option_text(mapping[k])) for k in sorted(mapping))
 
 
-def render_flags(settings):
-    # type: (Dict[str, Any]) -> List[str]
+def render_flags(settings: Dict[str, Any]) -> List[str]:
     """The kubelet command-line flags equivalent to ``settings`` (sorted by flag name).
 
     For kubelets configured by flags. ``--reserved-memory`` is rendered once per NUMA node
     (``--reserved-memory=0:memory=1Gi,hugepages-1Gi=2Gi``), as the kubelet accepts it.
     """
-    flags = []  # type: List[str]
+    flags: List[str] = []
     for field in sorted(settings, key=lambda f: MANAGED_FIELDS[f][0] if f in MANAGED_FIELDS else f):
         if field not in MANAGED_FIELDS:
             continue
@@ -654,10 +647,9 @@ def render_flags(settings):
 # --------------------------------------------------------------------------------------------
 
 
-def _reserved_memory_bytes(config):
-    # type: (Dict[str, Any]) -> Dict[Tuple[int, str], int]
+def _reserved_memory_bytes(config: Dict[str, Any]) -> Dict[Tuple[int, str], int]:
     """(node, resource) -> bytes, later entries overwriting (as the kubelet converts them)."""
-    result = {}  # type: Dict[Tuple[int, str], int]
+    result: Dict[Tuple[int, str], int] = {}
     for entry in config.get("reservedMemory") or []:
         for resource, value in (entry.get("limits") or {}).items():
             try:
@@ -667,16 +659,18 @@ def _reserved_memory_bytes(config):
     return result
 
 
-def _cpuset_or_text(value):
-    # type: (Any) -> Any
+def _cpuset_or_text(value: Any) -> Any:
     try:
         return parse_cpuset(str(value or ""))
     except InvalidCPUSet:
         return str(value)
 
 
-def reset_decision(old, new, cpu_state=None, memory_state=None, topology=None):
-    # type: (Dict[str, Any], Dict[str, Any], Any, Any, Any) -> Dict[str, Any]
+def reset_decision(old: Dict[str, Any],
+                   new: Dict[str, Any],
+                   cpu_state: Any = None,
+                   memory_state: Any = None,
+                   topology: Any = None) -> Dict[str, Any]:
     """Decide which state files the change makes the kubelet refuse (spec 6.2/6.3).
 
     ``old``/``new``: effective configurations before/after (defaults filled in).
@@ -685,7 +679,7 @@ def reset_decision(old, new, cpu_state=None, memory_state=None, topology=None):
     to reset then). Returns ``{"cpu_manager_state": bool, "memory_manager_state": bool,
     "reasons": [...]}``.
     """
-    reasons = []  # type: List[str]
+    reasons: List[str] = []
     cpu = False
     if cpu_state is not None:
         if not isinstance(cpu_state, dict):
@@ -735,8 +729,7 @@ def reset_decision(old, new, cpu_state=None, memory_state=None, topology=None):
     return {"cpu_manager_state": cpu, "memory_manager_state": memory, "reasons": reasons}
 
 
-def _memory_drift(memory_state, topology):
-    # type: (Dict[str, Any], Any) -> Optional[str]
+def _memory_drift(memory_state: Dict[str, Any], topology: Any) -> Optional[str]:
     """A message when the checkpoint's per-node totals differ from the host (spec 6.3 step 3)."""
     if topology is None:
         return None

@@ -31,7 +31,7 @@ YAML 1.1 typing, comments); JSON is accepted too (it is YAML). Writing uses our 
 (:func:`dump_yaml`), so that output is byte-for-byte deterministic whatever is installed.
 """
 
-from __future__ import absolute_import, division, print_function
+from __future__ import absolute_import, annotations, division, print_function
 
 __metaclass__ = type
 
@@ -67,8 +67,7 @@ class KubeletConfigError(ValueError):
     """A kubelet configuration file or directory that the kubelet would not load."""
 
 
-def kubelet_defaults():
-    # type: () -> Dict[str, Any]
+def kubelet_defaults() -> Dict[str, Any]:
     """The kubelet's defaults for the NUMA-related fields (v1beta1 ``SetDefaults`` + loader).
 
     A fresh copy every call, so callers may mutate it.
@@ -107,8 +106,7 @@ _INF = re.compile(r"^[-+]?\.(?:inf|Inf|INF)$")
 _NAN = re.compile(r"^\.(?:nan|NaN|NAN)$")
 
 
-def _resolve_plain(text):
-    # type: (str) -> Any
+def _resolve_plain(text: str) -> Any:
     """Type a plain scalar the way PyYAML's YAML 1.1 resolver does (the subset configs use)."""
     if text in _NULL_WORDS:
         return None
@@ -138,15 +136,13 @@ def _resolve_plain(text):
 class _Line(object):
     __slots__ = ("number", "indent", "text")
 
-    def __init__(self, number, indent, text):
-        # type: (int, int, str) -> None
+    def __init__(self, number: int, indent: int, text: str) -> None:
         self.number = number
         self.indent = indent
         self.text = text
 
 
-def _strip_comment(text):
-    # type: (str) -> str
+def _strip_comment(text: str) -> str:
     """Remove a ``#`` comment that is outside quotes and preceded by whitespace (or at start)."""
     quote = None
     i = 0
@@ -177,10 +173,9 @@ class _MiniYAML(object):
     misread silently.
     """
 
-    def __init__(self, text, source):
-        # type: (str, str) -> None
+    def __init__(self, text: str, source: str) -> None:
         self.source = source
-        self.lines = []  # type: List[_Line]
+        self.lines: List[_Line] = []
         started = False
         for number, raw in enumerate(text.splitlines(), 1):
             if "\t" in raw[: len(raw) - len(raw.lstrip(" \t"))]:
@@ -205,12 +200,10 @@ class _MiniYAML(object):
             self.lines.append(_Line(number, indent, stripped.strip()))
         self.pos = 0
 
-    def fail(self, number, message):
-        # type: (int, str) -> None
+    def fail(self, number: int, message: str) -> None:
         raise KubeletConfigError("%s: line %d: %s" % (self.source, number, message))
 
-    def parse(self):
-        # type: () -> Any
+    def parse(self) -> Any:
         if not self.lines:
             return None
         value = self.parse_node(self.lines[0].indent)
@@ -219,8 +212,7 @@ class _MiniYAML(object):
             self.fail(line.number, "unexpected content %r (bad indentation?)" % line.text)
         return value
 
-    def parse_node(self, indent):
-        # type: (int) -> Any
+    def parse_node(self, indent: int) -> Any:
         line = self.lines[self.pos]
         if line.text.startswith("- ") or line.text == "-":
             return self.parse_sequence(line.indent)
@@ -229,8 +221,7 @@ class _MiniYAML(object):
         self.pos += 1
         return self.parse_inline(line.text, line.number)
 
-    def _split_key(self, line):
-        # type: (_Line) -> Optional[Tuple[str, str]]
+    def _split_key(self, line: _Line) -> Optional[Tuple[str, str]]:
         """Split ``key: value`` (key plain or quoted); None when the line is not a mapping entry."""
         text = line.text
         if text[:1] in ("[", "{"):
@@ -249,8 +240,7 @@ class _MiniYAML(object):
             return None
         return key, (match.group(2) or "").strip()
 
-    def _quoted_end(self, text, number):
-        # type: (str, int) -> int
+    def _quoted_end(self, text: str, number: int) -> int:
         quote = text[0]
         i = 1
         while i < len(text):
@@ -266,8 +256,7 @@ class _MiniYAML(object):
         self.fail(number, "unterminated quoted string (multi-line quoted scalars are not supported)")
         return 0  # not reached
 
-    def _key(self, raw, number):
-        # type: (str, int) -> str
+    def _key(self, raw: str, number: int) -> str:
         raw = raw.strip()
         if raw.startswith(("&", "*", "!", "?")):
             self.fail(number, "anchors, aliases, tags and complex keys are not supported")
@@ -276,9 +265,8 @@ class _MiniYAML(object):
         value = _resolve_plain(raw)
         return _json_key(value)
 
-    def parse_mapping(self, indent):
-        # type: (int) -> Dict[str, Any]
-        result = {}  # type: Dict[str, Any]
+    def parse_mapping(self, indent: int) -> Dict[str, Any]:
+        result: Dict[str, Any] = {}
         while self.pos < len(self.lines):
             line = self.lines[self.pos]
             if line.indent < indent:
@@ -298,8 +286,11 @@ class _MiniYAML(object):
             result[key] = self._value_after_indicator(rest, line, indent, allow_same_indent_seq=True)
         return result
 
-    def _value_after_indicator(self, rest, line, indent, allow_same_indent_seq):
-        # type: (str, _Line, int, bool) -> Any
+    def _value_after_indicator(self,
+                               rest: str,
+                               line: _Line,
+                               indent: int,
+                               allow_same_indent_seq: bool) -> Any:
         if rest:
             if rest[:1] in ("|", ">"):
                 self.fail(line.number, "block scalars (| or >) are not supported; use a quoted string")
@@ -314,9 +305,8 @@ class _MiniYAML(object):
                 return self.parse_sequence(indent)
         return None
 
-    def parse_sequence(self, indent):
-        # type: (int) -> List[Any]
-        result = []  # type: List[Any]
+    def parse_sequence(self, indent: int) -> List[Any]:
+        result: List[Any] = []
         while self.pos < len(self.lines):
             line = self.lines[self.pos]
             if line.indent != indent or not (line.text.startswith("- ") or line.text == "-"):
@@ -339,8 +329,7 @@ class _MiniYAML(object):
                 result.append(self.parse_inline(rest, line.number))
         return result
 
-    def _quoted(self, text, number):
-        # type: (str, int) -> str
+    def _quoted(self, text: str, number: int) -> str:
         end = self._quoted_end(text, number)
         if text[end:].strip():
             self.fail(number, "unexpected text after quoted string: %r" % text[end:].strip())
@@ -353,8 +342,7 @@ class _MiniYAML(object):
             self.fail(number, "%s in double-quoted string %s" % (exc, text))
         return ""  # not reached
 
-    def parse_inline(self, text, number):
-        # type: (str, int) -> Any
+    def parse_inline(self, text: str, number: int) -> Any:
         text = text.strip()
         if text[:1] in ("[", "{"):
             value, end = self._flow(text, 0, number)
@@ -371,12 +359,11 @@ class _MiniYAML(object):
             self.fail(number, "unexpected sequence entry %r" % text)
         return _resolve_plain(text)
 
-    def _flow(self, text, i, number):
-        # type: (str, int, int) -> Tuple[Any, int]
+    def _flow(self, text: str, i: int, number: int) -> Tuple[Any, int]:
         """Parse a one-line flow collection starting at text[i]; return (value, index after)."""
         opener = text[i]
         closer = "]" if opener == "[" else "}"
-        items = [] if opener == "[" else {}  # type: Any
+        items: Any = [] if opener == "[" else {}
         i += 1
         while True:
             while i < len(text) and text[i] == " ":
@@ -394,7 +381,7 @@ class _MiniYAML(object):
                     while i < len(text) and text[i] == " ":
                         i += 1
                     if i < len(text) and text[i] in "," + closer:
-                        value = None  # type: Any
+                        value: Any = None
                     else:
                         value, i = self._flow_scalar_or_collection(text, i, number, stop="," + closer)
                 else:
@@ -416,8 +403,11 @@ class _MiniYAML(object):
                 self.fail(number, "unterminated flow collection (multi-line flow collections are not supported)")
             self.fail(number, "expected ',' or %r in flow collection %r" % (closer, text))
 
-    def _flow_scalar_or_collection(self, text, i, number, stop):
-        # type: (str, int, int, str) -> Tuple[Any, int]
+    def _flow_scalar_or_collection(self,
+                                   text: str,
+                                   i: int,
+                                   number: int,
+                                   stop: str) -> Tuple[Any, int]:
         if text[i] in "[{":
             return self._flow(text, i, number)
         if text[i] in "'\"":
@@ -440,8 +430,7 @@ _SIMPLE_ESCAPES = {
 _HEX_ESCAPES = {"x": 2, "u": 4, "U": 8}
 
 
-def _unescape_double(body):
-    # type: (str) -> str
+def _unescape_double(body: str) -> str:
     """Decode the escapes of a YAML double-quoted scalar (single line)."""
     out = []
     i = 0
@@ -467,8 +456,7 @@ def _unescape_double(body):
     return "".join(out)
 
 
-def _escape_double(text):
-    # type: (str) -> str
+def _escape_double(text: str) -> str:
     """Double-quote a string so that every YAML reader gets it back exactly (ASCII output)."""
     out = ['"']
     for ch in text:
@@ -487,8 +475,7 @@ def _escape_double(text):
     return "".join(out)
 
 
-def _json_key(value):
-    # type: (Any) -> str
+def _json_key(value: Any) -> str:
     """Mapping keys become strings, as sigs.k8s.io/yaml's YAML-to-JSON conversion makes them."""
     if isinstance(value, str):
         return value
@@ -501,8 +488,7 @@ def _json_key(value):
     return str(value)
 
 
-def _normalise(value, where):
-    # type: (Any, str) -> Any
+def _normalise(value: Any, where: str) -> Any:
     """Make PyYAML output JSON-shaped: string keys, no dates/bytes/sets."""
     if isinstance(value, dict):
         return dict((_json_key(k), _normalise(v, where)) for k, v in value.items())
@@ -514,8 +500,7 @@ def _normalise(value, where):
     return str(value)
 
 
-def parse_yaml(text, source="<string>", use_pyyaml=None):
-    # type: (str, str, Optional[bool]) -> Any
+def parse_yaml(text: str, source: str = "<string>", use_pyyaml: Optional[bool] = None) -> Any:
     """Parse YAML (or JSON) text into plain JSON-shaped data (first document only).
 
     ``use_pyyaml`` None means "when importable"; False forces the built-in reader (tests use it
@@ -548,8 +533,7 @@ _PLAIN_SAFE = re.compile(r"^[A-Za-z_/][A-Za-z0-9_./-]*\Z")
 _RESERVED_WORDS = set(w.lower() for w in _NULL_WORDS + _TRUE_WORDS + _FALSE_WORDS + ("y", "n", ".inf", ".nan"))
 
 
-def _scalar(value):
-    # type: (Any) -> str
+def _scalar(value: Any) -> str:
     if value is None:
         return "null"
     if value is True:
@@ -569,8 +553,7 @@ def _scalar(value):
     raise KubeletConfigError("cannot write a value of type %s (%r) to a kubelet configuration" % (type(value).__name__, value))
 
 
-def _emit(value, indent, out):
-    # type: (Any, int, List[str]) -> None
+def _emit(value: Any, indent: int, out: List[str]) -> None:
     pad = " " * indent
     if isinstance(value, dict):
         for key in sorted(value):
@@ -587,7 +570,7 @@ def _emit(value, indent, out):
     elif isinstance(value, list):
         for item in value:
             if isinstance(item, dict) and item:
-                sub = []  # type: List[str]
+                sub: List[str] = []
                 _emit(item, indent + 2, sub)
                 sub[0] = pad + "- " + sub[0][indent + 2 :]
                 out.extend(sub)
@@ -602,8 +585,7 @@ def _emit(value, indent, out):
         out.append(pad + _inline(value))
 
 
-def _inline(value):
-    # type: (Any) -> str
+def _inline(value: Any) -> str:
     if isinstance(value, dict):
         return "{}"
     if isinstance(value, list):
@@ -611,15 +593,14 @@ def _inline(value):
     return _scalar(value)
 
 
-def dump_yaml(data, header_keys=("apiVersion", "kind")):
-    # type: (Any, Tuple[str, ...]) -> str
+def dump_yaml(data: Any, header_keys: Tuple[str, ...] = ("apiVersion", "kind")) -> str:
     """Deterministic block YAML: ``header_keys`` first (when present), then keys sorted.
 
     Strings that YAML 1.1 could read as something else (``0-3``, ``100Mi``, ``on``, ``10%``)
     are double-quoted; output always ends with a newline. ``parse_yaml(dump_yaml(x)) == x`` for
     JSON-shaped data (tested).
     """
-    out = []  # type: List[str]
+    out: List[str] = []
     if isinstance(data, dict):
         head = [k for k in header_keys if k in data]
         for key in head:
@@ -640,8 +621,7 @@ def dump_yaml(data, header_keys=("apiVersion", "kind")):
 # --------------------------------------------------------------------------------------------
 
 
-def merge_patch(target, patch):
-    # type: (Any, Any) -> Any
+def merge_patch(target: Any, patch: Any) -> Any:
     """RFC 7386 JSON merge patch (what the kubelet applies for each drop-in). Returns a new value."""
     if not isinstance(patch, dict):
         return copy.deepcopy(patch)
@@ -654,8 +634,7 @@ def merge_patch(target, patch):
     return result
 
 
-def overlay(base, overrides):
-    # type: (Any, Any) -> Any
+def overlay(base: Any, overrides: Any) -> Any:
     """Unmarshal ``overrides`` onto ``base`` the way Go's encoding/json does onto a loaded struct.
 
     Maps and structs are extended key by key, everything else is replaced, and a JSON ``null``
@@ -678,8 +657,7 @@ def overlay(base, overrides):
 # --------------------------------------------------------------------------------------------
 
 
-def _read_text(path, what):
-    # type: (str, str) -> str
+def _read_text(path: str, what: str) -> str:
     try:
         with open(path, "rb") as handle:
             raw = handle.read()
@@ -691,8 +669,7 @@ def _read_text(path, what):
         raise KubeletConfigError("%s %s is not UTF-8 text (byte %d)" % (what, path, exc.start))
 
 
-def parse_config_text(text, source, what="kubelet config file"):
-    # type: (str, str, str) -> Dict[str, Any]
+def parse_config_text(text: str, source: str, what: str = "kubelet config file") -> Dict[str, Any]:
     """Parse and check one KubeletConfiguration document (main file or drop-in)."""
     if not text.strip():
         raise KubeletConfigError("%s %s was empty" % (what, source))
@@ -715,14 +692,12 @@ def parse_config_text(text, source, what="kubelet config file"):
     return data
 
 
-def read_config_file(path, what="kubelet config file"):
-    # type: (str, str) -> Dict[str, Any]
+def read_config_file(path: str, what: str = "kubelet config file") -> Dict[str, Any]:
     """Read and check one KubeletConfiguration file."""
     return parse_config_text(_read_text(path, what), path, what)
 
 
-def list_dropins(config_dir):
-    # type: (str) -> List[str]
+def list_dropins(config_dir: str) -> List[str]:
     """Drop-in files of ``config_dir`` in the order the kubelet applies them.
 
     Like Go's ``filepath.WalkDir``: directory entries sorted by name (bytewise), directories
@@ -730,10 +705,9 @@ def list_dropins(config_dir):
     """
     if not os.path.isdir(config_dir):
         raise KubeletConfigError("kubelet drop-in directory %s does not exist or is not a directory" % config_dir)
-    found = []  # type: List[str]
+    found: List[str] = []
 
-    def walk(directory):
-        # type: (str) -> None
+    def walk(directory: str) -> None:
         try:
             names = sorted(os.listdir(directory), key=lambda n: n.encode("utf-8", "surrogateescape"))
         except OSError as exc:
@@ -749,21 +723,21 @@ def list_dropins(config_dir):
     return found
 
 
-def merge_dropins(base, dropins):
-    # type: (Dict[str, Any], List[Dict[str, Any]]) -> Dict[str, Any]
+def merge_dropins(base: Dict[str, Any], dropins: List[Dict[str, Any]]) -> Dict[str, Any]:
     """Apply parsed drop-in documents to a loaded main configuration (kubelet semantics).
 
     ``base`` must already have the loader's ``evictionHard`` default filled in when the main file
     did not set it (see :func:`load_kubelet_config`).
     """
-    accumulated = {}  # type: Dict[str, Any]
+    accumulated: Dict[str, Any] = {}
     for document in dropins:
         accumulated = merge_patch(accumulated, document)
     return overlay(base, accumulated)
 
 
-def load_kubelet_config(path, config_dir=None, with_defaults=False):
-    # type: (Optional[str], Optional[str], bool) -> Dict[str, Any]
+def load_kubelet_config(path: Optional[str],
+                        config_dir: Optional[str] = None,
+                        with_defaults: bool = False) -> Dict[str, Any]:
     """The effective KubeletConfiguration of a node as a plain camelCase dict.
 
     ``path`` is the ``--config`` file (None: a kubelet configured by flags only; then only

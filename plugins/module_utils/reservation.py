@@ -89,15 +89,13 @@ class Finding:
     kubelet_message: Optional[str] = None
     fatal: bool = False
 
-    def __str__(self):
-        # type: () -> str
+    def __str__(self) -> str:
         text = "[%s] %s" % (self.rule, self.message)
         if self.fix:
             text += " Fix: " + self.fix
         return text
 
-    def to_dict(self):
-        # type: () -> Dict[str, Any]
+    def to_dict(self) -> Dict[str, Any]:
         return {"rule": self.rule, "severity": self.severity, "message": self.message, "fix": self.fix,
                 "kubelet_message": self.kubelet_message, "fatal": self.fatal, "text": str(self)}
 
@@ -128,17 +126,14 @@ class ValidationResult:
     extra: Dict[str, Any] = field(default_factory=dict)
 
     @property
-    def reserved_memory(self):
-        # type: () -> List[Dict[str, Any]]
+    def reserved_memory(self) -> List[Dict[str, Any]]:
         return reservations_to_config(self.reservations)
 
     @property
-    def flag(self):
-        # type: () -> str
+    def flag(self) -> str:
         return format_reserved_memory_flag(self.reservations)
 
-    def to_dict(self):
-        # type: () -> Dict[str, Any]
+    def to_dict(self) -> Dict[str, Any]:
         result = {
             "valid": self.valid,
             "errors": [str(f) for f in self.errors],
@@ -162,9 +157,8 @@ class ValidationResult:
 
 # -- the right-hand side: Node Allocatable reservation -------------------------------------------
 
-def node_allocatable_reservation(kube_reserved, system_reserved, eviction, memory_capacity_bytes,
-                                 ignore_eviction=False):
-    # type: (Mapping[str, Quantity], Mapping[str, Quantity], Optional[EvictionSettings], int, bool) -> Tuple[Optional[Quantity], List[AllocatablePart]]
+def node_allocatable_reservation(kube_reserved: Mapping[str, Quantity], system_reserved: Mapping[str, Quantity], eviction: Optional[EvictionSettings], memory_capacity_bytes: int,
+                                 ignore_eviction: bool = False) -> Tuple[Optional[Quantity], List[AllocatablePart]]:
     """The memory Node Allocatable reservation, summed in the kubelet's order and format rules.
 
     Order is system-reserved, kube-reserved, hard eviction; the result keeps the format of the
@@ -173,7 +167,7 @@ def node_allocatable_reservation(kube_reserved, system_reserved, eviction, memor
     zero: the kubelet then leaves memory out of the reservation list.
     """
     total = Quantity(0, 0, DECIMAL_SI)
-    parts = []  # type: List[AllocatablePart]
+    parts: List[AllocatablePart] = []
     if MEMORY in system_reserved:
         total = total + system_reserved[MEMORY]
         parts.append(AllocatablePart("system-reserved", system_reserved[MEMORY]))
@@ -191,8 +185,7 @@ def node_allocatable_reservation(kube_reserved, system_reserved, eviction, memor
 
 # -- helpers --------------------------------------------------------------------------------------
 
-def _type_order(name):
-    # type: (str) -> Tuple[int, int, str]
+def _type_order(name: str) -> Tuple[int, int, str]:
     if name == MEMORY:
         return (0, 0, name)
     try:
@@ -202,39 +195,33 @@ def _type_order(name):
     return (1, size, name)
 
 
-def _q(value):
-    # type: (Optional[Quantity]) -> str
+def _q(value: Optional[Quantity]) -> str:
     return "0" if value is None else str(value)
 
 
-def _join_ids(ids):
-    # type: (Sequence[int]) -> str
+def _join_ids(ids: Sequence[int]) -> str:
     return ", ".join("%d" % i for i in ids) or "none"
 
 
-def _is_integral(quantity):
-    # type: (Quantity) -> bool
+def _is_integral(quantity: Quantity) -> bool:
     numerator, denominator = quantity.as_fraction()
     return numerator % denominator == 0
 
 
-def _hugepage_bytes(node):
-    # type: (Any) -> int
+def _hugepage_bytes(node: Any) -> int:
     return sum(pool.page_size_bytes * pool.total_pages for pool in node.hugepages.values())
 
 
-def _sum_like_kubelet(quantities):
-    # type: (Sequence[Quantity]) -> Quantity
+def _sum_like_kubelet(quantities: Sequence[Quantity]) -> Quantity:
     """getTotalMemoryTypeReserved: running total, each new entry is the receiver (its format wins)."""
-    total = None  # type: Optional[Quantity]
+    total: Optional[Quantity] = None
     for quantity in quantities:
         total = quantity if total is None else quantity + total
     zero = Quantity(0, 0, DECIMAL_SI)
     return zero if total is None else zero + total
 
 
-def _suggest_size(name, host_sizes):
-    # type: (str, Sequence[str]) -> str
+def _suggest_size(name: str, host_sizes: Sequence[str]) -> str:
     try:
         wanted = parse_quantity(name[len(HUGEPAGES_PREFIX):]).value()
     except InvalidQuantity:
@@ -247,12 +234,11 @@ def _suggest_size(name, host_sizes):
 
 # -- validation -----------------------------------------------------------------------------------
 
-def validate_reservation(topology, kube_reserved=None, system_reserved=None, eviction_hard=None,
-                         reserved_memory=None, memory_manager_policy=POLICY_NONE,
-                         merge_default_eviction_settings=False, memory_capacity_bytes=None,
-                         allocatable_ignore_eviction=False, memory_manager_state=None,
-                         state_file=None, strategy=None):
-    # type: (Topology, Any, Any, Any, Any, Any, bool, Optional[int], bool, Optional[str], Optional[str], Optional[str]) -> ValidationResult
+def validate_reservation(topology: Topology, kube_reserved: Any = None, system_reserved: Any = None, eviction_hard: Any = None,
+                         reserved_memory: Any = None, memory_manager_policy: Any = POLICY_NONE,
+                         merge_default_eviction_settings: bool = False, memory_capacity_bytes: Optional[int] = None,
+                         allocatable_ignore_eviction: bool = False, memory_manager_state: Optional[str] = None,
+                         state_file: Optional[str] = None, strategy: Optional[str] = None) -> ValidationResult:
     """Validate a reservation against a topology; never raises for bad settings, reports them.
 
     ``kube_reserved``/``system_reserved``: flag string (``cpu=500m,memory=1Gi``) or dict.
@@ -263,21 +249,21 @@ def validate_reservation(topology, kube_reserved=None, system_reserved=None, evi
     ``memory_manager_state``: content of an existing ``memory_manager_state`` to predict whether
     the kubelet will accept it with this configuration (``state_file`` names it in messages).
     """
-    errors = []  # type: List[Finding]
-    warnings = []  # type: List[Finding]
+    errors: List[Finding] = []
+    warnings: List[Finding] = []
     policy = memory_manager_policy if memory_manager_policy is not None else POLICY_NONE
     capacity = memory_capacity_bytes if memory_capacity_bytes is not None else topology.memory_total_bytes()
 
     # 1. parse every input; a syntax error is fatal at kubelet start-up (flag/config parsing).
     kube = _parse_map(kube_reserved, "kube_reserved", errors)
     system = _parse_map(system_reserved, "system_reserved", errors)
-    eviction = None  # type: Optional[EvictionSettings]
+    eviction: Optional[EvictionSettings] = None
     try:
         eviction = effective_eviction_hard(eviction_hard, merge_default_eviction_settings, "eviction_hard")
     except ReservationSyntaxError as exc:
         errors.append(Finding("eviction-hard-syntax", ERROR, str(exc), "fix the evictionHard value; the kubelet "
                               "refuses to start with it", exc.kubelet_message, True))
-    reservations = []  # type: List[MemoryReservation]
+    reservations: List[MemoryReservation] = []
     if reserved_memory is not None:
         if isinstance(reserved_memory, list) and all(isinstance(r, MemoryReservation) for r in reserved_memory):
             reservations = list(reserved_memory)
@@ -310,7 +296,7 @@ def validate_reservation(topology, kube_reserved=None, system_reserved=None, evi
     # 2. KubeletConfiguration validation (validation_reserved_memory.go): fatal for every policy.
     host_ids = topology.node_ids()
     host_sizes = topology.hugepage_sizes()
-    seen = {}  # type: Dict[int, Dict[str, bool]]
+    seen: Dict[int, Dict[str, bool]] = {}
     for reservation in reservations:
         node = reservation.numa_node
         for name in reservation.duplicate_types():
@@ -368,15 +354,16 @@ def validate_reservation(topology, kube_reserved=None, system_reserved=None, evi
                                                _suggest_size(name, host_sizes), under_none),
                     "remove %s from reservedMemory" % name, None, static))
 
-    expected_memory, parts = (None, [])  # type: Tuple[Optional[Quantity], List[AllocatablePart]]
+    expected_memory: Optional[Quantity] = None
+    parts: List[AllocatablePart] = []
     inputs_ok = kube is not None and system is not None and eviction is not None
     if inputs_ok:
         expected_memory, parts = node_allocatable_reservation(kube, system, eviction, capacity, allocatable_ignore_eviction)
-    expected = {}  # type: Dict[str, Quantity]
+    expected: Dict[str, Quantity] = {}
     if expected_memory is not None:
         expected[MEMORY] = expected_memory
 
-    by_type = {}  # type: Dict[str, List[Tuple[int, Quantity]]]
+    by_type: Dict[str, List[Tuple[int, Quantity]]] = {}
     for reservation in reservations:
         for name, quantity in reservation.limits_map().items():
             if is_memory_type(name):
@@ -384,7 +371,7 @@ def validate_reservation(topology, kube_reserved=None, system_reserved=None, evi
     types = sorted(set(by_type) | set(expected), key=_type_order)
     if MEMORY not in types:
         types.insert(0, MEMORY)
-    totals = {}  # type: Dict[str, Dict[str, Any]]
+    totals: Dict[str, Dict[str, Any]] = {}
     for name in types:
         entries = by_type.get(name, [])
         reserved_total = _sum_like_kubelet([q for _n, q in entries])
@@ -437,7 +424,7 @@ def validate_reservation(topology, kube_reserved=None, system_reserved=None, evi
                               "(default memory.available<100Mi), e.g. 0:memory=100Mi", message, True))
 
     # 4. Our own checks: per-node capacity (the kubelet subtracts unsigned), memory-only nodes.
-    per_node = {}  # type: Dict[int, Dict[str, int]]
+    per_node: Dict[int, Dict[str, int]] = {}
     for reservation in reservations:  # convertReserved: later entries overwrite earlier ones
         for name, quantity in reservation.limits_map().items():
             per_node.setdefault(reservation.numa_node, {})[name] = quantity.value()
@@ -512,8 +499,7 @@ def validate_reservation(topology, kube_reserved=None, system_reserved=None, evi
                             strategy=strategy, state=state, extra={"memory_capacity_bytes": capacity})
 
 
-def _parse_map(value, option, errors):
-    # type: (Any, str, List[Finding]) -> Optional[Dict[str, Quantity]]
+def _parse_map(value: Any, option: str, errors: List[Finding]) -> Optional[Dict[str, Quantity]]:
     try:
         return parse_resource_map(value, option)
     except ReservationSyntaxError as exc:
@@ -523,8 +509,11 @@ def _parse_map(value, option, errors):
         return None
 
 
-def _sum_fix(reservations, diff, wanted, host_ids, eviction):
-    # type: (Sequence[MemoryReservation], int, Quantity, Sequence[int], Optional[EvictionSettings]) -> str
+def _sum_fix(reservations: Sequence[MemoryReservation],
+             diff: int,
+             wanted: Quantity,
+             host_ids: Sequence[int],
+             eviction: Optional[EvictionSettings]) -> str:
     """A concrete corrected ``memory`` reservation: keep the user's split on existing nodes and
     adjust the lowest node by what is missing (or put everything there if that cannot work)."""
     hint = ""
@@ -534,7 +523,7 @@ def _sum_fix(reservations, diff, wanted, host_ids, eviction):
     action = "add %s" % format_bytes(diff) if diff > 0 else "remove %s" % format_bytes(-diff)
     if wanted.is_zero():
         return "%s: remove the memory entries from reservedMemory%s" % (action, hint)
-    current = {}  # type: Dict[int, int]
+    current: Dict[int, int] = {}
     for reservation in reservations:
         limits = reservation.limits_map()
         if MEMORY in limits and reservation.numa_node in host_ids and limits[MEMORY].sign() > 0:
@@ -555,8 +544,11 @@ def _sum_fix(reservations, diff, wanted, host_ids, eviction):
 
 # -- strategies -----------------------------------------------------------------------------------
 
-def compute_reservation(topology, total_bytes, strategy, reserved_cpus=None, split_unit=MIB):
-    # type: (Topology, int, str, Any, int) -> List[MemoryReservation]
+def compute_reservation(topology: Topology,
+                        total_bytes: int,
+                        strategy: str,
+                        reserved_cpus: Any = None,
+                        split_unit: int = MIB) -> List[MemoryReservation]:
     """Split ``total_bytes`` of ``memory`` over NUMA nodes; the sum is exact by construction.
 
     ``split_unit`` (default 1Mi) keeps per-node values round: the total is split in whole units
@@ -590,8 +582,7 @@ def compute_reservation(topology, total_bytes, strategy, reserved_cpus=None, spl
             for node in sorted(shares) if shares[node] > 0]
 
 
-def _reserved_cpu_weights(topology, reserved_cpus):
-    # type: (Topology, Any) -> Dict[int, int]
+def _reserved_cpu_weights(topology: Topology, reserved_cpus: Any) -> Dict[int, int]:
     if reserved_cpus is None or reserved_cpus == "":
         raise ReservationError("strategy reserved_cpus needs reservedSystemCPUs (option reserved_cpus or the "
                                "kubelet configuration's reservedSystemCPUs), e.g. 0-1")
@@ -614,8 +605,11 @@ def _reserved_cpu_weights(topology, reserved_cpus):
     return weights
 
 
-def _distribute(total, weights, room, unit, strategy):
-    # type: (int, Dict[int, int], Dict[int, int], int, str) -> Dict[int, int]
+def _distribute(total: int,
+                weights: Dict[int, int],
+                room: Dict[int, int],
+                unit: int,
+                strategy: str) -> Dict[int, int]:
     """Water-fill ``total`` bytes over ``weights`` in whole ``unit``s, capped by ``room``."""
     alloc = dict((node, 0) for node in weights)
     units, rest = divmod(total, unit)
@@ -650,11 +644,10 @@ def _distribute(total, weights, room, unit, strategy):
     return alloc
 
 
-def plan_reservation(topology, strategy=None, kube_reserved=None, system_reserved=None, eviction_hard=None,
-                     reserved_memory=None, memory_manager_policy=POLICY_STATIC, merge_default_eviction_settings=False,
-                     memory_capacity_bytes=None, allocatable_ignore_eviction=False, reserved_cpus=None,
-                     split_unit=MIB, memory_manager_state=None, state_file=None):
-    # type: (Topology, Optional[str], Any, Any, Any, Any, Any, bool, Optional[int], bool, Any, int, Optional[str], Optional[str]) -> ValidationResult
+def plan_reservation(topology: Topology, strategy: Optional[str] = None, kube_reserved: Any = None, system_reserved: Any = None, eviction_hard: Any = None,
+                     reserved_memory: Any = None, memory_manager_policy: Any = POLICY_STATIC, merge_default_eviction_settings: bool = False,
+                     memory_capacity_bytes: Optional[int] = None, allocatable_ignore_eviction: bool = False, reserved_cpus: Any = None,
+                     split_unit: int = MIB, memory_manager_state: Optional[str] = None, state_file: Optional[str] = None) -> ValidationResult:
     """Compute a reservation with ``strategy`` (or take ``reserved_memory``), then validate it.
 
     With ``strategy`` None or ``explicit`` the given ``reserved_memory`` is validated as is. A
@@ -695,8 +688,7 @@ def plan_reservation(topology, strategy=None, kube_reserved=None, system_reserve
 
 # -- KubeletConfiguration ---------------------------------------------------------------------------
 
-def settings_from_kubelet_config(config):
-    # type: (Mapping[str, Any]) -> Dict[str, Any]
+def settings_from_kubelet_config(config: Mapping[str, Any]) -> Dict[str, Any]:
     """Pick the reservation-related fields out of a KubeletConfiguration dict (camelCase)."""
     if not isinstance(config, Mapping):
         raise ReservationSyntaxError("KubeletConfiguration must be a dict, got %s" % type(config).__name__)
@@ -711,8 +703,9 @@ def settings_from_kubelet_config(config):
     }
 
 
-def validate_kubelet_config(topology, config, **overrides):
-    # type: (Topology, Mapping[str, Any], Any) -> ValidationResult
+def validate_kubelet_config(topology: Topology,
+                            config: Mapping[str, Any],
+                            **overrides: Any) -> ValidationResult:
     """:func:`validate_reservation` on the fields of a KubeletConfiguration dict (overrides win)."""
     settings = settings_from_kubelet_config(config)
     settings.pop("reserved_cpus")
@@ -720,8 +713,7 @@ def validate_kubelet_config(topology, config, **overrides):
     return validate_reservation(topology, **settings)
 
 
-def reservation_errors(effective, topology):
-    # type: (Mapping[str, Any], Topology) -> List[str]
+def reservation_errors(effective: Mapping[str, Any], topology: Topology) -> List[str]:
     """Adapter for ``kubelet_settings.validate_settings(reservation_validator=...)``: the error
     strings of :func:`validate_kubelet_config` for an effective KubeletConfiguration dict."""
     return [str(f) for f in validate_kubelet_config(topology, effective).errors]
@@ -733,8 +725,7 @@ _SETTING_KEYS = ("kube_reserved", "system_reserved", "eviction_hard", "reserved_
                  "merge_default_eviction_settings", "reserved_cpus")
 
 
-def topology_from_any(value):
-    # type: (Any) -> Tuple[Topology, Optional[int]]
+def topology_from_any(value: Any) -> Tuple[Topology, Optional[int]]:
     """A Topology plus the node memory capacity, from a Topology, a ``numa_topology`` fact dict,
     ``{"numa_topology": ...}`` or a saved ``numa_facts`` result ``{"ansible_facts": {...}}``.
 
@@ -761,9 +752,8 @@ def topology_from_any(value):
     return topology, capacity
 
 
-def evaluate(topology, kubelet_config=None, strategy=None, split_unit=MIB, memory_capacity_bytes=None,
-             allocatable_ignore_eviction=False, memory_manager_state=None, state_file=None, **settings):
-    # type: (Any, Optional[Mapping[str, Any]], Optional[str], Any, Any, bool, Optional[str], Optional[str], Any) -> ValidationResult
+def evaluate(topology: Any, kubelet_config: Optional[Mapping[str, Any]] = None, strategy: Optional[str] = None, split_unit: Any = MIB, memory_capacity_bytes: Any = None,
+             allocatable_ignore_eviction: bool = False, memory_manager_state: Optional[str] = None, state_file: Optional[str] = None, **settings: Any) -> ValidationResult:
     """Resolve settings (explicit ones win over ``kubelet_config``), then compute and/or validate.
 
     ``topology`` may be anything :func:`topology_from_any` accepts. ``settings`` are the keys of
@@ -800,8 +790,7 @@ def evaluate(topology, kubelet_config=None, strategy=None, split_unit=MIB, memor
         memory_manager_state=memory_manager_state, state_file=state_file)
 
 
-def _bytes_option(value, option):
-    # type: (Any, str) -> int
+def _bytes_option(value: Any, option: str) -> int:
     try:
         result = parse_quantity(value).value()
     except InvalidQuantity as exc:

@@ -44,15 +44,17 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils.reserved_flags i
 DEFAULT_STATE_FILE = "/var/lib/kubelet/memory_manager_state"
 
 
-def _finding(severity, message, fix, kubelet_message=None, fatal=True):
-    # type: (str, str, str, Optional[str], bool) -> Any
+def _finding(severity: str,
+             message: str,
+             fix: str,
+             kubelet_message: Optional[str] = None,
+             fatal: bool = True) -> Any:
     from ansible_collections.numaguard.kubelet.plugins.module_utils.reservation import Finding
 
     return Finding("state-drift", severity, message, fix, kubelet_message, fatal)
 
 
-def _assignments(checkpoint):
-    # type: (Any) -> Dict[str, Dict[str, List[Any]]]
+def _assignments(checkpoint: Any) -> Dict[str, Dict[str, List[Any]]]:
     """Container blocks, plus pod-level blocks (replayed instead of the pod's container blocks)."""
     assignments = dict((pod, dict(containers)) for pod, containers in checkpoint.entries.items())
     for pod, blocks in checkpoint.pod_entries.items():
@@ -60,8 +62,11 @@ def _assignments(checkpoint):
     return assignments
 
 
-def predict_state(topology, reserved_per_node, policy, text, state_file=None):
-    # type: (Any, Mapping[int, Mapping[str, int]], str, str, Optional[str]) -> Tuple[List[Any], Dict[str, Any]]
+def predict_state(topology: Any,
+                  reserved_per_node: Mapping[int, Mapping[str, int]],
+                  policy: str,
+                  text: str,
+                  state_file: Optional[str] = None) -> Tuple[List[Any], Dict[str, Any]]:
     """Findings (an error means: the kubelet will not start with this state) and a summary dict.
 
     ``reserved_per_node``: node id -> type -> bytes, the reservation the kubelet would apply.
@@ -69,7 +74,7 @@ def predict_state(topology, reserved_per_node, policy, text, state_file=None):
     where = state_file or DEFAULT_STATE_FILE
     fix = ("drain the node, stop the kubelet, move %s away (keep it as a backup), start the kubelet, uncordon "
            "(the rollout role's state handling does this)" % where)
-    summary = {"file": state_file, "accepted": True, "differences": []}  # type: Dict[str, Any]
+    summary: Dict[str, Any] = {"file": state_file, "accepted": True, "differences": []}
     try:
         checkpoint = load_memory_manager_state(text)
     except CheckpointError as exc:
@@ -91,7 +96,7 @@ def predict_state(topology, reserved_per_node, policy, text, state_file=None):
         validate_state(stored, assignments, default)
     except MemoryStateError as exc:
         summary["accepted"] = False
-        differences = []  # type: List[str]
+        differences: List[str] = []
         if exc.detail is not None:
             try:
                 differences = list_differences(stored, expected_machine_state(default, assignments))
@@ -108,10 +113,9 @@ def predict_state(topology, reserved_per_node, policy, text, state_file=None):
     return [], summary
 
 
-def list_differences(stored, expected):
-    # type: (Mapping[int, Any], Mapping[int, Any]) -> List[str]
+def list_differences(stored: Mapping[int, Any], expected: Mapping[int, Any]) -> List[str]:
     """Every difference validateState would trip over, readable, with the size of each change."""
-    out = []  # type: List[str]
+    out: List[str] = []
     if set(stored) != set(expected):
         return ["NUMA nodes in the state %s, on the host %s" % (sorted(stored), sorted(expected))]
     for node_id in sorted(expected):

@@ -47,16 +47,17 @@ _INT32_MIN, _INT32_MAX = -(1 << 31), (1 << 31) - 1
 class ReservationSyntaxError(ValueError):
     """A reservation setting the kubelet would refuse to parse (message names option and value)."""
 
-    def __init__(self, message, option=None, kubelet_message=None):
-        # type: (str, Optional[str], Optional[str]) -> None
+    def __init__(self,
+                 message: str,
+                 option: Optional[str] = None,
+                 kubelet_message: Optional[str] = None) -> None:
         super(ReservationSyntaxError, self).__init__(message)
         self.option = option
         #: The kubelet's own error text, when the kubelet has one for this case.
         self.kubelet_message = kubelet_message
 
 
-def is_memory_type(name):
-    # type: (str) -> bool
+def is_memory_type(name: str) -> bool:
     """``memory`` or any ``hugepages-*`` name (the kubelet's IsHugePageResourceName is a prefix test)."""
     return name == MEMORY or name.startswith(HUGEPAGES_PREFIX)
 
@@ -73,15 +74,13 @@ class MemoryReservation:
     numa_node: int
     limits: Tuple[Tuple[str, Quantity], ...]
 
-    def limits_map(self):
-        # type: () -> Dict[str, Quantity]
-        result = {}  # type: Dict[str, Quantity]
+    def limits_map(self) -> Dict[str, Quantity]:
+        result: Dict[str, Quantity] = {}
         for name, quantity in self.limits:
             result[name] = quantity
         return result
 
-    def duplicate_types(self):
-        # type: () -> Tuple[str, ...]
+    def duplicate_types(self) -> Tuple[str, ...]:
         seen, dups = set(), []
         for name, _quantity in self.limits:
             if name in seen and name not in dups:
@@ -89,8 +88,7 @@ class MemoryReservation:
             seen.add(name)
         return tuple(dups)
 
-    def to_config(self):
-        # type: () -> Dict[str, Any]
+    def to_config(self) -> Dict[str, Any]:
         """The KubeletConfiguration form ``{numaNode, limits: {type: canonical quantity}}``."""
         limits = self.limits_map()
         return {"numaNode": self.numa_node,
@@ -99,8 +97,8 @@ class MemoryReservation:
 
 # -- --reserved-memory ------------------------------------------------------------------------
 
-def parse_reserved_memory_flag(values, option="--reserved-memory"):
-    # type: (Any, str) -> List[MemoryReservation]
+def parse_reserved_memory_flag(values: Any,
+                               option: str = "--reserved-memory") -> List[MemoryReservation]:
     """Parse one ``--reserved-memory`` value or a list of them (the flag repeated), as the kubelet.
 
     ``'0:memory=1Gi,hugepages-1Gi=2Gi'``, ``['0:memory=1Gi', '1:memory=2Gi']`` and
@@ -112,7 +110,7 @@ def parse_reserved_memory_flag(values, option="--reserved-memory"):
     if not isinstance(values, (list, tuple)):
         raise ReservationSyntaxError("%s must be a string or a list of strings, got %s"
                                      % (option, _typename(values)), option)
-    result = []  # type: List[MemoryReservation]
+    result: List[MemoryReservation] = []
     reset = False
     for value in values:
         if not isinstance(value, str):
@@ -132,8 +130,7 @@ def parse_reserved_memory_flag(values, option="--reserved-memory"):
     return result
 
 
-def _parse_one_node(reservation, option):
-    # type: (str, str) -> MemoryReservation
+def _parse_one_node(reservation: str, option: str) -> MemoryReservation:
     try:
         return _parse_one_node_strict(reservation, option)
     except ReservationSyntaxError as exc:
@@ -143,8 +140,7 @@ def _parse_one_node(reservation, option):
         raise
 
 
-def _parse_one_node_strict(reservation, option):
-    # type: (str, str) -> MemoryReservation
+def _parse_one_node_strict(reservation: str, option: str) -> MemoryReservation:
     parts = reservation.split(":")
     if len(parts) != 2:
         message = "the reserved memory has incorrect format, %s, got %s" % (_RESERVED_MEMORY_FORMAT, reservation)
@@ -157,7 +153,7 @@ def _parse_one_node_strict(reservation, option):
     if not _INT32_MIN <= node <= _INT32_MAX:
         raise ReservationSyntaxError("%s: NUMA node ID %s is outside the 32-bit range the kubelet stores "
                                      "(it would silently wrap around)" % (option, node_text), option)
-    limits = []  # type: List[Tuple[str, Quantity]]
+    limits: List[Tuple[str, Quantity]] = []
     for type_text in types_text.split(","):
         pair = type_text.split("=")
         if len(pair) != 2:
@@ -177,8 +173,8 @@ def _parse_one_node_strict(reservation, option):
     return MemoryReservation(numa_node=node, limits=tuple(limits))
 
 
-def parse_reserved_memory_config(entries, option="reservedMemory"):
-    # type: (Any, str) -> List[MemoryReservation]
+def parse_reserved_memory_config(entries: Any,
+                                 option: str = "reservedMemory") -> List[MemoryReservation]:
     """Parse the KubeletConfiguration ``reservedMemory`` list (``numaNode`` + ``limits`` map)."""
     if entries is None:
         return []
@@ -223,8 +219,7 @@ def parse_reserved_memory_config(entries, option="reservedMemory"):
     return result
 
 
-def parse_reserved_memory(value, option="reserved_memory"):
-    # type: (Any, str) -> List[MemoryReservation]
+def parse_reserved_memory(value: Any, option: str = "reserved_memory") -> List[MemoryReservation]:
     """Accept any of the forms: flag string, list of flag strings, or the config list of dicts."""
     if value is None:
         return []
@@ -243,8 +238,7 @@ def parse_reserved_memory(value, option="reserved_memory"):
                                  "{numaNode, limits} dicts, got %s" % (option, _typename(value)), option)
 
 
-def format_reserved_memory_flag(reservations):
-    # type: (Sequence[MemoryReservation]) -> str
+def format_reserved_memory_flag(reservations: Sequence[MemoryReservation]) -> str:
     """The single-flag ``;`` form, entries in the given order, types sorted (``0:memory=3Gi;1:...``)."""
     parts = []
     for reservation in reservations:
@@ -254,16 +248,14 @@ def format_reserved_memory_flag(reservations):
     return ";".join(parts)
 
 
-def reservations_to_config(reservations):
-    # type: (Sequence[MemoryReservation]) -> List[Dict[str, Any]]
+def reservations_to_config(reservations: Sequence[MemoryReservation]) -> List[Dict[str, Any]]:
     """The KubeletConfiguration ``reservedMemory`` list with canonical quantity strings."""
     return [r.to_config() for r in reservations]
 
 
 # -- --kube-reserved / --system-reserved ----------------------------------------------------------
 
-def parse_resource_map(value, option="kube_reserved"):
-    # type: (Any, str) -> Dict[str, Quantity]
+def parse_resource_map(value: Any, option: str = "kube_reserved") -> Dict[str, Quantity]:
     """Parse ``cpu=500m,memory=1Gi`` (or a list of such flags, or a dict) as the kubelet does.
 
     Flag form: pairs split on ``,`` then on the first ``=``, key and value trimmed, empty pairs
@@ -271,7 +263,7 @@ def parse_resource_map(value, option="kube_reserved"):
     ephemeral-storage and pid; quantities must parse and not be negative.
     """
     raw = string_map(value, "=", option)
-    result = {}  # type: Dict[str, Quantity]
+    result: Dict[str, Quantity] = {}
     for key in raw:
         if key not in RESERVABLE_RESOURCES:
             message = "cannot reserve %s resource" % go_quote(key)
@@ -294,8 +286,7 @@ def parse_resource_map(value, option="kube_reserved"):
     return result
 
 
-def format_resource_map(resources):
-    # type: (Any) -> str
+def format_resource_map(resources: Any) -> str:
     """``cpu=500m,memory=1Gi`` with keys sorted and canonical quantities."""
     if isinstance(resources, dict):
         resources = dict((k, str(v) if isinstance(v, Quantity) else v) for k, v in resources.items())
@@ -305,8 +296,7 @@ def format_resource_map(resources):
 
 # -- --eviction-hard ----------------------------------------------------------------------------
 
-def parse_eviction_map(value, option="eviction_hard"):
-    # type: (Any, str) -> Dict[str, str]
+def parse_eviction_map(value: Any, option: str = "eviction_hard") -> Dict[str, str]:
     """``memory.available<500Mi,nodefs.available<10%`` (or a list of flags, or a dict) -> dict.
 
     Only the syntax is checked here (cliflag.LangleSeparatedMapStringString: split on ``,``, then
@@ -315,14 +305,12 @@ def parse_eviction_map(value, option="eviction_hard"):
     return string_map(value, "<", option)
 
 
-def format_eviction_map(thresholds):
-    # type: (Dict[str, Any]) -> str
+def format_eviction_map(thresholds: Dict[str, Any]) -> str:
     """``memory.available<100Mi,nodefs.available<10%`` with signals sorted."""
     return ",".join("%s<%s" % (key, thresholds[key]) for key in sorted(thresholds))
 
 
-def string_map(value, separator, option):
-    # type: (Any, str, str) -> Dict[str, str]
+def string_map(value: Any, separator: str, option: str) -> Dict[str, str]:
     """A map option given as a flag string (``k=v,k2=v2``), a list of such flags, or a dict."""
     if value is None:
         return {}
@@ -355,18 +343,15 @@ def string_map(value, separator, option):
     return result
 
 
-def _example(separator):
-    # type: (str) -> str
+def _example(separator: str) -> str:
     return "'memory.available<500Mi'" if separator == "<" else "'cpu=500m,memory=1Gi'"
 
 
-def _quantity_value(value):
-    # type: (Any) -> Quantity
+def _quantity_value(value: Any) -> Quantity:
     if isinstance(value, Quantity):
         return value
     return parse_quantity(value)
 
 
-def _typename(value):
-    # type: (Any) -> str
+def _typename(value: Any) -> str:
     return "null" if value is None else type(value).__name__

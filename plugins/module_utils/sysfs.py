@@ -57,16 +57,14 @@ class SysfsError(ValueError):
 
 # -- low level reading ---------------------------------------------------------------------
 
-def _shown(content):
-    # type: (str) -> str
+def _shown(content: str) -> str:
     """repr() of file content, shortened so one bad 4 KiB file does not flood the message."""
     if len(content) > _MAX_SHOWN:
         return repr(content[:_MAX_SHOWN]) + "... (%d characters)" % len(content)
     return repr(content)
 
 
-def read_text(path):
-    # type: (str) -> str
+def read_text(path: str) -> str:
     """Return the content of a sysfs/procfs file, or raise SysfsError naming the file.
 
     sysfs pads some files with trailing spaces or NUL bytes; callers strip what they parse.
@@ -86,13 +84,11 @@ def read_text(path):
         raise SysfsError("%s: not ASCII text: %r" % (path, raw[:_MAX_SHOWN]))
 
 
-def _clean(text):
-    # type: (str) -> str
+def _clean(text: str) -> str:
     return text.replace("\x00", "").strip()
 
 
-def read_int(path, minimum=0):
-    # type: (str, int) -> int
+def read_int(path: str, minimum: int = 0) -> int:
     content = read_text(path)
     value = _clean(content)
     if not re.match(r"^-?\d+$", value):
@@ -103,8 +99,7 @@ def read_int(path, minimum=0):
     return number
 
 
-def read_cpulist(path):
-    # type: (str) -> FrozenSet[int]
+def read_cpulist(path: str) -> FrozenSet[int]:
     content = read_text(path)
     try:
         return parse_cpuset(_clean(content))
@@ -112,18 +107,16 @@ def read_cpulist(path):
         raise SysfsError("%s: expected a CPU list like '0-3,8', got %s" % (path, _shown(content)))
 
 
-def _listdir(path):
-    # type: (str) -> List[str]
+def _listdir(path: str) -> List[str]:
     try:
         return sorted(os.listdir(path))
     except (IOError, OSError) as exc:
         raise SysfsError("%s: cannot list directory: %s" % (path, exc.strerror or exc))
 
 
-def _numbered(path, pattern):
-    # type: (str, re.Pattern) -> Dict[int, str]
+def _numbered(path: str, pattern: re.Pattern) -> Dict[int, str]:
     """Map id -> entry name for the entries of a directory matching ``pattern`` (cpu12 -> 12)."""
-    found = {}  # type: Dict[int, str]
+    found: Dict[int, str] = {}
     for name in _listdir(path):
         match = pattern.match(name)
         if match:
@@ -131,11 +124,10 @@ def _numbered(path, pattern):
     return found
 
 
-def parse_meminfo(path, node_id=None):
-    # type: (str, Optional[int]) -> Dict[str, int]
+def parse_meminfo(path: str, node_id: Optional[int] = None) -> Dict[str, int]:
     """Parse ``/proc/meminfo`` or a node ``meminfo`` into {field: bytes (kB fields x 1024)}."""
     content = read_text(path)
-    fields = {}  # type: Dict[str, int]
+    fields: Dict[str, int] = {}
     for number, line in enumerate(content.splitlines(), 1):
         line = _clean(line)
         if not line:
@@ -153,14 +145,13 @@ def parse_meminfo(path, node_id=None):
     return fields
 
 
-def read_hugepage_pools(path):
-    # type: (str) -> Dict[str, HugePages]
+def read_hugepage_pools(path: str) -> Dict[str, HugePages]:
     """Read a ``hugepages`` directory (global or per node); a missing directory means none."""
     if not os.path.isdir(path):
         if os.path.exists(path):
             raise SysfsError("%s: expected a directory of hugepages-<size>kB pools, found a file" % path)
         return {}
-    pools = {}  # type: Dict[str, HugePages]
+    pools: Dict[str, HugePages] = {}
     for name in _listdir(path):
         match = _HUGEPAGES_NAME.match(name)
         if not match:
@@ -179,8 +170,7 @@ def read_hugepage_pools(path):
     return pools
 
 
-def read_distances(path, node_ids):
-    # type: (str, Tuple[int, ...]) -> Dict[int, int]
+def read_distances(path: str, node_ids: Tuple[int, ...]) -> Dict[int, int]:
     """Map peer id -> distance; the file lists one distance per online node in id order."""
     if not os.path.exists(path):
         return {}
@@ -197,8 +187,7 @@ def read_distances(path, node_ids):
 
 # -- CPUs ------------------------------------------------------------------------------------
 
-def _online_cpus(cpu_root, present):
-    # type: (str, Dict[int, str]) -> FrozenSet[int]
+def _online_cpus(cpu_root: str, present: Dict[int, str]) -> FrozenSet[int]:
     """Online CPU ids: the global ``online`` list, else per-CPU ``online`` files, else all."""
     online_file = os.path.join(cpu_root, "online")
     if os.path.exists(online_file):
@@ -212,8 +201,7 @@ def _online_cpus(cpu_root, present):
     return frozenset(online)
 
 
-def _cpu_node_link(cpu_dir):
-    # type: (str) -> Optional[int]
+def _cpu_node_link(cpu_dir: str) -> Optional[int]:
     """The node a CPU belongs to from its ``node<N>`` link (kept while the CPU is offline)."""
     if not os.path.isdir(cpu_dir):
         return None
@@ -221,13 +209,12 @@ def _cpu_node_link(cpu_dir):
     return min(nodes) if nodes else None
 
 
-def _last_level_cache_id(cpu_dir):
-    # type: (str) -> Optional[int]
+def _last_level_cache_id(cpu_dir: str) -> Optional[int]:
     """``id`` of the highest-level cache of a CPU, None when the kernel does not expose it."""
     cache_dir = os.path.join(cpu_dir, "cache")
     if not os.path.isdir(cache_dir):
         return None
-    best = None  # type: Optional[Tuple[int, str]]
+    best: Optional[Tuple[int, str]] = None
     for name in _listdir(cache_dir):
         if not name.startswith("index"):
             continue
@@ -243,15 +230,14 @@ def _last_level_cache_id(cpu_dir):
     return read_int(id_file) if os.path.exists(id_file) else None
 
 
-def _read_online_cpu(cpu_root, cpu_id, name, node_id):
-    # type: (str, int, str, int) -> CPU
+def _read_online_cpu(cpu_root: str, cpu_id: int, name: str, node_id: int) -> CPU:
     cpu_dir = os.path.join(cpu_root, name)
     topo = os.path.join(cpu_dir, "topology")
     core = read_int(os.path.join(topo, "core_id"))
     socket = read_int(os.path.join(topo, "physical_package_id"), minimum=-1)
     die_file = os.path.join(topo, "die_id")
     die = read_int(die_file, minimum=-1) if os.path.exists(die_file) else None
-    siblings = None  # type: Optional[FrozenSet[int]]
+    siblings: Optional[FrozenSet[int]] = None
     for sib_name in ("thread_siblings_list", "core_cpus_list"):
         sib_file = os.path.join(topo, sib_name)
         if os.path.exists(sib_file):
@@ -267,8 +253,7 @@ def _read_online_cpu(cpu_root, cpu_id, name, node_id):
 
 # -- nodes -----------------------------------------------------------------------------------
 
-def _node_cpus(node_dir):
-    # type: (str) -> FrozenSet[int]
+def _node_cpus(node_dir: str) -> FrozenSet[int]:
     """All CPUs of a node: ``cpulist``, or its ``cpu<N>`` links on kernels without cpulist."""
     cpulist = os.path.join(node_dir, "cpulist")
     if os.path.exists(cpulist):
@@ -276,8 +261,7 @@ def _node_cpus(node_dir):
     return frozenset(_numbered(node_dir, _CPU_NAME))
 
 
-def read_topology(root="/"):
-    # type: (str) -> Topology
+def read_topology(root: str = "/") -> Topology:
     """Read the NUMA topology of the host (or snapshot) whose filesystem root is ``root``."""
     cpu_root = os.path.join(root, CPU_DIR)
     if not os.path.isdir(cpu_root):
@@ -293,8 +277,8 @@ def read_topology(root="/"):
     node_root = os.path.join(root, NODE_DIR)
     node_names = _numbered(node_root, _NODE_NAME) if os.path.isdir(node_root) else {}
     node_ids = tuple(sorted(node_names))
-    owner = {}  # type: Dict[int, int]
-    nodes = []  # type: List[NumaNode]
+    owner: Dict[int, int] = {}
+    nodes: List[NumaNode] = []
     if node_ids:
         for node_id in node_ids:
             node_dir = os.path.join(node_root, node_names[node_id])
@@ -326,7 +310,7 @@ def read_topology(root="/"):
             hugepages=read_hugepage_pools(os.path.join(root, HUGEPAGES_DIR)),
             distances={0: 10}))
 
-    cpus = []  # type: List[CPU]
+    cpus: List[CPU] = []
     for cpu_id in sorted(present):
         name = present[cpu_id]
         if cpu_id in online:
@@ -342,8 +326,7 @@ def read_topology(root="/"):
         raise SysfsError("%s: inconsistent topology: %s" % (root, exc))
 
 
-def read_system_memory(root="/"):
-    # type: (str) -> Dict[str, object]
+def read_system_memory(root: str = "/") -> Dict[str, object]:
     """Machine-wide memory as the kubelet's node capacity sees it: ``/proc/meminfo`` and the
     global hugepage pools of ``/sys/kernel/mm/hugepages`` (cadvisor ``MemoryCapacity`` and
     ``HugePages``)."""

@@ -38,8 +38,7 @@ class InvalidTopology(ValueError):
     """A topology (or ``numa_topology`` fact dict) that is inconsistent or has a bad field."""
 
 
-def hugepage_resource_name(page_size_bytes):
-    # type: (int) -> str
+def hugepage_resource_name(page_size_bytes: int) -> str:
     """Return the Kubernetes resource name for a hugepage size (2097152 -> ``hugepages-2Mi``).
 
     The kubelet names hugepage resources ``hugepages-`` + the canonical BinarySI quantity of the
@@ -59,17 +58,14 @@ class HugePages:
     free_pages: int
 
     @property
-    def resource_name(self):
-        # type: () -> str
+    def resource_name(self) -> str:
         return hugepage_resource_name(self.page_size_bytes)
 
     @property
-    def total_bytes(self):
-        # type: () -> int
+    def total_bytes(self) -> int:
         return self.page_size_bytes * self.total_pages
 
-    def to_facts(self):
-        # type: () -> Dict[str, int]
+    def to_facts(self) -> Dict[str, int]:
         return {"page_size_bytes": self.page_size_bytes, "total_pages": self.total_pages,
                 "free_pages": self.free_pages}
 
@@ -94,8 +90,7 @@ class CPU:
     siblings: Tuple[int, ...] = ()
     cache_id: Optional[int] = None
 
-    def to_facts(self):
-        # type: () -> Dict[str, Any]
+    def to_facts(self) -> Dict[str, Any]:
         return {"id": self.id, "node": self.node, "core": self.core, "socket": self.socket,
                 "die": self.die, "online": self.online, "siblings": list(self.siblings),
                 "cache_id": self.cache_id}
@@ -118,12 +113,10 @@ class NumaNode:
                      tuple(sorted(self.hugepages.items())), tuple(sorted(self.distances.items()))))
 
     @property
-    def memory_only(self):
-        # type: () -> bool
+    def memory_only(self) -> bool:
         return not self.cpus
 
-    def to_facts(self):
-        # type: () -> Dict[str, Any]
+    def to_facts(self) -> Dict[str, Any]:
         return {
             "id": self.id,
             "cpus": list(self.cpus),
@@ -147,71 +140,59 @@ class Topology:
         _check_model(self)
 
     # -- lookups ------------------------------------------------------------------------
-    def node(self, node_id):
-        # type: (int) -> NumaNode
+    def node(self, node_id: int) -> NumaNode:
         for candidate in self.nodes:
             if candidate.id == node_id:
                 return candidate
         raise KeyError("NUMA node %r does not exist (nodes: %s)"
                        % (node_id, ", ".join("%d" % n for n in self.node_ids()) or "none"))
 
-    def node_ids(self):
-        # type: () -> Tuple[int, ...]
+    def node_ids(self) -> Tuple[int, ...]:
         return tuple(n.id for n in self.nodes)
 
-    def cpu_node_ids(self):
-        # type: () -> Tuple[int, ...]
+    def cpu_node_ids(self) -> Tuple[int, ...]:
         """Ids of the nodes that have online CPUs (the kubelet's ``NumNUMANodes`` counts these)."""
         return tuple(n.id for n in self.nodes if n.cpus)
 
-    def cpu(self, cpu_id):
-        # type: (int) -> CPU
+    def cpu(self, cpu_id: int) -> CPU:
         for candidate in self.cpus:
             if candidate.id == cpu_id:
                 return candidate
         raise KeyError("CPU %r does not exist" % (cpu_id,))
 
-    def online_cpus(self):
-        # type: () -> Tuple[int, ...]
+    def online_cpus(self) -> Tuple[int, ...]:
         return tuple(sorted(c for n in self.nodes for c in n.cpus))
 
-    def offline_cpus(self):
-        # type: () -> Tuple[int, ...]
+    def offline_cpus(self) -> Tuple[int, ...]:
         return tuple(c.id for c in self.cpus if not c.online)
 
-    def hugepage_sizes(self):
-        # type: () -> Tuple[str, ...]
+    def hugepage_sizes(self) -> Tuple[str, ...]:
         """Resource names of every hugepage size any node has, smallest page first."""
-        sizes = {}  # type: Dict[str, int]
+        sizes: Dict[str, int] = {}
         for node in self.nodes:
             for name, pool in node.hugepages.items():
                 sizes[name] = pool.page_size_bytes
         return tuple(sorted(sizes, key=lambda n: (sizes[n], n)))
 
-    def memory_total_bytes(self):
-        # type: () -> int
+    def memory_total_bytes(self) -> int:
         return sum(n.memory_total_bytes for n in self.nodes)
 
-    def socket_ids(self):
-        # type: () -> Tuple[int, ...]
+    def socket_ids(self) -> Tuple[int, ...]:
         return tuple(sorted(set(c.socket for c in self.cpus if c.online and c.socket is not None)))
 
-    def kubelet_core_id(self, cpu_id):
-        # type: (int) -> int
+    def kubelet_core_id(self, cpu_id: int) -> int:
         """The CPU manager's core id of a CPU: the smallest id among it and its SMT siblings."""
         cpu = self.cpu(cpu_id)
         return min((cpu.id,) + tuple(cpu.siblings))
 
-    def threads_per_core(self):
-        # type: () -> int
+    def threads_per_core(self) -> int:
         """Online CPUs divided by distinct physical cores (integer division, as the kubelet)."""
         online = [c for c in self.cpus if c.online]
         cores = set(min((c.id,) + tuple(c.siblings)) for c in online)
         return len(online) // len(cores) if cores else 0
 
     # -- fingerprint ----------------------------------------------------------------------
-    def fingerprint(self):
-        # type: () -> str
+    def fingerprint(self) -> str:
         """A stable sha256 digest of the topology's shape so identical machines group together.
 
         Input: node ids, each node's online CPU list, memory rounded to the nearest MiB, hugepage
@@ -233,8 +214,7 @@ class Topology:
         return "sha256:" + hashlib.sha256(text.encode("ascii")).hexdigest()
 
     # -- fact dict --------------------------------------------------------------------------
-    def to_facts(self):
-        # type: () -> Dict[str, Any]
+    def to_facts(self) -> Dict[str, Any]:
         """The ``numa_topology`` fact dict (without the ``kubelet`` key, which the module adds)."""
         online = self.online_cpus()
         return {
@@ -255,8 +235,7 @@ class Topology:
         }
 
     @classmethod
-    def from_facts(cls, facts):
-        # type: (Mapping[str, Any]) -> Topology
+    def from_facts(cls, facts: Mapping[str, Any]) -> Topology:
         """Rebuild a topology from a ``numa_topology`` fact dict (keys may be str or int).
 
         Summary keys, ``kubelet`` and ``fingerprint`` are derived data and ignored; ``cpus`` may
@@ -282,18 +261,15 @@ class Topology:
 
 # -- validation helpers ----------------------------------------------------------------------
 
-def _typename(value):
-    # type: (Any) -> str
+def _typename(value: Any) -> str:
     return "null" if value is None else type(value).__name__
 
 
-def _sorted_hugepage_names(pools):
-    # type: (Mapping[str, HugePages]) -> List[str]
+def _sorted_hugepage_names(pools: Mapping[str, HugePages]) -> List[str]:
     return sorted(pools, key=lambda name: (pools[name].page_size_bytes, name))
 
 
-def _int(value, where, minimum=0):
-    # type: (Any, str, Optional[int]) -> int
+def _int(value: Any, where: str, minimum: Optional[int] = 0) -> int:
     """Accept an int (or a decimal string of one, as hand-written YAML may give); never a bool."""
     if isinstance(value, bool):
         raise InvalidTopology("%s must be an integer, got %r" % (where, value))
@@ -314,13 +290,11 @@ def _int(value, where, minimum=0):
     return value
 
 
-def _opt_int(value, where, minimum=0):
-    # type: (Any, str, int) -> Optional[int]
+def _opt_int(value: Any, where: str, minimum: int = 0) -> Optional[int]:
     return None if value is None else _int(value, where, minimum)
 
 
-def _int_list(value, where):
-    # type: (Any, str) -> Tuple[int, ...]
+def _int_list(value: Any, where: str) -> Tuple[int, ...]:
     if not isinstance(value, (list, tuple)):
         raise InvalidTopology("%s must be a list of integers, got %s %r" % (where, _typename(value), value))
     ids = [_int(item, "%s[%d]" % (where, index)) for index, item in enumerate(value)]
@@ -329,23 +303,20 @@ def _int_list(value, where):
     return tuple(sorted(ids))
 
 
-def _dict(value, where):
-    # type: (Any, str) -> Mapping[Any, Any]
+def _dict(value: Any, where: str) -> Mapping[Any, Any]:
     """``value``, which must be a dict; otherwise the error names ``where`` and the type given."""
     if not isinstance(value, Mapping):
         raise InvalidTopology("%s must be a dict, got %s" % (where, _typename(value)))
     return value
 
 
-def _require(raw, key, where):
-    # type: (Mapping[Any, Any], str, str) -> Any
+def _require(raw: Mapping[Any, Any], key: str, where: str) -> Any:
     if key not in raw:
         raise InvalidTopology("%s is missing required key %r" % (where, key))
     return raw[key]
 
 
-def _node_from_facts(raw, where):
-    # type: (Any, str) -> NumaNode
+def _node_from_facts(raw: Any, where: str) -> NumaNode:
     _dict(raw, where)
     node_id = _int(_require(raw, "id", where), where + ".id")
     cpus = _int_list(_require(raw, "cpus", where), where + ".cpus")
@@ -353,7 +324,7 @@ def _node_from_facts(raw, where):
     free = _int(raw.get("memory_free_bytes", 0), where + ".memory_free_bytes")
     raw_pages = raw.get("hugepages")
     raw_pages = _dict({} if raw_pages is None else raw_pages, where + ".hugepages")
-    pages = {}  # type: Dict[str, HugePages]
+    pages: Dict[str, HugePages] = {}
     for name, pool in raw_pages.items():
         pwhere = "%s.hugepages.%s" % (where, name)
         _dict(pool, pwhere)
@@ -367,7 +338,7 @@ def _node_from_facts(raw, where):
         pages[hp.resource_name] = hp
     raw_dist = raw.get("distances")
     raw_dist = _dict({} if raw_dist is None else raw_dist, where + ".distances")
-    distances = {}  # type: Dict[int, int]
+    distances: Dict[int, int] = {}
     for peer, distance in raw_dist.items():
         peer_id = _int(peer, "%s.distances key %r" % (where, peer))
         distances[peer_id] = _int(distance, "%s.distances.%s" % (where, peer))
@@ -375,8 +346,7 @@ def _node_from_facts(raw, where):
                     hugepages=pages, distances=distances)
 
 
-def _cpu_from_facts(raw, where):
-    # type: (Any, str) -> CPU
+def _cpu_from_facts(raw: Any, where: str) -> CPU:
     _dict(raw, where)
     online = raw.get("online", True)
     if not isinstance(online, bool):
@@ -392,15 +362,14 @@ def _cpu_from_facts(raw, where):
                cache_id=_opt_int(raw.get("cache_id"), where + ".cache_id"))
 
 
-def _check_model(topo):
-    # type: (Topology) -> None
+def _check_model(topo: Topology) -> None:
     """Invariants every consumer relies on; violations name the node/CPU at fault."""
     ids = [n.id for n in topo.nodes]
     if ids != sorted(ids):
         raise InvalidTopology("nodes must be sorted by id, got %s" % ids)
     if len(set(ids)) != len(ids):
         raise InvalidTopology("node ids must be unique, got %s" % ids)
-    owner = {}  # type: Dict[int, int]
+    owner: Dict[int, int] = {}
     for node in topo.nodes:
         if node.memory_free_bytes > node.memory_total_bytes:
             raise InvalidTopology("node %d: memory_free_bytes %d exceeds memory_total_bytes %d"

@@ -19,8 +19,8 @@ Helpers on the fixture (see :class:`Fleet`)::
     fleet.restore("h01")                                                  # reset kubelet/kubernetes dirs
     fleet.env                                                             # environment for ansible commands
 """
-
 from __future__ import annotations
+
 
 import importlib.util
 import json
@@ -52,8 +52,7 @@ topologies = _load("numaguard_fleet_topologies", os.path.join(REPO, "tests", "fl
 ODD_HOST = "intel-2s:1Gi=0"
 
 
-def ansible_env(extra=None):
-    # type: (Optional[Dict[str, str]]) -> Dict[str, str]
+def ansible_env(extra: Optional[Dict[str, str]] = None) -> Dict[str, str]:
     """Environment for ansible commands against the fleet: live collection, pipelining, forks 10."""
     env = dict(os.environ)
     env.update({
@@ -69,41 +68,37 @@ def ansible_env(extra=None):
 class Fleet(object):
     """A running fleet plus helpers to run ansible against it."""
 
-    def __init__(self, state):
-        # type: (Dict[str, Any]) -> None
+    def __init__(self, state: Dict[str, Any]) -> None:
         self.state = state
-        self.dir = state["dir"]  # type: str
-        self.inventory = state["inventory"]  # type: str
-        self.hosts = state["hosts"]  # type: List[Dict[str, Any]]
+        self.dir: str = state["dir"]
+        self.inventory: str = state["inventory"]
+        self.hosts: List[Dict[str, Any]] = state["hosts"]
         self.env = ansible_env()
 
     @property
-    def names(self):
-        # type: () -> List[str]
+    def names(self) -> List[str]:
         return [h["name"] for h in self.hosts]
 
-    def host(self, name):
-        # type: (str) -> Dict[str, Any]
+    def host(self, name: str) -> Dict[str, Any]:
         for host in self.hosts:
             if host["name"] == name:
                 return host
         raise KeyError("no fleet host %r (hosts: %s)" % (name, ", ".join(self.names)))
 
-    def hosts_of(self, topology, hugepages=None):
-        # type: (str, Optional[Sequence[str]]) -> List[Dict[str, Any]]
+    def hosts_of(self,
+                 topology: str,
+                 hugepages: Optional[Sequence[str]] = None) -> List[Dict[str, Any]]:
         """Hosts of a topology; by default only those without hugepage overrides."""
         wanted = list(hugepages or [])
         return [h for h in self.hosts if h["topology"] == topology and list(h.get("hugepages") or []) == wanted]
 
-    def expected(self, name):
-        # type: (str) -> Dict[str, Any]
+    def expected(self, name: str) -> Dict[str, Any]:
         """What numa_facts must report on host ``name`` (tests/fleet/topologies.py's expectation)."""
         host = self.host(name)
         pages = dict(topologies.parse_hugepage_override(p) for p in host.get("hugepages") or [])
         return topologies.expected(host["topology"], host["name"], pages)
 
-    def playbook(self, playbook, *args, **kwargs):
-        # type: (str, str, Any) -> subprocess.CompletedProcess
+    def playbook(self, playbook: str, *args: str, **kwargs: Any) -> subprocess.CompletedProcess:
         """Run ``ansible-playbook -i INVENTORY playbook args``; output (stdout+stderr) as text."""
         limit = kwargs.pop("limit", None)
         inventory = kwargs.pop("inventory", None) or self.inventory
@@ -118,8 +113,12 @@ class Fleet(object):
         return subprocess.run(argv, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                               universal_newlines=True, timeout=timeout, check=False)
 
-    def module(self, pattern, module, args=None, check=False, timeout=300):
-        # type: (str, str, Optional[Dict[str, Any]], bool, int) -> Dict[str, Dict[str, Any]]
+    def module(self,
+               pattern: str,
+               module: str,
+               args: Optional[Dict[str, Any]] = None,
+               check: bool = False,
+               timeout: int = 300) -> Dict[str, Dict[str, Any]]:
         """Run one module ad hoc on ``pattern``; returns host -> result dict (from ``--tree``)."""
         tree = tempfile.mkdtemp(prefix="fleet-adhoc-")
         try:
@@ -130,7 +129,7 @@ class Fleet(object):
                 argv.append("--check")
             proc = subprocess.run(argv, cwd=REPO, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                   universal_newlines=True, timeout=timeout, check=False)
-            results = {}  # type: Dict[str, Dict[str, Any]]
+            results: Dict[str, Dict[str, Any]] = {}
             for name in os.listdir(tree):
                 with open(os.path.join(tree, name)) as handle:
                     results[name] = json.load(handle)
@@ -141,22 +140,19 @@ class Fleet(object):
                                  % (pattern, module, proc.returncode, proc.stdout[-3000:]))
         return results
 
-    def ssh(self, name, command, timeout=60):
-        # type: (str, str, int) -> subprocess.CompletedProcess
+    def ssh(self, name: str, command: str, timeout: int = 60) -> subprocess.CompletedProcess:
         """Run a shell command on a fleet host over ssh (stdout and stderr separately)."""
         host = self.host(name)
         argv = fleet_tool.ssh_base_args(self.state, host["port"]) + [command]
         return subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               universal_newlines=True, timeout=timeout, check=False)
 
-    def restore(self, *names):
-        # type: (str) -> List[str]
+    def restore(self, *names: str) -> List[str]:
         """Reset hosts' /var/lib/kubelet and /etc/kubernetes to their bring-up contents (all by default)."""
         return fleet_tool.restore(self.dir, names or None)
 
 
-def e2e_fleet_specs():
-    # type: () -> List[str]
+def e2e_fleet_specs() -> List[str]:
     return fleet_tool.list_topologies() + [ODD_HOST]
 
 

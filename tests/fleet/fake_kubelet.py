@@ -25,8 +25,8 @@ the daemon is forked; a kubelet that then fails only shows in the health endpoin
 tests can force a failed rollout. Run files (pid, log, marker) live in ``<root-dir>/fake-kubelet``
 so that every fleet host (own mount namespace over /var/lib/kubelet) has its own.
 """
-
 from __future__ import annotations
+
 
 import argparse
 import errno
@@ -159,7 +159,7 @@ def restore_state(args, config):
 
 
 class _Health(BaseHTTPRequestHandler):
-    config = {}  # type: dict
+    config: dict = {}
 
     def do_GET(self):  # noqa: N802 (http.server API)
         if self.path == "/healthz":

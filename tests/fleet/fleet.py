@@ -31,8 +31,8 @@ Commands (run as root; ``scripts/fleet`` is the same with the project's Python):
 
 It is also importable (``up()``, ``down()``, ``status()``, ``restore()``) for the e2e fixtures.
 """
-
 from __future__ import annotations
+
 
 import argparse
 import concurrent.futures
@@ -89,14 +89,12 @@ class FleetError(Exception):
 
 # -- small helpers ---------------------------------------------------------------------------
 
-def _log(quiet, message):
-    # type: (bool, str) -> None
+def _log(quiet: bool, message: str) -> None:
     if not quiet:
         print(message, flush=True)
 
 
-def group_name(name):
-    # type: (str) -> str
+def group_name(name: str) -> str:
     """Inventory group for a topology/class name: Ansible wants [A-Za-z0-9_], not starting with a digit."""
     group = re.sub(r"[^A-Za-z0-9_]", "_", name)
     if not group or group[0].isdigit():
@@ -104,8 +102,7 @@ def group_name(name):
     return group
 
 
-def loopback_for_port(port):
-    # type: (int) -> str
+def loopback_for_port(port: int) -> str:
     """A loopback address unique to the host that owns ssh port ``port``.
 
     All fleet hosts share one network namespace, so a per-host service (a stand-in kubelet's
@@ -115,8 +112,7 @@ def loopback_for_port(port):
     return "127.1.%d.%d" % (port >> 8, port & 0xFF)
 
 
-def proc_start_time(pid):
-    # type: (int) -> Optional[Tuple[str, int]]
+def proc_start_time(pid: int) -> Optional[Tuple[str, int]]:
     """(state, start time in clock ticks) of ``pid`` from /proc, or None when it does not exist."""
     try:
         with open("/proc/%d/stat" % pid) as handle:
@@ -128,8 +124,7 @@ def proc_start_time(pid):
     return fields[0], int(fields[19])
 
 
-def is_ours(pid, start):
-    # type: (Optional[int], Optional[int]) -> bool
+def is_ours(pid: Optional[int], start: Optional[int]) -> bool:
     """True when ``pid`` still is the process we started (same start time) and not a zombie."""
     if not pid:
         return False
@@ -137,8 +132,7 @@ def is_ours(pid, start):
     return info is not None and info[1] == start and info[0] not in ("Z", "X")
 
 
-def port_in_use(port):
-    # type: (int) -> bool
+def port_in_use(port: int) -> bool:
     """Whether 127.0.0.1:port cannot be bound the way sshd binds it (SO_REUSEADDR)."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     try:
@@ -151,8 +145,7 @@ def port_in_use(port):
     return False
 
 
-def port_listening(port, timeout=0.2):
-    # type: (int, float) -> bool
+def port_listening(port: int, timeout: float = 0.2) -> bool:
     try:
         with socket.create_connection(("127.0.0.1", port), timeout=timeout):
             return True
@@ -161,8 +154,7 @@ def port_listening(port, timeout=0.2):
 
 
 @contextlib.contextmanager
-def machine_lock():
-    # type: () -> Iterator[None]
+def machine_lock() -> Iterator[None]:
     """Serialise port selection and start-up between fleets brought up at the same time."""
     handle = open(LOCK_FILE, "a")
     try:
@@ -173,14 +165,12 @@ def machine_lock():
         handle.close()
 
 
-def _run(argv, **kwargs):
-    # type: (Sequence[str], Any) -> subprocess.CompletedProcess
+def _run(argv: Sequence[str], **kwargs: Any) -> subprocess.CompletedProcess:
     return subprocess.run(list(argv), check=False, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                           universal_newlines=True, **kwargs)
 
 
-def _tail(path, lines=15):
-    # type: (str, int) -> str
+def _tail(path: str, lines: int = 15) -> str:
     try:
         with open(path, errors="replace") as handle:
             return "".join(handle.readlines()[-lines:]).rstrip()
@@ -188,8 +178,7 @@ def _tail(path, lines=15):
         return "(no %s)" % os.path.basename(path)
 
 
-def ssh_base_args(state, port, batch=True):
-    # type: (Dict[str, Any], int, bool) -> List[str]
+def ssh_base_args(state: Dict[str, Any], port: int, batch: bool = True) -> List[str]:
     args = ["ssh", "-i", state["client_key"], "-p", str(port),
             "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
             "-o", "IdentitiesOnly=yes", "-o", "PreferredAuthentications=publickey",
@@ -202,14 +191,12 @@ def ssh_base_args(state, port, batch=True):
 
 # -- topologies ------------------------------------------------------------------------------
 
-def topologies_script():
-    # type: () -> str
+def topologies_script() -> str:
     """The fake-host writer: tests/fleet/topologies.py (override with NUMAGUARD_FLEET_TOPOLOGIES)."""
     return os.environ.get("NUMAGUARD_FLEET_TOPOLOGIES") or os.path.join(HERE, "topologies.py")
 
 
-def list_topologies():
-    # type: () -> List[str]
+def list_topologies() -> List[str]:
     script = topologies_script()
     if not os.path.exists(script):
         raise FleetError("fake-host writer %s does not exist" % script)
@@ -227,14 +214,12 @@ def list_topologies():
     return names
 
 
-def bundled_fleet(names):
-    # type: (Sequence[str]) -> List[str]
+def bundled_fleet(names: Sequence[str]) -> List[str]:
     """The bundled example fleet's host specs (see BUNDLED_FLEET_EXTRAS)."""
     return list(names) + [extra for extra in BUNDLED_FLEET_EXTRAS if extra.split(":", maxsplit=1)[0] in names]
 
 
-def parse_host_spec(spec, known):
-    # type: (str, Sequence[str]) -> Dict[str, Any]
+def parse_host_spec(spec: str, known: Sequence[str]) -> Dict[str, Any]:
     """``NAME[:SIZE=COUNT...][@GROUP]`` -> topology, hugepage overrides and inventory group.
 
     ``intel-2s:1Gi=0`` is an intel-2s host whose 1Gi pools are empty; it lands in the intel_2s
@@ -251,8 +236,9 @@ def parse_host_spec(spec, known):
     return {"topology": topo, "hugepages": pages, "group": match.group("group") or group_name(topo)}
 
 
-def plan_hosts(count, specs, known):
-    # type: (Optional[int], Sequence[str], Sequence[str]) -> List[Dict[str, Any]]
+def plan_hosts(count: Optional[int],
+               specs: Sequence[str],
+               known: Sequence[str]) -> List[Dict[str, Any]]:
     """Host name, topology and group for each host: ``count`` hosts cycling through ``specs``."""
     if not specs:
         raise FleetError("no topologies to place on hosts")
@@ -271,8 +257,7 @@ def plan_hosts(count, specs, known):
 
 # -- ports -----------------------------------------------------------------------------------
 
-def choose_ports(base_port, count):
-    # type: (str, int) -> List[int]
+def choose_ports(base_port: str, count: int) -> List[int]:
     """``count`` consecutive ports from ``base_port``; ``auto`` finds a free block from 20000."""
     if str(base_port) == "auto":
         start = 20000
@@ -300,8 +285,7 @@ def choose_ports(base_port, count):
 
 # -- state -----------------------------------------------------------------------------------
 
-def load_state(fleet_dir):
-    # type: (str) -> Optional[Dict[str, Any]]
+def load_state(fleet_dir: str) -> Optional[Dict[str, Any]]:
     path = os.path.join(fleet_dir, STATE_FILE)
     try:
         with open(path) as handle:
@@ -317,8 +301,7 @@ def load_state(fleet_dir):
     return state
 
 
-def save_state(state):
-    # type: (Dict[str, Any]) -> None
+def save_state(state: Dict[str, Any]) -> None:
     path = os.path.join(state["dir"], STATE_FILE)
     tmp = path + ".tmp"
     with open(tmp, "w") as handle:
@@ -327,8 +310,7 @@ def save_state(state):
     os.replace(tmp, path)
 
 
-def _write_atomic(path, text, mode=0o644):
-    # type: (str, str, int) -> None
+def _write_atomic(path: str, text: str, mode: int = 0o644) -> None:
     tmp = path + ".tmp"
     with open(tmp, "w") as handle:
         handle.write(text)
@@ -338,8 +320,7 @@ def _write_atomic(path, text, mode=0o644):
 
 # -- host preparation ------------------------------------------------------------------------
 
-def _sshd_config(state, host):
-    # type: (Dict[str, Any], Dict[str, Any]) -> str
+def _sshd_config(state: Dict[str, Any], host: Dict[str, Any]) -> str:
     hdir = host["path"]
     return "\n".join([
         "# sshd for fleet host %s (generated by tests/fleet/fleet.py)" % host["name"],
@@ -367,15 +348,14 @@ def _sshd_config(state, host):
     ])
 
 
-def _mount_plan(host_root):
-    # type: (str) -> List[Tuple[str, str]]
+def _mount_plan(host_root: str) -> List[Tuple[str, str]]:
     """(source, target) bind mounts that give a host its own view; parents stand in for absences.
 
     A path the fake tree lacks (a kernel without NUMA has no /sys/devices/system/node) cannot be
     hidden by a mount on the path itself, and sysfs will not let us create a missing mount point,
     so in either case the fake tree's parent directory is mounted over the real parent instead.
     """
-    plan = []  # type: List[Tuple[str, str]]
+    plan: List[Tuple[str, str]] = []
     for rel in SYS_MOUNTS:
         src = os.path.join(host_root, rel)
         dst = "/" + rel
@@ -402,8 +382,7 @@ def _mount_plan(host_root):
     return plan
 
 
-def _prepare_host(host):
-    # type: (Dict[str, Any]) -> None
+def _prepare_host(host: Dict[str, Any]) -> None:
     """Write one host's fake tree and host key (runs in a thread per host)."""
     hdir = host["path"]
     root = host["root"]
@@ -433,8 +412,7 @@ def _prepare_host(host):
         shutil.copytree(os.path.join(root, rel), os.path.join(pristine, rel), symlinks=True)
 
 
-def _start_script(host):
-    # type: (Dict[str, Any]) -> str
+def _start_script(host: Dict[str, Any]) -> str:
     lines = ["set -e", "hostname %s" % host["name"]]
     for src, dst in host["mounts"]:
         lines.append("mount --bind %s %s" % (_shquote(src), _shquote(dst)))
@@ -443,13 +421,11 @@ def _start_script(host):
     return "\n".join(lines)
 
 
-def _shquote(text):
-    # type: (str) -> str
+def _shquote(text: str) -> str:
     return "'" + text.replace("'", "'\"'\"'") + "'"
 
 
-def _start_host(host):
-    # type: (Dict[str, Any]) -> None
+def _start_host(host: Dict[str, Any]) -> None:
     """Start the host's namespaces and sshd; records unshare's PID and start time."""
     console = open(os.path.join(host["path"], "console.log"), "w")
     try:
@@ -468,8 +444,7 @@ def _start_host(host):
     proc.returncode = 0
 
 
-def _namespace_init(host):
-    # type: (Dict[str, Any]) -> None
+def _namespace_init(host: Dict[str, Any]) -> None:
     """Record the PID (outside view) of the namespace's init, i.e. the host's sshd."""
     pid = host.get("pid")
     try:
@@ -483,8 +458,7 @@ def _namespace_init(host):
         host["init_start"] = info[1] if info else None
 
 
-def _wait_ready(state, host, deadline):
-    # type: (Dict[str, Any], Dict[str, Any], float) -> Optional[str]
+def _wait_ready(state: Dict[str, Any], host: Dict[str, Any], deadline: float) -> Optional[str]:
     """Poll until a key-based ssh login answers with the host's own hostname; None when ready."""
     last = "sshd never listened on port %d" % host["port"]
     while time.time() < deadline:
@@ -506,8 +480,7 @@ def _wait_ready(state, host, deadline):
 
 # -- inventory -------------------------------------------------------------------------------
 
-def _yaml_str(value):
-    # type: (Any) -> str
+def _yaml_str(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int):
@@ -515,8 +488,7 @@ def _yaml_str(value):
     return json.dumps(str(value))
 
 
-def render_inventory(state):
-    # type: (Dict[str, Any]) -> str
+def render_inventory(state: Dict[str, Any]) -> str:
     """The YAML inventory: global connection vars, one group per topology class, host vars."""
     common = " ".join([
         "-o StrictHostKeyChecking=no", "-o UserKnownHostsFile=/dev/null", "-o LogLevel=ERROR",
@@ -537,7 +509,7 @@ def render_inventory(state):
            "    ansible_pipelining: true",
            "    fleet_dir: %s" % _yaml_str(state["dir"]),
            "  children:"]
-    groups = {}  # type: Dict[str, List[Dict[str, Any]]]
+    groups: Dict[str, List[Dict[str, Any]]] = {}
     for host in state["hosts"]:
         groups.setdefault(host["group"], []).append(host)
     for group in sorted(groups):
@@ -556,8 +528,7 @@ def render_inventory(state):
 
 # -- commands --------------------------------------------------------------------------------
 
-def unavailable():
-    # type: () -> Optional[str]
+def unavailable() -> Optional[str]:
     """Why a fleet cannot run on this machine, or None when it can."""
     if os.geteuid() != 0:
         return "the fleet needs root (mount namespaces, bind mounts over /sys); run as root"
@@ -569,15 +540,13 @@ def unavailable():
     return None
 
 
-def _require_root():
-    # type: () -> None
+def _require_root() -> None:
     reason = unavailable()
     if reason:
         raise FleetError(reason)
 
 
-def _ensure_mountpoints():
-    # type: () -> List[str]
+def _ensure_mountpoints() -> List[str]:
     created = []
     for path in CREATABLE_MOUNTPOINTS:
         if not os.path.isdir(path):
@@ -586,8 +555,7 @@ def _ensure_mountpoints():
     return created
 
 
-def _trees_base():
-    # type: () -> Optional[str]
+def _trees_base() -> Optional[str]:
     """A fresh tmpfs directory for the host trees, or None (trees then live in DIR)."""
     if not (os.path.isdir(TREES_PARENT) and os.access(TREES_PARENT, os.W_OK)):
         return None
@@ -595,8 +563,7 @@ def _trees_base():
     return tempfile.mkdtemp(prefix=TREES_PREFIX, dir=TREES_PARENT)
 
 
-def _cp_dir(fleet_dir):
-    # type: (str) -> Tuple[str, bool]
+def _cp_dir(fleet_dir: str) -> Tuple[str, bool]:
     """ControlPath directory; a short one under /tmp when DIR is too long for a unix socket path."""
     candidate = os.path.join(fleet_dir, "cp")
     # sun_path holds 107 bytes; %C expands to 40 hex digits plus ssh's temporary suffix (~17).
@@ -607,8 +574,7 @@ def _cp_dir(fleet_dir):
     return tempfile.mkdtemp(prefix="ngfcp-"), True
 
 
-def _bring_up(state, base_port, timeout):
-    # type: (Dict[str, Any], str, float) -> float
+def _bring_up(state: Dict[str, Any], base_port: str, timeout: float) -> float:
     """Keys, host trees, ports, namespaces and readiness; returns when the trees were ready."""
     fleet_dir = state["dir"]
     plan = state["hosts"]
@@ -649,8 +615,12 @@ def _bring_up(state, base_port, timeout):
     return prepared
 
 
-def up(fleet_dir=DEFAULT_DIR, hosts=None, topologies=None, base_port="2201", timeout=60.0, quiet=False):
-    # type: (str, Optional[int], Optional[Sequence[str]], str, float, bool) -> Dict[str, Any]
+def up(fleet_dir: str = DEFAULT_DIR,
+       hosts: Optional[int] = None,
+       topologies: Optional[Sequence[str]] = None,
+       base_port: str = "2201",
+       timeout: float = 60.0,
+       quiet: bool = False) -> Dict[str, Any]:
     """Bring a fleet up and return its state (also saved in DIR/fleet.json).
 
     ``topologies`` None means the bundled example fleet when ``hosts`` is None, else ``hosts``
@@ -676,12 +646,12 @@ def up(fleet_dir=DEFAULT_DIR, hosts=None, topologies=None, base_port="2201", tim
         specs = known
     plan = plan_hosts(hosts, specs, known)
     os.makedirs(fleet_dir, exist_ok=True)
-    state = {
+    state: Dict[str, Any] = {
         "version": STATE_VERSION, "dir": fleet_dir, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "client_key": os.path.join(fleet_dir, "id_ed25519"), "cp_dir": None, "cp_dir_is_tmp": False,
         "inventory": os.path.join(fleet_dir, "inventory.yml"), "created_mountpoints": [],
         "hosts": plan,
-    }  # type: Dict[str, Any]
+    }
     state["trees"] = _trees_base()
     for item in plan:
         item["path"] = os.path.join(fleet_dir, item["name"])
@@ -713,9 +683,8 @@ def up(fleet_dir=DEFAULT_DIR, hosts=None, topologies=None, base_port="2201", tim
     return state
 
 
-def format_hosts(state, checks=None):
-    # type: (Dict[str, Any], Optional[Dict[str, str]]) -> str
-    rows = [("host", "port", "loopback", "group", "topology", "pid", "state")]  # type: List[Tuple[str, ...]]
+def format_hosts(state: Dict[str, Any], checks: Optional[Dict[str, str]] = None) -> str:
+    rows: List[Tuple[str, ...]] = [("host", "port", "loopback", "group", "topology", "pid", "state")]
     for host in state["hosts"]:
         alive = is_ours(host.get("pid"), host.get("start"))
         status_text = "up" if alive else "DOWN"
@@ -728,8 +697,7 @@ def format_hosts(state, checks=None):
     return "\n".join("  " + "  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows)
 
 
-def _close_control_masters(state):
-    # type: (Dict[str, Any]) -> None
+def _close_control_masters(state: Dict[str, Any]) -> None:
     """Ask every ControlPersist master ansible left in cp_dir to exit (else they linger 60 s)."""
     cp_dir = state.get("cp_dir")
     if not cp_dir or not os.path.isdir(cp_dir):
@@ -746,8 +714,7 @@ def _close_control_masters(state):
             proc.wait()
 
 
-def _stop_hosts(state, quiet=False, grace=3.0):
-    # type: (Dict[str, Any], bool, float) -> List[str]
+def _stop_hosts(state: Dict[str, Any], quiet: bool = False, grace: float = 3.0) -> List[str]:
     """Stop exactly the processes this fleet started; return the names of hosts that resisted.
 
     sshd (the namespace's init) gets SIGTERM first so it closes sessions; when the namespace init
@@ -756,7 +723,7 @@ def _stop_hosts(state, quiet=False, grace=3.0):
     A killed process is a zombie until its parent reaps it and a zombie still answers kill -0,
     so liveness is judged from /proc/<pid>/stat's state and start time, never from kill -0.
     """
-    targets = []  # type: List[Tuple[str, int, int]]
+    targets: List[Tuple[str, int, int]] = []
     for host in state["hosts"]:
         if not host.get("init_pid") and is_ours(host.get("pid"), host.get("start")):
             _namespace_init(host)
@@ -781,16 +748,14 @@ def _stop_hosts(state, quiet=False, grace=3.0):
     return sorted(set(name for name, pid, start in targets if is_ours(pid, start)))
 
 
-def _reap(pids):
-    # type: (Iterator[int]) -> None
+def _reap(pids: Iterator[int]) -> None:
     """Collect exit statuses of our own dead children so they do not stay zombies."""
     for pid in pids:
         with contextlib.suppress(ChildProcessError, OSError):
             os.waitpid(pid, os.WNOHANG)
 
 
-def _cleanup_files(state):
-    # type: (Dict[str, Any]) -> None
+def _cleanup_files(state: Dict[str, Any]) -> None:
     fleet_dir = state["dir"]
     for host in state["hosts"]:
         path = host.get("path") or os.path.join(fleet_dir, host["name"])
@@ -809,8 +774,7 @@ def _cleanup_files(state):
         os.rmdir(fleet_dir)
 
 
-def down(fleet_dir=DEFAULT_DIR, keep=False, quiet=False):
-    # type: (str, bool, bool) -> int
+def down(fleet_dir: str = DEFAULT_DIR, keep: bool = False, quiet: bool = False) -> int:
     """Tear the fleet in ``fleet_dir`` down; returns the number of hosts stopped."""
     began = time.time()
     fleet_dir = os.path.abspath(fleet_dir)
@@ -839,16 +803,14 @@ def down(fleet_dir=DEFAULT_DIR, keep=False, quiet=False):
     return len(running)
 
 
-def status(fleet_dir=DEFAULT_DIR, ssh=False):
-    # type: (str, bool) -> Optional[Dict[str, Any]]
+def status(fleet_dir: str = DEFAULT_DIR, ssh: bool = False) -> Optional[Dict[str, Any]]:
     """The fleet state with a ``status`` per host: up / DOWN / no-listen / ssh-failed."""
     fleet_dir = os.path.abspath(fleet_dir)
     state = load_state(fleet_dir)
     if state is None:
         return None
 
-    def check(host):
-        # type: (Dict[str, Any]) -> str
+    def check(host: Dict[str, Any]) -> str:
         if not is_ours(host.get("pid"), host.get("start")):
             return "DOWN"
         if not port_listening(host["port"]):
@@ -866,8 +828,7 @@ def status(fleet_dir=DEFAULT_DIR, ssh=False):
     return state
 
 
-def restore(fleet_dir=DEFAULT_DIR, names=None):
-    # type: (str, Optional[Sequence[str]]) -> List[str]
+def restore(fleet_dir: str = DEFAULT_DIR, names: Optional[Sequence[str]] = None) -> List[str]:
     """Put back each host's /var/lib/kubelet and /etc/kubernetes as they were at bring-up.
 
     The directories are bind mounts, so their contents are replaced in place (the directory
@@ -904,8 +865,7 @@ def restore(fleet_dir=DEFAULT_DIR, names=None):
 
 # -- CLI ---------------------------------------------------------------------------------------
 
-def main(argv=None):
-    # type: (Optional[Sequence[str]]) -> int
+def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(prog="fleet", description="Simulated fleet of NUMA hosts (sshd per namespace).")
     sub = parser.add_subparsers(dest="command")
     p_up = sub.add_parser("up", help="bring a fleet up")

@@ -19,8 +19,8 @@ CLI::
 
 Standard library only (the fleet scripts run it with the system python3).
 """
-
 from __future__ import annotations
+
 
 import argparse
 import hashlib
@@ -80,9 +80,8 @@ class MachineSpec:
 
 # -- builders ---------------------------------------------------------------------------------
 
-def _x86_cpus(sockets, nodes_per_socket, cores_per_node, threads, cores_per_llc,
-              node_ids=None, offline=()):
-    # type: (int, int, int, int, int, Optional[Sequence[int]], Sequence[int]) -> Tuple[CpuSpec, ...]
+def _x86_cpus(sockets: int, nodes_per_socket: int, cores_per_node: int, threads: int, cores_per_llc: int,
+              node_ids: Optional[Sequence[int]] = None, offline: Sequence[int] = ()) -> Tuple[CpuSpec, ...]:
     """Enumerate CPUs the way x86 firmware does: all first threads socket by socket, then the
     second threads (2S x 4C x 2T: 0-3 s0, 4-7 s1, 8-11 s0 sibling threads, 12-15 s1)."""
     node_ids = list(node_ids if node_ids is not None else range(sockets * nodes_per_socket))
@@ -103,8 +102,7 @@ def _x86_cpus(sockets, nodes_per_socket, cores_per_node, threads, cores_per_llc,
     return tuple(sorted(cpus, key=lambda c: c.id))
 
 
-def _power_cpus(node_ids, cores_per_node, smt):
-    # type: (Sequence[int], int, int) -> Tuple[CpuSpec, ...]
+def _power_cpus(node_ids: Sequence[int], cores_per_node: int, smt: int) -> Tuple[CpuSpec, ...]:
     """POWER numbering: the SMT threads of a core are consecutive; core_id is the first thread's
     hardware id; one chip (package) per node; the generic die_id is -1."""
     cpus = []
@@ -120,8 +118,7 @@ def _power_cpus(node_ids, cores_per_node, smt):
     return tuple(cpus)
 
 
-def _matrix(groups, local, near, far):
-    # type: (Dict[int, int], int, int, int) -> Callable[[int, int], int]
+def _matrix(groups: Dict[int, int], local: int, near: int, far: int) -> Callable[[int, int], int]:
     """Distance function: ``local`` on the diagonal, ``near`` within a group, ``far`` across."""
     def distance(a, b):
         if a == b:
@@ -130,13 +127,11 @@ def _matrix(groups, local, near, far):
     return distance
 
 
-def _node(node_id, mem_kb, **pages):
-    # type: (int, int, int) -> NodeSpec
+def _node(node_id: int, mem_kb: int, **pages: int) -> NodeSpec:
     return NodeSpec(node_id, mem_kb, dict((int(k[1:]), v) for k, v in pages.items()))
 
 
-def _build():
-    # type: () -> Dict[str, MachineSpec]
+def _build() -> Dict[str, MachineSpec]:
     machines = []
 
     # A small cloud VM (4 vCPUs, 16 GiB) on a NUMA-enabled guest kernel: one node 0, one
@@ -266,7 +261,7 @@ def _build():
     return dict((m.name, m) for m in machines)
 
 
-TOPOLOGIES = _build()  # type: Dict[str, MachineSpec]
+TOPOLOGIES: Dict[str, MachineSpec] = _build()
 
 
 # -- overrides and derived values ------------------------------------------------------------
@@ -274,8 +269,7 @@ TOPOLOGIES = _build()  # type: Dict[str, MachineSpec]
 _SIZE = re.compile(r"^(\d+)(Ki|Mi|Gi|kB)?$")
 
 
-def parse_hugepage_override(text):
-    # type: (str) -> Tuple[int, int]
+def parse_hugepage_override(text: str) -> Tuple[int, int]:
     """``2Mi=512`` / ``1Gi=4`` / ``2048kB=512`` -> (page size kB, pages per node)."""
     size, sep, count = text.partition("=")
     match = _SIZE.match(size.strip())
@@ -285,8 +279,7 @@ def parse_hugepage_override(text):
     return int(match.group(1)) * factor, int(count)
 
 
-def _spec(name, hugepages=None):
-    # type: (object, Optional[Dict[int, int]]) -> MachineSpec
+def _spec(name: object, hugepages: Optional[Dict[int, int]] = None) -> MachineSpec:
     """The MachineSpec for a bundled name (or a MachineSpec itself), with hugepage overrides."""
     if isinstance(name, MachineSpec):
         spec = name
@@ -310,20 +303,17 @@ def _spec(name, hugepages=None):
                                                 + list(hugepages.items())))
 
 
-def _replace(spec, **changes):
-    # type: (MachineSpec, object) -> MachineSpec
+def _replace(spec: MachineSpec, **changes: object) -> MachineSpec:
     values = dict((f, getattr(spec, f)) for f in spec.__dataclass_fields__)
     values.update(changes)
     return MachineSpec(**values)
 
 
-def _seed(hostname):
-    # type: (Optional[str]) -> int
+def _seed(hostname: Optional[str]) -> int:
     return int(hashlib.sha256((hostname or "").encode("utf-8")).hexdigest()[:8], 16)
 
 
-def _free_kb(spec, node, hostname):
-    # type: (MachineSpec, NodeSpec, Optional[str]) -> int
+def _free_kb(spec: MachineSpec, node: NodeSpec, hostname: Optional[str]) -> int:
     """Free memory of a node: 70-90 % of what hugepages leave, varying per hostname so fleet
     hosts of one class differ in free memory (as real ones do) but not in shape."""
     used_by_pages = sum(size * count for size, count in node.hugepages.items())
@@ -332,21 +322,18 @@ def _free_kb(spec, node, hostname):
     return rest * percent // 100
 
 
-def _free_pages(total, node_id, hostname):
-    # type: (int, int, Optional[str]) -> int
+def _free_pages(total: int, node_id: int, hostname: Optional[str]) -> int:
     return total - (_seed(hostname) + node_id) % (total + 1) // 4 if total else 0
 
 
-def _resource(size_kb):
-    # type: (int) -> str
+def _resource(size_kb: int) -> str:
     for suffix, factor in (("Gi", 1024 * 1024), ("Mi", 1024)):
         if size_kb % factor == 0:
             return "hugepages-%d%s" % (size_kb // factor, suffix)
     return "hugepages-%dKi" % size_kb
 
 
-def _cpulist(ids):
-    # type: (Sequence[int]) -> str
+def _cpulist(ids: Sequence[int]) -> str:
     ids = sorted(ids)
     parts = []
     i = 0
@@ -359,8 +346,7 @@ def _cpulist(ids):
     return ",".join(parts)
 
 
-def _cpumask(ids, width):
-    # type: (Sequence[int], int) -> str
+def _cpumask(ids: Sequence[int], width: int) -> str:
     """Kernel bitmap format: hex words of 32 bits, most significant first, comma separated."""
     value = 0
     for cpu in ids:
@@ -369,8 +355,9 @@ def _cpumask(ids, width):
     return ",".join("%08x" % ((value >> (32 * w)) & 0xFFFFFFFF) for w in reversed(range(words)))
 
 
-def expected(name, hostname=None, hugepages=None):
-    # type: (object, Optional[str], Optional[Dict[int, int]]) -> Dict[str, object]
+def expected(name: object,
+             hostname: Optional[str] = None,
+             hugepages: Optional[Dict[int, int]] = None) -> Dict[str, object]:
     """What ``numa_facts`` must report for a tree written with the same arguments.
 
     ``name`` is a bundled topology name or a :class:`MachineSpec` (tests build tiny ones)."""
@@ -413,8 +400,7 @@ def expected(name, hostname=None, hugepages=None):
     }
 
 
-def _global_pools(spec):
-    # type: (MachineSpec) -> Dict[int, int]
+def _global_pools(spec: MachineSpec) -> Dict[int, int]:
     if spec.global_hugepages is not None:
         pools = dict((s, 0) for s in spec.hugepage_sizes_kb)
         pools.update(spec.global_hugepages)
@@ -428,21 +414,21 @@ def _global_pools(spec):
 
 # -- writer ----------------------------------------------------------------------------------
 
-def _write(path, content):
-    # type: (str, str) -> None
+def _write(path: str, content: str) -> None:
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "w") as handle:
         handle.write(content)
 
 
-def _link(path, target):
-    # type: (str, str) -> None
+def _link(path: str, target: str) -> None:
     os.makedirs(os.path.dirname(path), exist_ok=True)
     os.symlink(target, path)
 
 
-def _node_meminfo(node_id, total_kb, free_kb, pools):
-    # type: (int, int, int, Dict[int, Tuple[int, int]]) -> str
+def _node_meminfo(node_id: int,
+                  total_kb: int,
+                  free_kb: int,
+                  pools: Dict[int, Tuple[int, int]]) -> str:
     used = total_kb - free_kb
     default = pools.get(2048, (0, 0))
     lines = [("MemTotal", total_kb), ("MemFree", free_kb), ("MemUsed", used),
@@ -456,8 +442,7 @@ def _node_meminfo(node_id, total_kb, free_kb, pools):
     return text
 
 
-def _proc_meminfo(total_kb, free_kb, pools):
-    # type: (int, int, Dict[int, Tuple[int, int]]) -> str
+def _proc_meminfo(total_kb: int, free_kb: int, pools: Dict[int, Tuple[int, int]]) -> str:
     default = pools.get(2048, (0, 0))
     hugetlb = sum(size * pool[0] for size, pool in pools.items())
     lines = [("MemTotal", "%d kB" % total_kb), ("MemFree", "%d kB" % free_kb),
@@ -470,8 +455,11 @@ def _proc_meminfo(total_kb, free_kb, pools):
     return "".join("%-16s%14s\n" % (key + ":", value) for key, value in lines)
 
 
-def write_tree(name, root, hostname=None, hugepages=None, force=False):
-    # type: (object, str, Optional[str], Optional[Dict[int, int]], bool) -> None
+def write_tree(name: object,
+               root: str,
+               hostname: Optional[str] = None,
+               hugepages: Optional[Dict[int, int]] = None,
+               force: bool = False) -> None:
     """Write the fake host tree of topology ``name`` (a bundled name or a MachineSpec) under ``root``.
 
     Refuses to write over an existing ``sys`` or ``proc`` tree unless ``force`` (which replaces
@@ -500,9 +488,9 @@ def write_tree(name, root, hostname=None, hugepages=None, force=False):
     _write(os.path.join(cpu_root, "possible"), "0-%d\n" % (width - 1))
     _write(os.path.join(cpu_root, "present"), "0-%d\n" % (width - 1))
     _write(os.path.join(cpu_root, "kernel_max"), "8191\n")
-    by_socket = {}  # type: Dict[int, List[int]]
-    by_llc = {}  # type: Dict[int, List[int]]
-    by_die = {}  # type: Dict[Tuple[int, int], List[int]]
+    by_socket: Dict[int, List[int]] = {}
+    by_llc: Dict[int, List[int]] = {}
+    by_die: Dict[Tuple[int, int], List[int]] = {}
     for cpu in spec.cpus:
         if cpu.online:
             by_socket.setdefault(cpu.socket, []).append(cpu.id)
@@ -553,7 +541,7 @@ def write_tree(name, root, hostname=None, hugepages=None, force=False):
 
     # /sys/kernel/mm/hugepages (the global pools, always present for every supported size)
     global_pools = _global_pools(spec)
-    global_free = {}  # type: Dict[int, Tuple[int, int]]
+    global_free: Dict[int, Tuple[int, int]] = {}
     for size in spec.hugepage_sizes_kb:
         total = global_pools.get(size, 0)
         if spec.node_hugepages and spec.numa_kernel:
@@ -591,7 +579,7 @@ def write_tree(name, root, hostname=None, hugepages=None, force=False):
                 _link(os.path.join(ndir, "cpu%d" % cpu_id), "../../cpu/cpu%d" % cpu_id)
             _write(os.path.join(ndir, "distance"),
                    " ".join("%d" % node_exp["distances"][p] for p in node_ids) + "\n")
-            pools = {}  # type: Dict[int, Tuple[int, int]]
+            pools: Dict[int, Tuple[int, int]] = {}
             for res, pool in node_exp["hugepages"].items():
                 pools[pool["page_size_bytes"] // KIB] = (pool["total_pages"], pool["free_pages"])
             _write(os.path.join(ndir, "meminfo"),
@@ -619,8 +607,10 @@ def write_tree(name, root, hostname=None, hugepages=None, force=False):
                       sort_keys=True) + "\n")
 
 
-def cached_tree(name, cache_root, hostname=None, hugepages=None):
-    # type: (str, str, Optional[str], Optional[Dict[int, int]]) -> str
+def cached_tree(name: str,
+                cache_root: str,
+                hostname: Optional[str] = None,
+                hugepages: Optional[Dict[int, int]] = None) -> str:
     """Path of the tree of bundled topology ``name``, written once under ``cache_root`` and reused
     while this file is unchanged. For read-only use (tests): writing thousands of files per run
     is the slow part on a busy disk. Safe against concurrent writers (atomic rename)."""
@@ -648,8 +638,7 @@ def cached_tree(name, cache_root, hostname=None, hugepages=None):
     return final
 
 
-def main(argv=None):
-    # type: (Optional[List[str]]) -> int
+def main(argv: Optional[List[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", maxsplit=1)[0])
     parser.add_argument("--list", action="store_true", help="list the bundled topologies")
     parser.add_argument("--topology", help="topology name (see --list)")

@@ -19,7 +19,7 @@ Only the Topology Manager admit handler is simulated: the later resource-fit pre
 (OutOfcpu, OutOfmemory, node selectors, ...) needs every pod of the node and is not (spec 5.1).
 """
 
-from __future__ import absolute_import, division, print_function
+from __future__ import absolute_import, annotations, division, print_function
 
 __metaclass__ = type
 
@@ -69,8 +69,7 @@ class _NamedProvider(object):
         return self.provider.remove(pod_uid, container_name)
 
 
-def _hint_numa(hint):
-    # type: (Optional[TopologyHint]) -> Optional[List[int]]
+def _hint_numa(hint: Optional[TopologyHint]) -> Optional[List[int]]:
     if hint is None or hint.affinity is None:
         return None
     return list(hint.affinity.bits())
@@ -121,11 +120,10 @@ class AdmissionSimulator(object):
         for provider in providers:
             self.topology_manager.add_hint_provider(provider)
         self.providers = providers
-        self._used_uids = set()  # type: set
+        self._used_uids: set = set()
 
     # ---- pods ----------------------------------------------------------------------------
-    def pod_from_manifest(self, manifest, index=0):
-        # type: (Mapping[str, Any], int) -> Pod
+    def pod_from_manifest(self, manifest: Mapping[str, Any], index: int = 0) -> Pod:
         """Validate a manifest; pods without ``metadata.uid`` that collide in the sequence get
         a distinct uid (``<uid>-<n>``) so that they are new pods, not re-admissions."""
         pod = Pod.from_manifest(manifest, feature_gates=self.feature_gates)
@@ -139,8 +137,7 @@ class AdmissionSimulator(object):
         self._used_uids.add(pod.uid)
         return pod
 
-    def admit(self, pod):
-        # type: (Pod) -> Dict[str, Any]
+    def admit(self, pod: Pod) -> Dict[str, Any]:
         """Admit one pod; returns its result dict. Rejected pods are garbage-collected."""
         outcome = self.topology_manager.admit(pod)
         result = {
@@ -160,7 +157,7 @@ class AdmissionSimulator(object):
             "failed_container": outcome.failed_container,
             "failed_provider": outcome.failed_provider,
         }
-        numa = set()  # type: set
+        numa: set = set()
         for container in result["containers"]:
             for block in container["memory_blocks"]:
                 numa.update(block["numa_affinity"])
@@ -174,13 +171,12 @@ class AdmissionSimulator(object):
             result["released"] = True
         return result
 
-    def _container_results(self, pod, outcome):
-        # type: (Pod, Any) -> List[Dict[str, Any]]
+    def _container_results(self, pod: Pod, outcome: Any) -> List[Dict[str, Any]]:
         results = []
         for container in pod.all_containers():
             affinity = outcome.affinities.get(container.name)
             attempted = container.name in outcome.allocated
-            entry = {
+            entry: Dict[str, Any] = {
                 "name": container.name,
                 "init": container.is_init,
                 "restartable": container.restartable,
@@ -191,7 +187,7 @@ class AdmissionSimulator(object):
                 "cpus": "",
                 "cpu_numa_nodes": [],
                 "devices": {},
-            }  # type: Dict[str, Any]
+            }
             blocks = self.memory_manager.blocks(pod.uid, container.name) or []
             entry["memory_blocks"] = [
                 {"type": b.type, "size": b.size, "numa_affinity": list(b.numa_affinity)} for b in blocks]
@@ -208,13 +204,13 @@ class AdmissionSimulator(object):
                     if node is not None:
                         nodes.add(node)
                 entry["cpu_numa_nodes"] = sorted(nodes)
-            devices = {}  # type: Dict[str, List[str]]
-            device_nodes = {}  # type: Dict[str, List[int]]
+            devices: Dict[str, List[str]] = {}
+            device_nodes: Dict[str, List[int]] = {}
             for resource in self.device_manager.inventory.resources():
                 ids = self.device_manager.container_devices(pod.uid, container.name, resource)
                 if ids:
                     devices[resource] = ids
-                    nodes = set()  # type: set
+                    nodes: set = set()
                     for device_id in ids:
                         nodes.update(self.device_manager.inventory.devices[resource].get(device_id, ()))
                     device_nodes[resource] = sorted(nodes)
@@ -223,8 +219,7 @@ class AdmissionSimulator(object):
             results.append(entry)
         return results
 
-    def _garbage_collect(self, pod):
-        # type: (Pod) -> None
+    def _garbage_collect(self, pod: Pod) -> None:
         """Release what a rejected (Failed) pod got before the next admission (spec 4.1)."""
         for container in pod.all_containers():
             for provider in self.providers:
@@ -232,20 +227,17 @@ class AdmissionSimulator(object):
             self.topology_manager.remove_container(pod.uid, container.name)
 
     # ---- node views ----------------------------------------------------------------------
-    def memory_map(self):
-        # type: () -> Dict[str, Dict[str, Dict[str, int]]]
+    def memory_map(self) -> Dict[str, Dict[str, Dict[str, int]]]:
         """Per NUMA node (str keys), per memory type: the state file's memory table."""
         plain = self.memory_manager.memory_map() or {}
         return dict(("%d" % node, tables) for node, tables in sorted(plain.items()))
 
-    def machine_state(self):
-        # type: () -> Dict[str, Any]
+    def machine_state(self) -> Dict[str, Any]:
         state = self.memory_manager.machine_state() or {}
         return dict(("%d" % node, value.to_plain()) for node, value in sorted(state.items()))
 
-    def pinning(self):
-        # type: () -> Dict[str, int]
-        counters = {}  # type: Dict[str, int]
+    def pinning(self) -> Dict[str, int]:
+        counters: Dict[str, int] = {}
         mem = getattr(self.memory_manager, "counters", None)
         counters["memory_manager_pinning_requests_total"] = mem.requests if mem is not None else 0
         counters["memory_manager_pinning_errors_total"] = mem.errors if mem is not None else 0
@@ -253,8 +245,7 @@ class AdmissionSimulator(object):
         counters["cpu_manager_pinning_errors_total"] = getattr(self.cpu_manager, "pinning_errors", 0)
         return counters
 
-    def summary(self):
-        # type: () -> Dict[str, Any]
+    def summary(self) -> Dict[str, Any]:
         cpu = self.cpu_manager.summary() if hasattr(self.cpu_manager, "summary") else {}
         return {
             "topology_manager_policy": self.topology_manager.policy.name,
@@ -266,8 +257,9 @@ class AdmissionSimulator(object):
             "numa_nodes": [node.id for node in self.topology.nodes],
         }
 
-    def state_after(self, cpu_version=None, memory_version=None):
-        # type: (Optional[int], Optional[int]) -> Dict[str, str]
+    def state_after(self,
+                    cpu_version: Optional[int] = None,
+                    memory_version: Optional[int] = None) -> Dict[str, str]:
         """The ``cpu_manager_state`` and ``memory_manager_state`` files the kubelet would have
         written after the admissions so far (versions default to the newest format)."""
         from ansible_collections.numaguard.kubelet.plugins.module_utils.engine import checkpoint as _cp
@@ -284,8 +276,7 @@ class AdmissionSimulator(object):
             "cpu_manager_state": _cp.dump_cpu_manager_state(cpu_cp, cpu_version or _cp.LATEST_CPU_VERSION),
         }
 
-    def run(self, manifests):
-        # type: (Sequence[Mapping[str, Any]]) -> Dict[str, Any]
+    def run(self, manifests: Sequence[Mapping[str, Any]]) -> Dict[str, Any]:
         """Admit ``manifests`` in order; returns ``pods``, ``memory``, ``pinning``, ``node``."""
         pods = [self.pod_from_manifest(manifest, index) for index, manifest in enumerate(manifests)]
         results = [self.admit(pod) for pod in pods]
@@ -297,16 +288,14 @@ class AdmissionSimulator(object):
         }
 
 
-def _cpu_node(topology, cpu_id):
-    # type: (Any, int) -> Optional[int]
+def _cpu_node(topology: Any, cpu_id: int) -> Optional[int]:
     for node in topology.nodes:
         if cpu_id in node.cpus:
             return node.id
     return None
 
 
-def format_table(run):
-    # type: (Mapping[str, Any]) -> str
+def format_table(run: Mapping[str, Any]) -> str:
     """A human-readable table of a run's pods (the module's ``msg``)."""
     rows = [("POD", "ADMITTED", "NUMA", "CPUS", "REASON")]
     for pod in run.get("pods", []):
@@ -326,8 +315,7 @@ def format_table(run):
     return "\n".join(lines)
 
 
-def _masks(hints, preferred):
-    # type: (Sequence[Mapping[str, Any]], bool) -> str
+def _masks(hints: Sequence[Mapping[str, Any]], preferred: bool) -> str:
     shown = ["[%s]" % ",".join(str(n) for n in h["numa_affinity"]) if h["numa_affinity"] is not None else "any"
              for h in hints if h["preferred"] is preferred]
     if len(shown) > 6:
@@ -335,8 +323,7 @@ def _masks(hints, preferred):
     return " ".join(shown)
 
 
-def explain_merge(merge):
-    # type: (Mapping[str, Any]) -> str
+def explain_merge(merge: Mapping[str, Any]) -> str:
     """One line saying what each provider preferred and what the merge could reach."""
     parts = []
     for provider in sorted(merge.get("hints") or {}):

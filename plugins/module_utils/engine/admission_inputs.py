@@ -17,7 +17,7 @@ document and the field -- never with a traceback.
 * :func:`state_input`: a state-file option value that is either JSON content or a path.
 """
 
-from __future__ import absolute_import, division, print_function
+from __future__ import absolute_import, annotations, division, print_function
 
 __metaclass__ = type
 
@@ -40,8 +40,7 @@ class AdmissionInputError(ValueError):
 _TEMPLATE_KINDS = ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job", "ReplicationController")
 
 
-def _template_pod(document, where):
-    # type: (Mapping[str, Any], str) -> Dict[str, Any]
+def _template_pod(document: Mapping[str, Any], where: str) -> Dict[str, Any]:
     kind = document.get("kind")
     spec = document.get("spec")
     if not isinstance(spec, dict):
@@ -62,14 +61,15 @@ def _template_pod(document, where):
     return {"apiVersion": "v1", "kind": "Pod", "metadata": tmeta, "spec": copy.deepcopy(template["spec"])}
 
 
-def pods_from_documents(documents, source, numbered=False):
-    # type: (List[Any], str, bool) -> List[Tuple[str, Dict[str, Any]]]
+def pods_from_documents(documents: List[Any],
+                        source: str,
+                        numbered: bool = False) -> List[Tuple[str, Dict[str, Any]]]:
     """(label, pod manifest) for every pod in ``documents`` (parsed YAML documents of one source).
 
     ``label`` names the source and document (``pod.yaml#2``) for error messages. Empty documents
     are skipped; anything that is not a mapping, or a kind without a pod, is an error.
     """
-    out = []  # type: List[Tuple[str, Dict[str, Any]]]
+    out: List[Tuple[str, Dict[str, Any]]] = []
     for index, document in enumerate(documents):
         where = "%s#%d" % (source, index + 1) if numbered or len(documents) > 1 else source
         if document is None:
@@ -101,8 +101,7 @@ _FLAG_FIELDS = dict((flag.lstrip("-"), (field, kind)) for field, (flag, kind) in
 PATH_FLAGS = ("config", "config-dir", "root-dir")
 
 
-def _go_bool(text, flag):
-    # type: (str, str) -> bool
+def _go_bool(text: str, flag: str) -> bool:
     if text in ("1", "t", "T", "TRUE", "true", "True"):
         return True
     if text in ("0", "f", "F", "FALSE", "false", "False"):
@@ -111,16 +110,15 @@ def _go_bool(text, flag):
                               % (text, flag, text))
 
 
-def flags_to_config(flags):
-    # type: (Optional[Mapping[str, Any]]) -> Tuple[Dict[str, Any], Dict[str, str]]
+def flags_to_config(flags: Optional[Mapping[str, Any]]) -> Tuple[Dict[str, Any], Dict[str, str]]:
     """(KubeletConfiguration fields, path flags) from NUMA-related kubelet flags.
 
     Keys may be written ``--cpu-manager-policy``, ``cpu-manager-policy`` or as the config field
     (``cpuManagerPolicy``, taken as is). Values are the flag strings (a list for repeated
     ``--reserved-memory``). Unknown flags are an error naming the supported ones.
     """
-    config = {}  # type: Dict[str, Any]
-    paths = {}  # type: Dict[str, str]
+    config: Dict[str, Any] = {}
+    paths: Dict[str, str] = {}
     if not flags:
         return config, paths
     if not isinstance(flags, dict):
@@ -164,8 +162,7 @@ def flags_to_config(flags):
 
 # ---- state files ------------------------------------------------------------------------------
 
-def state_input(value):
-    # type: (Optional[str]) -> Tuple[str, Optional[str]]
+def state_input(value: Optional[str]) -> Tuple[str, Optional[str]]:
     """Classify a state option: ('default', None), ('fresh', None), ('content', text) or ('path', path).
 
     JSON content starts with ``{``; the empty string means "ignore the node's file" (a fresh

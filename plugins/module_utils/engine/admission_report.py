@@ -9,7 +9,7 @@ one screen -- "admitted on h01 (NUMA 0), h04 (NUMA 1); rejected on h02 (Topology
 Pure function over the registered module results; the filter ``admission_report`` wraps it.
 """
 
-from __future__ import absolute_import, division, print_function
+from __future__ import absolute_import, annotations, division, print_function
 
 __metaclass__ = type
 
@@ -25,8 +25,7 @@ class AdmissionReportError(ValueError):
     """Input that is not a set of admission_check results."""
 
 
-def _gib(size):
-    # type: (int) -> str
+def _gib(size: int) -> str:
     if size % (1 << 30) == 0:
         return "%dGi" % (size >> 30)
     if size % (1 << 20) == 0:
@@ -34,8 +33,7 @@ def _gib(size):
     return "%d" % size
 
 
-def describe_pod(pod):
-    # type: (Mapping[str, Any]) -> str
+def describe_pod(pod: Mapping[str, Any]) -> str:
     """One line for one pod result: placement when admitted, reason and message when not."""
     name = "%s/%s" % (pod.get("namespace", "default"), pod.get("name", "?"))
     if not pod.get("admitted"):
@@ -47,7 +45,7 @@ def describe_pod(pod):
     cpus = [c.get("cpus") for c in pod.get("containers", []) if c.get("cpus")]
     if cpus:
         parts.append("cpus " + " ".join(cpus))
-    memory = {}  # type: Dict[str, int]
+    memory: Dict[str, int] = {}
     for container in pod.get("containers", []):
         for block in container.get("memory_blocks", []):
             key = "%s on %s" % (block.get("type"), ",".join(str(n) for n in block.get("numa_affinity", [])))
@@ -64,15 +62,15 @@ def describe_pod(pod):
     return "%s admitted on NUMA %s%s" % (name, ",".join(str(n) for n in numa), detail)
 
 
-def _where(host, numa):
-    # type: (str, List[int]) -> str
+def _where(host: str, numa: List[int]) -> str:
     if not numa:
         return "%s (no NUMA pinning)" % host
     return "%s (NUMA %s)" % (host, ",".join(str(n) for n in numa))
 
 
-def admission_report(results, hosts, active=None):
-    # type: (Mapping[str, Any], Sequence[str], Optional[Sequence[str]]) -> Dict[str, Any]
+def admission_report(results: Mapping[str, Any],
+                     hosts: Sequence[str],
+                     active: Optional[Sequence[str]] = None) -> Dict[str, Any]:
     """Report over ``results`` (host -> registered admission_check result or None).
 
     Returns ``hosts`` (host -> {status, pods, numa_nodes, error}), ``admitted`` / ``rejected`` /
@@ -83,10 +81,10 @@ def admission_report(results, hosts, active=None):
         raise AdmissionReportError("results must be a dict of host -> admission_check result, got %s"
                                    % type(results).__name__)
     alive = set(hosts if active is None else active)
-    report = {"hosts": {}, "admitted": [], "rejected": [], "errors": [], "lines": []}  # type: Dict[str, Any]
+    report: Dict[str, Any] = {"hosts": {}, "admitted": [], "rejected": [], "errors": [], "lines": []}
     for host in hosts:
         result = results.get(host)
-        entry = {"status": "error", "pods": [], "numa_nodes": [], "error": None}  # type: Dict[str, Any]
+        entry: Dict[str, Any] = {"status": "error", "pods": [], "numa_nodes": [], "error": None}
         if host not in alive and not result:
             entry["error"] = "unreachable or failed before the check"
         elif not isinstance(result, Mapping) or result.get("skipped"):
@@ -100,7 +98,7 @@ def admission_report(results, hosts, active=None):
                               "message": p.get("message", ""), "numa_nodes": p.get("numa_nodes", []),
                               "line": describe_pod(p)} for p in pods]
             entry["status"] = "admitted" if pods and all(p["admitted"] for p in entry["pods"]) else "rejected"
-            numa = set()  # type: set
+            numa: set = set()
             for pod in entry["pods"]:
                 numa.update(pod["numa_nodes"] or [])
             entry["numa_nodes"] = sorted(numa)

@@ -15,7 +15,7 @@ Hot paths (the merge) work on the raw ``int`` values; :class:`BitMask` is the ty
 at interfaces and in results.
 """
 
-from __future__ import absolute_import, division, print_function
+from __future__ import absolute_import, annotations, division, print_function
 
 __metaclass__ = type
 
@@ -33,24 +33,21 @@ class InvalidBitMask(ValueError):
     """A NUMA id that a kubelet bitmask cannot hold."""
 
 
-def _popcount(value):
-    # type: (int) -> int
+def _popcount(value: int) -> int:
     return bin(value).count("1")
 
 
-def popcount(value):
-    # type: (int) -> int
+def popcount(value: int) -> int:
     """Number of set bits of a non-negative int (``int.bit_count`` needs Python 3.10)."""
     return _popcount(value)
 
 
 #: value -> its set bits; results (hint dicts, messages) ask for the bits of the same few
 #: thousand masks over and over (65535 of them per resource at 16 NUMA nodes)
-_BITS_CACHE = {}  # type: Dict[int, Tuple[int, ...]]
+_BITS_CACHE: Dict[int, Tuple[int, ...]] = {}
 
 
-def bits_of(value):
-    # type: (int) -> Tuple[int, ...]
+def bits_of(value: int) -> Tuple[int, ...]:
     """Set bit indices of ``value``, ascending (cached: a tuple is immutable, safe to share)."""
     found = _BITS_CACHE.get(value)
     if found is not None:
@@ -68,8 +65,7 @@ def bits_of(value):
     return found
 
 
-def mask_value(ids):
-    # type: (Iterable[int]) -> int
+def mask_value(ids: Iterable[int]) -> int:
     """Integer value of the mask holding ``ids``; raises :class:`InvalidBitMask` like the kubelet."""
     value = 0
     for node in ids:
@@ -90,19 +86,16 @@ class BitMask(object):
 
     __slots__ = ("_value",)
 
-    def __init__(self, *ids):
-        # type: (int) -> None
+    def __init__(self, *ids: int) -> None:
         object.__setattr__(self, "_value", mask_value(ids))
 
     @classmethod
-    def from_ids(cls, ids):
-        # type: (Iterable[int]) -> BitMask
+    def from_ids(cls, ids: Iterable[int]) -> BitMask:
         """Mask of the given NUMA ids (any iterable)."""
         return cls.from_value(mask_value(ids))
 
     @classmethod
-    def from_value(cls, value):
-        # type: (int) -> BitMask
+    def from_value(cls, value: int) -> BitMask:
         """Mask whose integer value is ``value`` (0 <= value < 2**64)."""
         if isinstance(value, bool) or not isinstance(value, int):
             raise InvalidBitMask("bitmask value must be an integer, got %r" % (value,))
@@ -116,68 +109,56 @@ class BitMask(object):
         raise AttributeError("BitMask is immutable")
 
     @property
-    def value(self):
-        # type: () -> int
+    def value(self) -> int:
         """The mask as a non-negative integer (bit i = NUMA node i)."""
         return self._value
 
-    def bits(self):
-        # type: () -> Tuple[int, ...]
+    def bits(self) -> Tuple[int, ...]:
         """NUMA ids in the mask, ascending."""
         return bits_of(self._value)
 
-    def count(self):
-        # type: () -> int
+    def count(self) -> int:
         """Number of NUMA nodes in the mask."""
         return _popcount(self._value)
 
-    def is_empty(self):
-        # type: () -> bool
+    def is_empty(self) -> bool:
         return self._value == 0
 
-    def is_set(self, node):
-        # type: (int) -> bool
+    def is_set(self, node: int) -> bool:
         return node >= 0 and bool((self._value >> node) & 1)
 
-    def any_set(self, ids):
-        # type: (Iterable[int]) -> bool
+    def any_set(self, ids: Iterable[int]) -> bool:
         return any(self.is_set(node) for node in ids)
 
-    def is_equal(self, other):
-        # type: (BitMask) -> bool
+    def is_equal(self, other: BitMask) -> bool:
         return self._value == other._value
 
-    def and_(self, *others):
-        # type: (BitMask) -> BitMask
+    def and_(self, *others: BitMask) -> BitMask:
         """Intersection with every mask of ``others``."""
         value = self._value
         for other in others:
             value &= other._value
         return BitMask.from_value(value)
 
-    def or_(self, *others):
-        # type: (BitMask) -> BitMask
+    def or_(self, *others: BitMask) -> BitMask:
         """Union with every mask of ``others``."""
         value = self._value
         for other in others:
             value |= other._value
         return BitMask.from_value(value)
 
-    def is_less_than(self, other):
-        # type: (BitMask) -> bool
+    def is_less_than(self, other: BitMask) -> bool:
         """Numeric comparison of the integer values (the kubelet's actual rule)."""
         return self._value < other._value
 
-    def is_narrower_than(self, other):
-        # type: (BitMask) -> bool
+    def is_narrower_than(self, other: BitMask) -> bool:
         """Fewer nodes, or as many nodes and numerically smaller."""
         mine, theirs = self.count(), other.count()
         if mine != theirs:
             return mine < theirs
         return self._value < other._value
 
-    def is_subset_of(self, other):
-        # type: (BitMask) -> bool
+    def is_subset_of(self, other: BitMask) -> bool:
         return self._value & ~other._value == 0
 
     def __eq__(self, other):
@@ -200,12 +181,10 @@ class BitMask(object):
     def __len__(self):
         return self.count()
 
-    def __repr__(self):
-        # type: () -> str
+    def __repr__(self) -> str:
         return "BitMask(%s)" % ", ".join(str(b) for b in self.bits())
 
-    def __str__(self):
-        # type: () -> str
+    def __str__(self) -> str:
         return "[%s]" % ",".join(str(b) for b in self.bits())
 
     def to_list(self):
@@ -213,8 +192,7 @@ class BitMask(object):
         return list(self.bits())
 
 
-def iterate_bitmask_values(ids):
-    # type: (Sequence[int]) -> Iterator[int]
+def iterate_bitmask_values(ids: Sequence[int]) -> Iterator[int]:
     """Integer masks of every non-empty subset of ``ids`` in the kubelet's order.
 
     First all subsets of one node, then of two, ...; within a size, lexicographic order of index
@@ -230,8 +208,7 @@ def iterate_bitmask_values(ids):
             yield value
 
 
-def iterate_bitmasks(ids):
-    # type: (Sequence[int]) -> Iterator[BitMask]
+def iterate_bitmasks(ids: Sequence[int]) -> Iterator[BitMask]:
     """:func:`iterate_bitmask_values` as :class:`BitMask` objects."""
     for value in iterate_bitmask_values(ids):
         yield BitMask.from_value(value)

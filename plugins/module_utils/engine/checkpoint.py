@@ -99,8 +99,7 @@ class Block(Mapping):
     type: str
     size: int
 
-    def __getitem__(self, key):
-        # type: (str) -> Any
+    def __getitem__(self, key: str) -> Any:
         if key == "numaAffinity":
             return list(self.numa_affinity)
         if key == "type":
@@ -109,16 +108,13 @@ class Block(Mapping):
             return self.size
         raise KeyError(key)
 
-    def __iter__(self):
-        # type: () -> Any
+    def __iter__(self) -> Any:
         return iter(_BLOCK_KEYS)
 
-    def __len__(self):
-        # type: () -> int
+    def __len__(self) -> int:
         return len(_BLOCK_KEYS)
 
-    def to_dict(self):
-        # type: () -> Dict[str, Any]
+    def to_dict(self) -> Dict[str, Any]:
         """The block in the file's spelling (for module results)."""
         return {"numaAffinity": list(self.numa_affinity), "type": self.type, "size": self.size}
 
@@ -194,8 +190,12 @@ _CPU_POD_ENTRIES_SPEW = gojson.map_type(
     _S, gojson.struct_type("state.PodEntry", [_F("CPUSet", "cpuSet", _CPUSET_STRUCT)]), "state.PodCPUAssignments")
 
 
-def _checkpoint_struct(name, state, entries_type, pod_entries=None, checksum=True, data=False):
-    # type: (str, gojson.Field, gojson.GoType, Optional[gojson.GoType], bool, bool) -> gojson.GoType
+def _checkpoint_struct(name: str,
+                       state: gojson.Field,
+                       entries_type: gojson.GoType,
+                       pod_entries: Optional[gojson.GoType] = None,
+                       checksum: bool = True,
+                       data: bool = False) -> gojson.GoType:
     """A CPU or memory manager checkpoint struct, in the kubelet's field order.
 
     Why one builder: both managers' checkpoints (every version, and the V4/V3 ``Data``
@@ -215,8 +215,7 @@ def _checkpoint_struct(name, state, entries_type, pod_entries=None, checksum=Tru
 _CPU_STATE = _F("DefaultCPUSet", "defaultCpuSet", _S)
 
 
-def _cpu_legacy_types(version):
-    # type: (int) -> List[gojson.GoType]
+def _cpu_legacy_types(version: int) -> List[gojson.GoType]:
     """The struct a legacy checksum is computed over, under each name a kubelet has used."""
     names = ["state.CPUManagerCheckpoint", "state.CPUManagerCheckpointV%d" % version]
     entries = _CPU_ENTRIES_V1 if version == 1 else _CPU_ENTRIES
@@ -224,16 +223,14 @@ def _cpu_legacy_types(version):
             for n in names]
 
 
-def _cpu_json_type(version):
-    # type: (int) -> gojson.GoType
+def _cpu_json_type(version: int) -> gojson.GoType:
     """The struct a legacy version is decoded into / encoded from (JSON spelling)."""
     entries = _CPU_ENTRIES_V1 if version == 1 else _CPU_ENTRIES
     return _checkpoint_struct("state.CPUManagerCheckpoint", _CPU_STATE, entries,
                               pod_entries=_CPU_POD_ENTRIES if version == 3 else None)
 
 
-def _cpu_hash_value(value, version):
-    # type: (Dict[str, Any], int) -> Dict[str, Any]
+def _cpu_hash_value(value: Dict[str, Any], version: int) -> Dict[str, Any]:
     """The decoded V3 value as go-spew sees it: pod cpusets parsed into cpuset.CPUSet elems."""
     if version != 3:
         return value
@@ -277,8 +274,7 @@ _MEM_POD_ENTRIES = gojson.map_type(_S, _MEM_POD_ENTRY, "state.PodMemoryAssignmen
 _MEM_STATE = _F("MachineState", "machineState", _NODE_MAP)
 
 
-def _mem_legacy_types(version):
-    # type: (int) -> List[gojson.GoType]
+def _mem_legacy_types(version: int) -> List[gojson.GoType]:
     names = ["state.MemoryManagerCheckpoint", "state.MemoryManagerCheckpointV%d" % version]
     return [_checkpoint_struct(n, _MEM_STATE, _MEM_ENTRIES, pod_entries=_MEM_POD_ENTRIES if version == 2 else None)
             for n in names]
@@ -297,8 +293,7 @@ _MEM_DATA = _checkpoint_struct("state.MemoryManagerCheckpointData", _MEM_STATE, 
 go_quote = gojson.go_quote
 
 
-def _legacy_kind(value, types):
-    # type: (Dict[str, Any], List[gojson.GoType]) -> Optional[str]
+def _legacy_kind(value: Dict[str, Any], types: List[gojson.GoType]) -> Optional[str]:
     """How ``value['Checksum']`` was made (a :data:`LEGACY_KINDS` entry), None if it does not verify."""
     expected = value["Checksum"]
     if expected == 0:
@@ -311,16 +306,14 @@ def _legacy_kind(value, types):
     return None
 
 
-def _legacy_checksum(value, kind, types):
-    # type: (Dict[str, Any], str, List[gojson.GoType]) -> int
+def _legacy_checksum(value: Dict[str, Any], kind: str, types: List[gojson.GoType]) -> int:
     """The legacy checksum to write for ``value`` (its Checksum field must be 0)."""
     if kind == LEGACY_ZERO:
         return 0
     return gospew.object_checksum(value, types[0 if kind == LEGACY_UNVERSIONED else 1])
 
 
-def _resolve_kind(cp, version, override, default):
-    # type: (Any, int, Optional[str], str) -> str
+def _resolve_kind(cp: Any, version: int, override: Optional[str], default: str) -> str:
     """The legacy checksum kind to write: explicit, else the file's own (same version), else default."""
     if override is not None:
         if override not in LEGACY_KINDS:
@@ -332,22 +325,21 @@ def _resolve_kind(cp, version, override, default):
     return default
 
 
-def _decode(tree, gotype, initial):
-    # type: (Any, gojson.GoType, Dict[str, Any]) -> Tuple[Dict[str, Any], Optional[gojson.GoJSONError]]
+def _decode(tree: Any,
+            gotype: gojson.GoType,
+            initial: Dict[str, Any]) -> Tuple[Dict[str, Any], Optional[gojson.GoJSONError]]:
     """Decode an already-parsed tree into ``gotype`` (pre-initialised), keeping the type error."""
     return gojson.decode_tree(tree, gotype, initial)
 
 
-def _parse(data):
-    # type: (Any) -> Any
+def _parse(data: Any) -> Any:
     try:
         return gojson.parse(data)
     except gojson.GoJSONError as error:
         raise CheckpointError(str(error))
 
 
-def _has_key(tree, name):
-    # type: (Any, str) -> bool
+def _has_key(tree: Any, name: str) -> bool:
     """True when the top-level object has a non-empty object under ``name`` (any case)."""
     if not isinstance(tree, gojson.JSONObject):
         return False
@@ -362,18 +354,16 @@ def _has_key(tree, name):
 # cpu_manager_state
 # --------------------------------------------------------------------------------------------
 
-def _cpu_entries_plain(entries):
-    # type: (Optional[Dict[str, Any]]) -> Dict[str, Dict[str, str]]
+def _cpu_entries_plain(entries: Optional[Dict[str, Any]]) -> Dict[str, Dict[str, str]]:
     return dict((pod, dict(containers or {})) for pod, containers in (entries or {}).items())
 
 
-def _cpu_pod_entries_plain(pod_entries):
-    # type: (Optional[Dict[str, Any]]) -> Dict[str, str]
+def _cpu_pod_entries_plain(pod_entries: Optional[Dict[str, Any]]) -> Dict[str, str]:
     return dict((pod, entry["CPUSet"]) for pod, entry in (pod_entries or {}).items())
 
 
-def load_cpu_manager_state(data, initial_containers=None):
-    # type: (Any, Optional[Mapping[str, Tuple[str, str]]]) -> CPUManagerCheckpoint
+def load_cpu_manager_state(data: Any,
+                           initial_containers: Optional[Mapping[str, Tuple[str, str]]] = None) -> CPUManagerCheckpoint:
     """Read ``cpu_manager_state`` content (str or bytes) as the kubelet does.
 
     ``initial_containers`` (container id -> (pod UID, container name)) migrates a V1 file's
@@ -387,7 +377,7 @@ def load_cpu_manager_state(data, initial_containers=None):
 
     # V3 (1.36, gate on) also hashes an empty podEntries map, which the JSON omits: try it last
     candidates = [3, 2, 1] if _has_key(tree, "podEntries") else [2, 1, 3]
-    report = None  # type: Optional[str]
+    report: Optional[str] = None
     for version in candidates:
         value, error = _decode(tree, _cpu_json_type(version), {"Entries": {}} if version != 3
                                else {"Entries": {}, "PodEntries": {}})
@@ -409,8 +399,8 @@ def load_cpu_manager_state(data, initial_containers=None):
     raise CheckpointError(report or CORRUPTED)
 
 
-def _load_cpu_v4(top, top_error):
-    # type: (Dict[str, Any], Optional[gojson.GoJSONError]) -> CPUManagerCheckpoint
+def _load_cpu_v4(top: Dict[str, Any],
+                 top_error: Optional[gojson.GoJSONError]) -> CPUManagerCheckpoint:
     prefix = "could not load v4 checkpoint, no falling back to previous versions: "
     if top_error is not None:
         raise CheckpointError(prefix + "failed to deserialize cpu manager checkpoint: %s" % top_error)
@@ -428,11 +418,14 @@ def _load_cpu_v4(top, top_error):
         version=4, checksum_ok=True, legacy_checksum_ok=kind is not None, legacy_checksum_kind=kind)
 
 
-def _cpu_from_legacy(value, version, checksum_ok, initial_containers, kind):
-    # type: (Dict[str, Any], int, Optional[bool], Optional[Mapping[str, Tuple[str, str]]], Optional[str]) -> CPUManagerCheckpoint
+def _cpu_from_legacy(value: Dict[str, Any],
+                     version: int,
+                     checksum_ok: Optional[bool],
+                     initial_containers: Optional[Mapping[str, Tuple[str, str]]],
+                     kind: Optional[str]) -> CPUManagerCheckpoint:
     if version == 1:
         v1_entries = dict(value["Entries"] or {})
-        entries = {}  # type: Dict[str, Dict[str, str]]
+        entries: Dict[str, Dict[str, str]] = {}
         if initial_containers is not None:
             for container_id in sorted(v1_entries):
                 if container_id not in initial_containers:
@@ -453,15 +446,15 @@ def _cpu_from_legacy(value, version, checksum_ok, initial_containers, kind):
         version=version, checksum_ok=checksum_ok, legacy_checksum_kind=kind)
 
 
-def _check_str(value, what):
-    # type: (Any, str) -> str
+def _check_str(value: Any, what: str) -> str:
     if not isinstance(value, str):
         raise CheckpointError("%s must be a string, got %r" % (what, value))
     return value
 
 
-def _go_entries(entries, what, convert):
-    # type: (Any, str, Callable[[Any, str], Any]) -> Dict[str, Dict[str, Any]]
+def _go_entries(entries: Any,
+                what: str,
+                convert: Callable[[Any, str], Any]) -> Dict[str, Dict[str, Any]]:
     """Checked ``entries`` (pod UID -> container name -> ``convert(value, where)``) for dumping.
 
     Why one function: the CPU (value: a cpuset string) and memory (value: blocks) checkpoints
@@ -469,7 +462,7 @@ def _go_entries(entries, what, convert):
     """
     if not isinstance(entries, Mapping):
         raise CheckpointError("entries must be a mapping of pod UID to containers, got %r" % (entries,))
-    result = {}  # type: Dict[str, Dict[str, Any]]
+    result: Dict[str, Dict[str, Any]] = {}
     for pod, containers in entries.items():
         _check_str(pod, "entries pod UID")
         if not isinstance(containers, Mapping):
@@ -481,8 +474,7 @@ def _go_entries(entries, what, convert):
     return result
 
 
-def _pod_cpuset(pod, value):
-    # type: (str, Any) -> str
+def _pod_cpuset(pod: str, value: Any) -> str:
     """A pod-level cpuset given as a string or as ``{"cpuSet"|"cpu_set": str}``."""
     if isinstance(value, Mapping):
         for key in ("cpuSet", "cpu_set", "CPUSet"):
@@ -492,8 +484,10 @@ def _pod_cpuset(pod, value):
     return _check_str(value, "pod_entries[%r]" % pod)
 
 
-def dump_cpu_manager_state(cp, version=None, v4_legacy_checksum=None, legacy_checksum=None):
-    # type: (CPUManagerCheckpoint, Optional[int], Optional[str], Optional[str]) -> str
+def dump_cpu_manager_state(cp: CPUManagerCheckpoint,
+                           version: Optional[int] = None,
+                           v4_legacy_checksum: Optional[str] = None,
+                           legacy_checksum: Optional[str] = None) -> str:
     """Serialise ``cp`` exactly as the kubelet writes ``cpu_manager_state`` in ``version``.
 
     ``version`` defaults to ``cp.version``. The legacy ``checksum`` field is made as in the file
@@ -558,15 +552,18 @@ def dump_cpu_manager_state(cp, version=None, v4_legacy_checksum=None, legacy_che
 # memory_manager_state
 # --------------------------------------------------------------------------------------------
 
-def _blocks_plain(blocks):
-    # type: (Optional[List[Dict[str, Any]]]) -> List[Block]
+def _blocks_plain(blocks: Optional[List[Dict[str, Any]]]) -> List[Block]:
     return [Block(numa_affinity=tuple(b["NUMAAffinity"] or ()), type=b["Type"], size=b["Size"])
             for b in (blocks or [])]
 
 
-def _mem_plain(value, pod_entries, version, checksum_ok, legacy_ok, kind):
-    # type: (Dict[str, Any], Optional[Dict[str, Any]], int, Optional[bool], Optional[bool], Optional[str]) -> MemoryManagerCheckpoint
-    machine = {}  # type: Dict[int, Dict[str, Any]]
+def _mem_plain(value: Dict[str, Any],
+               pod_entries: Optional[Dict[str, Any]],
+               version: int,
+               checksum_ok: Optional[bool],
+               legacy_ok: Optional[bool],
+               kind: Optional[str]) -> MemoryManagerCheckpoint:
+    machine: Dict[int, Dict[str, Any]] = {}
     for node_id, node in (value["MachineState"] or {}).items():
         if node is None:
             raise CheckpointError("machineState entry of NUMA node %d is null" % node_id)
@@ -590,8 +587,7 @@ def _mem_plain(value, pod_entries, version, checksum_ok, legacy_ok, kind):
                                    legacy_checksum_kind=kind)
 
 
-def load_memory_manager_state(data):
-    # type: (Any) -> MemoryManagerCheckpoint
+def load_memory_manager_state(data: Any) -> MemoryManagerCheckpoint:
     """Read ``memory_manager_state`` content (str or bytes) as the kubelet does.
 
     Raises :class:`CheckpointError` with the kubelet's message ("checkpoint is corrupted",
@@ -614,10 +610,10 @@ def load_memory_manager_state(data):
         return _mem_plain(inner, inner["PodEntries"], 3, True, kind is not None, kind)
 
     candidates = [2, 1] if _has_key(tree, "podEntries") else [1, 2]
-    report = None  # type: Optional[str]
+    report: Optional[str] = None
     for version in candidates:
         types = _mem_legacy_types(version)
-        initial = {"Entries": {}, "MachineState": {}}  # type: Dict[str, Any]
+        initial: Dict[str, Any] = {"Entries": {}, "MachineState": {}}
         if version == 2:
             initial["PodEntries"] = {}
         value, error = _decode(tree, types[0], initial)
@@ -634,22 +630,19 @@ def load_memory_manager_state(data):
     raise CheckpointError(report or CORRUPTED)
 
 
-def _uint(value, what, limit=_UINT64_MAX, low=0):
-    # type: (Any, str, int, int) -> int
+def _uint(value: Any, what: str, limit: int = _UINT64_MAX, low: int = 0) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= limit:
         raise CheckpointError("%s must be an integer between %d and %d, got %r" % (what, low, limit, value))
     return value
 
 
-def _numa_id(key, what):
-    # type: (Any, str) -> int
+def _numa_id(key: Any, what: str) -> int:
     if isinstance(key, str) and re.match(r"^-?[0-9]+$", key):
         key = int(key)
     return _uint(key, what, _INT64_MAX, _INT64_MIN)
 
 
-def _go_block(block, what):
-    # type: (Any, str) -> Dict[str, Any]
+def _go_block(block: Any, what: str) -> Dict[str, Any]:
     if all(hasattr(block, name) for name in ("numa_affinity", "type", "size")):
         affinity, rtype, size = block.numa_affinity, block.type, block.size
     elif isinstance(block, Mapping):
@@ -663,15 +656,13 @@ def _go_block(block, what):
             "Type": _check_str(rtype, "%s type" % what), "Size": _uint(size, "%s size" % what)}
 
 
-def _go_blocks(blocks, what):
-    # type: (Any, str) -> List[Dict[str, Any]]
+def _go_blocks(blocks: Any, what: str) -> List[Dict[str, Any]]:
     if blocks is None or isinstance(blocks, (str, bytes, Mapping)):
         raise CheckpointError("%s must be a list of blocks, got %r" % (what, blocks))
     return [_go_block(b, "%s[%d]" % (what, i)) for i, b in enumerate(blocks)]
 
 
-def _node_get(node, snake, camel, what):
-    # type: (Mapping[str, Any], str, str, str) -> Any
+def _node_get(node: Mapping[str, Any], snake: str, camel: str, what: str) -> Any:
     if snake in node:
         return node[snake]
     if camel in node:
@@ -679,12 +670,11 @@ def _node_get(node, snake, camel, what):
     raise CheckpointError("%s has no %s" % (what, snake))
 
 
-def _go_machine_state(machine_state):
-    # type: (Any) -> Dict[int, Dict[str, Any]]
+def _go_machine_state(machine_state: Any) -> Dict[int, Dict[str, Any]]:
     if not isinstance(machine_state, Mapping):
         raise CheckpointError("machine_state must be a mapping of NUMA id to node state, got %r"
                               % (machine_state,))
-    result = {}  # type: Dict[int, Dict[str, Any]]
+    result: Dict[int, Dict[str, Any]] = {}
     for key, node in machine_state.items():
         node_id = _numa_id(key, "machine_state NUMA id")
         what = "machine_state[%d]" % node_id
@@ -722,8 +712,9 @@ def _go_machine_state(machine_state):
     return result
 
 
-def dump_memory_manager_state(cp, version=None, legacy_checksum=None):
-    # type: (MemoryManagerCheckpoint, Optional[int], Optional[str]) -> str
+def dump_memory_manager_state(cp: MemoryManagerCheckpoint,
+                              version: Optional[int] = None,
+                              legacy_checksum: Optional[str] = None) -> str:
     """Serialise ``cp`` exactly as the kubelet writes ``memory_manager_state`` in ``version``.
 
     ``version`` defaults to ``cp.version``. V3 keeps the V1 fields at top level with their
@@ -774,8 +765,7 @@ def dump_memory_manager_state(cp, version=None, legacy_checksum=None):
 _DIGITS = re.compile(r"^[+-]?[0-9]+$")
 
 
-def _go_atoi(text):
-    # type: (str) -> int
+def _go_atoi(text: str) -> int:
     if not _DIGITS.match(text) or not text.isascii():
         raise ValueError("strconv.Atoi: parsing %s: invalid syntax" % go_quote(text))
     value = int(text)
@@ -784,8 +774,7 @@ def _go_atoi(text):
     return value
 
 
-def go_parse_cpuset(text):
-    # type: (str) -> frozenset
+def go_parse_cpuset(text: str) -> frozenset:
     """k8s.io/utils/cpuset.Parse: the kubelet's strict reading of a cpuset in a state file.
 
     Stricter than :func:`...cpuset.parse_cpuset` (no whitespace) and with Go's error text, e.g.
@@ -806,15 +795,16 @@ def go_parse_cpuset(text):
     return frozenset(cpus)
 
 
-def _restore_wrap(message, manager, path):
-    # type: (str, str, str) -> CheckpointError
+def _restore_wrap(message: str, manager: str, path: str) -> CheckpointError:
     return CheckpointError(
         "could not restore state from checkpoint: %s, please drain this node and delete the %s "
         "checkpoint file %s before restarting Kubelet" % (message, manager, go_quote(path)))
 
 
-def restore_cpu_manager_state(data, policy_name, path, initial_containers=None):
-    # type: (Any, str, str, Optional[Mapping[str, Tuple[str, str]]]) -> Optional[CPUManagerCheckpoint]
+def restore_cpu_manager_state(data: Any,
+                              policy_name: str,
+                              path: str,
+                              initial_containers: Optional[Mapping[str, Tuple[str, str]]] = None) -> Optional[CPUManagerCheckpoint]:
     """The CPU manager's restoreState: load, migrate, check policy and cpusets.
 
     ``data`` None means the file is absent (the kubelet then writes a fresh state; None is
@@ -850,8 +840,9 @@ def restore_cpu_manager_state(data, policy_name, path, initial_containers=None):
     return cp
 
 
-def restore_memory_manager_state(data, policy_name, path):
-    # type: (Any, str, str) -> Optional[MemoryManagerCheckpoint]
+def restore_memory_manager_state(data: Any,
+                                 policy_name: str,
+                                 path: str) -> Optional[MemoryManagerCheckpoint]:
     """The memory manager's restoreState: load and check the policy (None = absent file)."""
     if data is None:
         return None
@@ -865,8 +856,7 @@ def restore_memory_manager_state(data, policy_name, path):
     return cp
 
 
-def _kind_of(path, kind, text):
-    # type: (str, Optional[str], str) -> str
+def _kind_of(path: str, kind: Optional[str], text: str) -> str:
     if kind in ("cpu", "memory"):
         return kind
     base = os.path.basename(path)
@@ -877,8 +867,7 @@ def _kind_of(path, kind, text):
     return "memory" if re.search(r'"machinestate"', text, re.IGNORECASE) else "cpu"
 
 
-def summarize_state_file(path, kind=None):
-    # type: (str, Optional[str]) -> Dict[str, Any]
+def summarize_state_file(path: str, kind: Optional[str] = None) -> Dict[str, Any]:
     """Summarise a state file for discovery; never raises for a bad or missing file.
 
     Returns ``present``, ``kind`` ('cpu'|'memory'), ``policy_name``, ``version``,
@@ -886,9 +875,9 @@ def summarize_state_file(path, kind=None):
     kubelet's message, or the I/O problem), ``entries`` (container assignments) and
     ``pod_entries`` counts. ``kind`` defaults from the file name, else from the content.
     """
-    summary = {"path": path, "present": False, "kind": kind, "policy_name": None, "version": None,
+    summary: Dict[str, Any] = {"path": path, "present": False, "kind": kind, "policy_name": None, "version": None,
                "checksum_ok": None, "legacy_checksum_ok": None, "error": None, "entries": 0,
-               "pod_entries": 0}  # type: Dict[str, Any]
+               "pod_entries": 0}
     if kind is not None and kind not in ("cpu", "memory"):
         summary["error"] = "kind must be 'cpu' or 'memory', got %r" % (kind,)
         return summary
@@ -925,8 +914,7 @@ def summarize_state_file(path, kind=None):
     return summary
 
 
-def write_state_file(path, content, mode=None):
-    # type: (str, str, Optional[int]) -> None
+def write_state_file(path: str, content: str, mode: Optional[int] = None) -> None:
     """Write ``content`` to ``path`` atomically (temp file in the same directory, fsync, rename).
 
     Like the kubelet's file store, a reader never sees a half-written file. ``mode`` defaults
@@ -955,8 +943,7 @@ def write_state_file(path, content, mode=None):
     fsync_dir(directory)
 
 
-def checkpoint_to_dict(cp):
-    # type: (Any) -> Dict[str, Any]
+def checkpoint_to_dict(cp: Any) -> Dict[str, Any]:
     """A JSON-ready dict of a checkpoint object (for module results); NUMA ids as ints."""
     if isinstance(cp, CPUManagerCheckpoint):
         return {"policy_name": cp.policy_name, "default_cpu_set": cp.default_cpu_set,

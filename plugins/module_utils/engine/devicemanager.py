@@ -70,20 +70,17 @@ class DeviceAllocationError(AdmissionError):
 _NATURAL = re.compile(r"(\d+)")
 
 
-def natural_key(device_id):
-    # type: (str) -> Tuple[Any, ...]
+def natural_key(device_id: str) -> Tuple[Any, ...]:
     """Sort key putting ``gpu2`` before ``gpu10``."""
     return tuple((0, int(part), "") if part.isdigit() else (1, 0, part)
                  for part in _NATURAL.split(device_id) if part != "")
 
 
-def _sorted(ids):
-    # type: (Iterable[str]) -> List[str]
+def _sorted(ids: Iterable[str]) -> List[str]:
     return sorted(ids, key=natural_key)
 
 
-def _numa_list(value, where):
-    # type: (Any, str) -> FrozenSet[int]
+def _numa_list(value: Any, where: str) -> FrozenSet[int]:
     if value is None:
         return frozenset()
     if isinstance(value, bool):
@@ -109,8 +106,7 @@ def _numa_list(value, where):
     return frozenset(nodes)
 
 
-def _device_entry(device_id, value, where):
-    # type: (str, Any, str) -> Tuple[FrozenSet[int], bool]
+def _device_entry(device_id: str, value: Any, where: str) -> Tuple[FrozenSet[int], bool]:
     if isinstance(value, dict):
         unknown = set(value) - {"id", "numa", "numa_nodes", "healthy"}
         if unknown:
@@ -127,31 +123,31 @@ def _device_entry(device_id, value, where):
 class DeviceInventory(object):
     """Devices per resource: id -> NUMA nodes (empty = no topology), and health."""
 
-    def __init__(self, devices=None, healthy=None):
-        # type: (Optional[Dict[str, Dict[str, FrozenSet[int]]]], Optional[Dict[str, Set[str]]]) -> None
+    def __init__(self,
+                 devices: Optional[Dict[str, Dict[str, FrozenSet[int]]]] = None,
+                 healthy: Optional[Dict[str, Set[str]]] = None) -> None:
         self.devices = dict((r, dict(d)) for r, d in (devices or {}).items())
         self.healthy = dict((r, set(h)) for r, h in (healthy or {}).items())
         for resource, devs in self.devices.items():
             self.healthy.setdefault(resource, set(devs))
 
     @classmethod
-    def from_spec(cls, spec):
-        # type: (Any) -> DeviceInventory
+    def from_spec(cls, spec: Any) -> DeviceInventory:
         """Read the declared inventory (see module docstring); raise InvalidDeviceInventory."""
         if spec is None:
             return cls()
         if not isinstance(spec, dict):
             raise InvalidDeviceInventory("devices must be a mapping of resource name to devices, "
                                          "got %s" % type(spec).__name__)
-        devices = {}  # type: Dict[str, Dict[str, FrozenSet[int]]]
-        healthy = {}  # type: Dict[str, Set[str]]
+        devices: Dict[str, Dict[str, FrozenSet[int]]] = {}
+        healthy: Dict[str, Set[str]] = {}
         for resource, entries in spec.items():
             if not isinstance(resource, str) or "/" not in resource:
                 raise InvalidDeviceInventory("devices: resource name %r must be a fully-qualified "
                                              "extended resource name such as nvidia.com/gpu"
                                              % (resource,))
             where = "devices[%s]" % resource
-            items = []  # type: List[Tuple[str, Any]]
+            items: List[Tuple[str, Any]] = []
             if isinstance(entries, dict):
                 items = [(str(k), v) for k, v in entries.items()]
             elif isinstance(entries, list):
@@ -176,31 +172,27 @@ class DeviceInventory(object):
                     healthy[resource].add(device_id)
         return cls(devices, healthy)
 
-    def resources(self):
-        # type: () -> List[str]
+    def resources(self) -> List[str]:
         return sorted(self.devices)
 
-    def has_topology(self, resource):
-        # type: (str) -> bool
+    def has_topology(self, resource: str) -> bool:
         """``deviceHasTopologyAlignment``: at least one device reports a NUMA node."""
         return any(self.devices.get(resource, {}).values())
 
-    def to_dict(self):
-        # type: () -> Dict[str, Any]
+    def to_dict(self) -> Dict[str, Any]:
         return dict((r, dict((d, {"numa": sorted(n), "healthy": d in self.healthy.get(r, ())})
                              for d, n in sorted(self.devices[r].items(), key=lambda kv: natural_key(kv[0]))))
                     for r in self.resources())
 
 
-def read_allocations(spec):
-    # type: (Any) -> Dict[str, Dict[str, Dict[str, List[str]]]]
+def read_allocations(spec: Any) -> Dict[str, Dict[str, Dict[str, List[str]]]]:
     """Validate ``{pod_uid: {container: {resource: [ids]}}}``."""
     if spec is None:
         return {}
     if not isinstance(spec, dict):
         raise InvalidDeviceInventory("device allocations must be a mapping pod uid -> container -> "
                                      "resource -> device ids, got %s" % type(spec).__name__)
-    out = {}  # type: Dict[str, Dict[str, Dict[str, List[str]]]]
+    out: Dict[str, Dict[str, Dict[str, List[str]]]] = {}
     for pod_uid, containers in spec.items():
         if not isinstance(containers, dict):
             raise InvalidDeviceInventory("device allocations[%s] must be a mapping of container "
@@ -220,8 +212,7 @@ def read_allocations(spec):
     return out
 
 
-def parse_device_checkpoint(text):
-    # type: (str) -> Dict[str, Any]
+def parse_device_checkpoint(text: str) -> Dict[str, Any]:
     """Read ``kubelet_internal_checkpoint``: allocations and registered device ids.
 
     Returns ``{"allocations": {pod: {container: {resource: [ids]}}}, "registered": {resource:
@@ -235,12 +226,12 @@ def parse_device_checkpoint(text):
     data = document.get("Data") if isinstance(document, dict) else None
     if not isinstance(data, dict):
         raise StateError("kubelet_internal_checkpoint has no Data object")
-    allocations = {}  # type: Dict[str, Dict[str, Dict[str, List[str]]]]
+    allocations: Dict[str, Dict[str, Dict[str, List[str]]]] = {}
     for index, entry in enumerate(data.get("PodDeviceEntries") or []):
         if not isinstance(entry, dict):
             raise StateError("kubelet_internal_checkpoint: PodDeviceEntries[%d] is not an object" % index)
         ids = entry.get("DeviceIDs") or {}
-        flat = []  # type: List[str]
+        flat: List[str] = []
         if isinstance(ids, dict):  # newer files: NUMA node -> ids
             for key in sorted(ids, key=str):
                 flat.extend(str(i) for i in ids[key] or [])
@@ -253,7 +244,7 @@ def parse_device_checkpoint(text):
         for device in flat:
             if device not in bucket:
                 bucket.append(device)
-    registered = {}  # type: Dict[str, List[str]]
+    registered: Dict[str, List[str]] = {}
     for resource, ids in (data.get("RegisteredDevices") or {}).items():
         registered[str(resource)] = [str(i) for i in ids or []]
     return {"allocations": allocations, "registered": registered}
@@ -262,64 +253,61 @@ def parse_device_checkpoint(text):
 class DeviceManager(object):
     """Stateful device manager simulator implementing the hint-provider protocol."""
 
-    def __init__(self, numa_node_ids, inventory=None, allocations=None):
-        # type: (Iterable[int], Optional[DeviceInventory], Optional[Dict[str, Dict[str, Dict[str, List[str]]]]]) -> None
+    def __init__(self,
+                 numa_node_ids: Iterable[int],
+                 inventory: Optional[DeviceInventory] = None,
+                 allocations: Optional[Dict[str, Dict[str, Dict[str, List[str]]]]] = None) -> None:
         self.numa_node_ids = tuple(sorted(numa_node_ids))
         self.inventory = inventory or DeviceInventory()
         #: pod uid -> container -> resource -> device ids (kubelet ``podDevices``)
-        self.pod_devices = {}  # type: Dict[str, Dict[str, Dict[str, List[str]]]]
+        self.pod_devices: Dict[str, Dict[str, Dict[str, List[str]]]] = {}
         for pod_uid, containers in (allocations or {}).items():
             for name, resources in containers.items():
                 for resource, ids in resources.items():
                     self.pod_devices.setdefault(pod_uid, {}).setdefault(name, {})[resource] = list(ids)
         #: pod uid -> resource -> ids reusable by later containers (regular init containers')
-        self.devices_to_reuse = {}  # type: Dict[str, Dict[str, Set[str]]]
+        self.devices_to_reuse: Dict[str, Dict[str, Set[str]]] = {}
 
     # -- bookkeeping -------------------------------------------------------------------------
-    def allocated_devices(self, resource):
-        # type: (str) -> Set[str]
-        out = set()  # type: Set[str]
+    def allocated_devices(self, resource: str) -> Set[str]:
+        out: Set[str] = set()
         for containers in self.pod_devices.values():
             for resources in containers.values():
                 out.update(resources.get(resource, ()))
         return out
 
-    def is_device_plugin_resource(self, resource):
-        # type: (str) -> bool
+    def is_device_plugin_resource(self, resource: str) -> bool:
         return resource in self.inventory.devices or bool(self.allocated_devices(resource))
 
-    def available_devices(self, resource):
-        # type: (str) -> Set[str]
+    def available_devices(self, resource: str) -> Set[str]:
         return self.inventory.healthy.get(resource, set()) - self.allocated_devices(resource)
 
-    def container_devices(self, pod_uid, container_name, resource):
-        # type: (str, str, str) -> List[str]
+    def container_devices(self, pod_uid: str, container_name: str, resource: str) -> List[str]:
         return list(self.pod_devices.get(pod_uid, {}).get(container_name, {}).get(resource, []))
 
-    def pod_resource_devices(self, pod_uid, resource):
-        # type: (str, str) -> Set[str]
-        out = set()  # type: Set[str]
+    def pod_resource_devices(self, pod_uid: str, resource: str) -> Set[str]:
+        out: Set[str] = set()
         for resources in self.pod_devices.get(pod_uid, {}).values():
             out.update(resources.get(resource, ()))
         return out
 
-    def container_request(self, container):
-        # type: (object) -> Dict[str, int]
+    def container_request(self, container: object) -> Dict[str, int]:
         """``getContainerDeviceRequest``: limits of device-plugin resources."""
         return dict((r, v) for r, v in container.limits.items() if self.is_device_plugin_resource(r))
 
-    def pod_request(self, pod):
-        # type: (object) -> Dict[str, int]
+    def pod_request(self, pod: object) -> Dict[str, int]:
         """``getPodDeviceRequest``: PodLimits without overhead, device-plugin resources only."""
         return dict((r, v) for r, v in pod_limits(pod, exclude_overhead=True).items()
                     if self.is_device_plugin_resource(r))
 
     # -- hints -------------------------------------------------------------------------------
-    def _device_sums(self, table, numa_of, devices):
-        # type: (Any, Dict[str, FrozenSet[int]], Iterable[str]) -> List[int]
+    def _device_sums(self,
+                     table: Any,
+                     numa_of: Dict[str, FrozenSet[int]],
+                     devices: Iterable[str]) -> List[int]:
         """Per compact mask: how many of ``devices`` touch it (devices without topology never do)."""
         singles = [0] * len(table.ids)
-        multi = []  # type: List[int]
+        multi: List[int] = []
         for device in devices:
             compact = table.compact(numa_of.get(device, ()))
             if compact and compact & (compact - 1) == 0:
@@ -331,8 +319,11 @@ class DeviceManager(object):
             sums = [x + 1 if m & compact else x for m, x in enumerate(sums)]
         return sums
 
-    def generate_hints(self, resource, available, reusable, request):
-        # type: (str, Set[str], Set[str], int) -> List[TopologyHint]
+    def generate_hints(self,
+                       resource: str,
+                       available: Set[str],
+                       reusable: Set[str],
+                       request: int) -> List[TopologyHint]:
         """``generateDeviceTopologyHints`` (spec 2.4), all mask counts at once.
 
         Same result as :meth:`generate_hints_literal` (the kubelet's per-mask loop).
@@ -345,7 +336,7 @@ class DeviceManager(object):
             everything = cache[resource] = self._device_sums(table, numa_of, numa_of)
         free = self._device_sums(table, numa_of, available)
         required = 0
-        touching = []  # type: List[int]
+        touching: List[int] = []
         counted = 0
         for device in reusable:
             nodes = numa_of.get(device, frozenset())
@@ -363,13 +354,16 @@ class DeviceManager(object):
         selected = table.select(free, request - counted, required, touching, monotone=True)
         return list(itertools.compress(table.all_hints(min_affinity), selected))
 
-    def generate_hints_literal(self, resource, available, reusable, request):
-        # type: (str, Set[str], Set[str], int) -> List[TopologyHint]
+    def generate_hints_literal(self,
+                               resource: str,
+                               available: Set[str],
+                               reusable: Set[str],
+                               request: int) -> List[TopologyHint]:
         """The kubelet's per-mask loop, kept as the reference for :meth:`generate_hints`."""
         numa_of = self.inventory.devices.get(resource, {})
         masks = dict((d, _mask(numa_of.get(d, frozenset()))) for d in set(numa_of) | available | reusable)
         min_affinity = len(self.numa_node_ids)
-        found = []  # type: List[int]
+        found: List[int] = []
         for mask in iterate_bitmask_values(self.numa_node_ids):
             in_mask = sum(1 for d in numa_of if masks[d] & mask)
             if in_mask >= request and bin(mask).count("1") < min_affinity:
@@ -391,10 +385,11 @@ class DeviceManager(object):
             found.append(mask)
         return [TopologyHint(BitMask.from_value(m), bin(m).count("1") == min_affinity) for m in found]
 
-    def get_topology_hints(self, pod, container):
-        # type: (object, object) -> Dict[str, Optional[List[TopologyHint]]]
+    def get_topology_hints(self,
+                           pod: object,
+                           container: object) -> Dict[str, Optional[List[TopologyHint]]]:
         container = pod.container(container) if isinstance(container, str) else container
-        hints = {}  # type: Dict[str, Optional[List[TopologyHint]]]
+        hints: Dict[str, Optional[List[TopologyHint]]] = {}
         for resource, requested in sorted(self.container_request(container).items()):
             if not self.inventory.has_topology(resource):
                 hints[resource] = None
@@ -414,9 +409,8 @@ class DeviceManager(object):
             hints[resource] = self.generate_hints(resource, available, reusable, requested)
         return hints
 
-    def get_pod_topology_hints(self, pod):
-        # type: (object) -> Dict[str, Optional[List[TopologyHint]]]
-        hints = {}  # type: Dict[str, Optional[List[TopologyHint]]]
+    def get_pod_topology_hints(self, pod: object) -> Dict[str, Optional[List[TopologyHint]]]:
+        hints: Dict[str, Optional[List[TopologyHint]]] = {}
         for resource, requested in sorted(self.pod_request(pod).items()):
             if not self.inventory.has_topology(resource):
                 hints[resource] = None
@@ -436,8 +430,10 @@ class DeviceManager(object):
         return hints
 
     # -- allocation --------------------------------------------------------------------------
-    def allocate(self, pod, container, affinity):
-        # type: (object, object, Optional[TopologyHint]) -> Dict[str, List[str]]
+    def allocate(self,
+                 pod: object,
+                 container: object,
+                 affinity: Optional[TopologyHint]) -> Dict[str, List[str]]:
         """``Allocate``: devices for every device-plugin resource of the container's limits.
 
         Returns resource -> device ids newly allocated; raises :class:`DeviceAllocationError`.
@@ -447,7 +443,7 @@ class DeviceManager(object):
             if uid != pod.uid:
                 del self.devices_to_reuse[uid]
         reuse = self.devices_to_reuse.setdefault(pod.uid, {})
-        result = {}  # type: Dict[str, List[str]]
+        result: Dict[str, List[str]] = {}
         for resource, needed in sorted(self.container_request(container).items()):
             chosen = self._devices_to_allocate(pod.uid, container.name, resource, needed,
                                                reuse.get(resource, set()), affinity)
@@ -464,8 +460,13 @@ class DeviceManager(object):
                 reuse[resource] = reuse.get(resource, set()) - set(ids)
         return result
 
-    def _devices_to_allocate(self, pod_uid, container_name, resource, required, reusable, affinity):
-        # type: (str, str, str, int, Set[str], Optional[TopologyHint]) -> List[str]
+    def _devices_to_allocate(self,
+                             pod_uid: str,
+                             container_name: str,
+                             resource: str,
+                             required: int,
+                             reusable: Set[str],
+                             affinity: Optional[TopologyHint]) -> List[str]:
         existing = self.container_devices(pod_uid, container_name, resource)
         if existing:
             if len(existing) != required:
@@ -484,11 +485,10 @@ class DeviceManager(object):
                 "no healthy devices present; cannot allocate unhealthy devices %s" % resource)
         if required == 0:
             return []
-        allocated = []  # type: List[str]
+        allocated: List[str] = []
         state = {"needed": required}
 
-        def take_from(candidates):
-            # type: (Iterable[str]) -> bool
+        def take_from(candidates: Iterable[str]) -> bool:
             for device in _sorted(set(candidates) - set(allocated)):
                 allocated.append(device)
                 state["needed"] -= 1
@@ -514,13 +514,17 @@ class DeviceManager(object):
             "unexpectedly allocated less resources than required. Requested: %d, Got: %d"
             % (required, required - state["needed"]))
 
-    def _filter_by_affinity(self, resource, available, affinity):
-        # type: (str, Set[str], Optional[TopologyHint]) -> Tuple[Set[str], Set[str], Set[str]]
+    def _filter_by_affinity(self,
+                            resource: str,
+                            available: Set[str],
+                            affinity: Optional[TopologyHint]) -> Tuple[Set[str], Set[str], Set[str]]:
         mask = affinity.affinity if affinity is not None else None
         if not self.inventory.has_topology(resource) or mask is None:
             return set(), set(), set(available)
         numa_of = self.inventory.devices.get(resource, {})
-        aligned, unaligned, none = set(), set(), set()  # type: Set[str], Set[str], Set[str]
+        aligned: Set[str] = set()
+        unaligned: Set[str] = set()
+        none: Set[str] = set()
         for device in available:
             nodes = numa_of.get(device, frozenset())
             if not nodes:
@@ -532,8 +536,7 @@ class DeviceManager(object):
         return aligned, unaligned, none
 
     # -- release -----------------------------------------------------------------------------
-    def remove(self, pod_uid, container_name):
-        # type: (str, str) -> None
+    def remove(self, pod_uid: str, container_name: str) -> None:
         """Forget one container's devices (used by failed-admission cleanup)."""
         containers = self.pod_devices.get(pod_uid)
         if containers is None:
@@ -542,21 +545,18 @@ class DeviceManager(object):
         if not containers:
             del self.pod_devices[pod_uid]
 
-    def remove_pod(self, pod_uid):
-        # type: (str) -> None
+    def remove_pod(self, pod_uid: str) -> None:
         self.pod_devices.pop(pod_uid, None)
         self.devices_to_reuse.pop(pod_uid, None)
 
-    def remove_stale_state(self, active_pod_uids):
-        # type: (Iterable[str]) -> None
+    def remove_stale_state(self, active_pod_uids: Iterable[str]) -> None:
         """``UpdateAllocatedDevices``: free devices of pods that are no longer active."""
         active = set(active_pod_uids)
         for pod_uid in list(self.pod_devices):
             if pod_uid not in active:
                 del self.pod_devices[pod_uid]
 
-    def state(self):
-        # type: () -> Dict[str, Any]
+    def state(self) -> Dict[str, Any]:
         """Plain data: allocations per pod/container/resource and free devices per resource."""
         return {
             "allocations": dict((p, dict((c, dict((r, list(ids)) for r, ids in sorted(res.items())))
@@ -566,8 +566,7 @@ class DeviceManager(object):
         }
 
 
-def _mask(nodes):
-    # type: (Iterable[int]) -> int
+def _mask(nodes: Iterable[int]) -> int:
     value = 0
     for node in nodes:
         value |= 1 << node

@@ -13,7 +13,7 @@ Two families, because the kubelet treats them in two different ways:
   fails with its message, because no pod can be admitted on such a node.
 """
 
-from __future__ import absolute_import, division, print_function
+from __future__ import absolute_import, annotations, division, print_function
 
 __metaclass__ = type
 
@@ -29,21 +29,18 @@ class AdmissionError(Exception):
     kubelet's "Allocate failed due to ..., which is unexpected" wrapping (spec 5.2).
     """
 
-    def __init__(self, reason, message):
-        # type: (str, str) -> None
+    def __init__(self, reason: str, message: str) -> None:
         super(AdmissionError, self).__init__(message)
         self.reason = reason
         self.message = message
 
     @classmethod
-    def unexpected(cls, error_text):
-        # type: (str) -> AdmissionError
+    def unexpected(cls, error_text: str) -> AdmissionError:
         """Wrap a manager's plain error text the way the kubelet does for untyped errors."""
         return cls(UNEXPECTED_ADMISSION_ERROR,
                    "Allocate failed due to %s, which is unexpected" % (error_text,))
 
-    def __repr__(self):
-        # type: () -> str
+    def __repr__(self) -> str:
         return "%s(reason=%r, message=%r)" % (type(self).__name__, self.reason, self.message)
 
 

@@ -22,7 +22,7 @@ Python: ``str``, ``int``, ``dict`` (Go map, or Go struct keyed by Go field name)
 (slice) and ``None`` (nil). Standard library only; Python 3.8+.
 """
 
-from __future__ import absolute_import, division, print_function
+from __future__ import absolute_import, annotations, division, print_function
 
 __metaclass__ = type
 
@@ -57,8 +57,11 @@ class Field:
 
     __slots__ = ("go_name", "json_name", "type", "omitempty")
 
-    def __init__(self, go_name, json_name, gotype, omitempty=False):
-        # type: (str, str, GoType, bool) -> None
+    def __init__(self,
+                 go_name: str,
+                 json_name: str,
+                 gotype: GoType,
+                 omitempty: bool = False) -> None:
         self.go_name = go_name
         self.json_name = json_name
         self.type = gotype
@@ -70,57 +73,53 @@ class GoType:
 
     __slots__ = ("kind", "name", "key", "elem", "fields")
 
-    def __init__(self, kind, name, key=None, elem=None, fields=None):
-        # type: (str, str, Optional[GoType], Optional[GoType], Optional[Sequence[Field]]) -> None
+    def __init__(self,
+                 kind: str,
+                 name: str,
+                 key: Optional[GoType] = None,
+                 elem: Optional[GoType] = None,
+                 fields: Optional[Sequence[Field]] = None) -> None:
         self.kind = kind
         self.name = name
         self.key = key
         self.elem = elem
         self.fields = tuple(fields or ())
 
-    def __repr__(self):
-        # type: () -> str
+    def __repr__(self) -> str:
         return "GoType(%s)" % self.name
 
 
-def string_type(name="string"):
-    # type: (str) -> GoType
+def string_type(name: str = "string") -> GoType:
     """A Go string (or a named string type such as ``v1.ResourceName``)."""
     return GoType(STRING, name)
 
 
-def uint_type(name="uint64"):
-    # type: (str) -> GoType
+def uint_type(name: str = "uint64") -> GoType:
     """A Go uint64 (or a named one such as ``checksum.Checksum``)."""
     return GoType(UINT, name)
 
 
-def int_type(name="int"):
-    # type: (str) -> GoType
+def int_type(name: str = "int") -> GoType:
     """A Go int (64-bit on every platform the kubelet runs on)."""
     return GoType(INT, name)
 
 
-def map_type(key, elem, name=None):
-    # type: (GoType, GoType, Optional[str]) -> GoType
+def map_type(key: GoType, elem: GoType, name: Optional[str] = None) -> GoType:
     """A Go map; ``name`` for named map types (``state.NUMANodeMap``)."""
     return GoType(MAP, name or "map[%s]%s" % (key.name, elem.name), key=key, elem=elem)
 
 
-def slice_type(elem, name=None):
-    # type: (GoType, Optional[str]) -> GoType
+def slice_type(elem: GoType, name: Optional[str] = None) -> GoType:
     """A Go slice."""
     return GoType(SLICE, name or "[]%s" % elem.name, elem=elem)
 
 
-def ptr_type(elem):
-    # type: (GoType) -> GoType
+def ptr_type(elem: GoType) -> GoType:
     """A Go pointer."""
     return GoType(PTR, "*%s" % elem.name, elem=elem)
 
 
-def struct_type(name, fields):
-    # type: (str, Sequence[Field]) -> GoType
+def struct_type(name: str, fields: Sequence[Field]) -> GoType:
     """A Go struct with its exported fields in declaration order."""
     return GoType(STRUCT, name, fields=fields)
 
@@ -134,8 +133,7 @@ class _Number:
 
     __slots__ = ("text",)
 
-    def __init__(self, text):
-        # type: (str) -> None
+    def __init__(self, text: str) -> None:
         self.text = text
 
 
@@ -144,13 +142,11 @@ class JSONObject:
 
     __slots__ = ("pairs",)
 
-    def __init__(self, pairs):
-        # type: (List[Tuple[str, Any]]) -> None
+    def __init__(self, pairs: List[Tuple[str, Any]]) -> None:
         self.pairs = pairs
 
 
-def _go_replace(error):
-    # type: (UnicodeDecodeError) -> Tuple[str, int]
+def _go_replace(error: UnicodeDecodeError) -> Tuple[str, int]:
     """Go replaces every byte of an invalid UTF-8 sequence by U+FFFD."""
     return (u"\ufffd" * (error.end - error.start), error.end)
 
@@ -160,8 +156,7 @@ codecs.register_error("numaguard-go-replace", _go_replace)
 _SURROGATE = re.compile(u"[\ud800-\udfff]")
 
 
-def to_text(data):
-    # type: (Any) -> str
+def to_text(data: Any) -> str:
     """Return ``data`` (str or bytes) as text, invalid UTF-8 replaced the way Go does."""
     if isinstance(data, bytes):
         return data.decode("utf-8", "numaguard-go-replace")
@@ -170,8 +165,7 @@ def to_text(data):
     return data
 
 
-def go_quote(text):
-    # type: (str) -> str
+def go_quote(text: str) -> str:
     """Go's ``strconv.Quote`` (what ``%q`` prints) for a string."""
     out = ['"']
     for char in text:
@@ -194,8 +188,7 @@ _QUOTE_ESCAPES = {'"': '\\"', "\\": "\\\\", "\a": "\\a", "\b": "\\b", "\f": "\\f
                   "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v"}
 
 
-def _quote_char(char):
-    # type: (str) -> str
+def _quote_char(char: str) -> str:
     """Go's quoteChar for a scanner error: the offending *byte* as a rune, quoted with '."""
     if char >= u"\x80":
         char = chr(char.encode("utf-8", "surrogatepass")[0])
@@ -220,40 +213,34 @@ class _Scanner:
     "invalid character 'x' after object key", ...).
     """
 
-    def __init__(self, text):
-        # type: (str) -> None
+    def __init__(self, text: str) -> None:
         self.text = text
         self.pos = 0
 
-    def fail(self, where):
-        # type: (str) -> GoJSONError
+    def fail(self, where: str) -> GoJSONError:
         if self.pos >= len(self.text):
             return GoJSONError("unexpected end of JSON input")
         return GoJSONError("invalid character %s %s" % (_quote_char(self.text[self.pos]), where))
 
-    def skip_space(self):
-        # type: () -> None
+    def skip_space(self) -> None:
         text, pos = self.text, self.pos
         while pos < len(text) and text[pos] in _SPACE:
             pos += 1
         self.pos = pos
 
-    def peek(self):
-        # type: () -> str
+    def peek(self) -> str:
         return self.text[self.pos] if self.pos < len(self.text) else ""
 
-    def check(self):
-        # type: () -> None
+    def check(self) -> None:
         self.skip_space()
         self.value()
         self.skip_space()
         if self.pos < len(self.text):
             raise self.fail("after top-level value")
 
-    def value(self):
-        # type: () -> None
+    def value(self) -> None:
         # explicit stack instead of recursion: arbitrarily deep unknown keys stay checkable
-        stack = []  # type: List[str]
+        stack: List[str] = []
         while True:
             self.skip_space()
             char = self.peek()
@@ -308,8 +295,7 @@ class _Scanner:
             if not stack:
                 return
 
-    def key(self):
-        # type: () -> None
+    def key(self) -> None:
         if self.peek() != '"':
             raise self.fail("looking for beginning of object key string")
         self.string()
@@ -318,8 +304,7 @@ class _Scanner:
             raise self.fail("after object key")
         self.pos += 1
 
-    def string(self):
-        # type: () -> None
+    def string(self) -> None:
         text = self.text
         pos = self.pos + 1
         while True:
@@ -346,8 +331,7 @@ class _Scanner:
                             raise self.fail("in \\u hexadecimal character escape")
             pos += 1
 
-    def number(self):
-        # type: () -> None
+    def number(self) -> None:
         if self.peek() == "-":
             self.pos += 1
             if self.peek() not in _DIGITS or not self.peek():
@@ -369,23 +353,20 @@ class _Scanner:
                 raise self.fail("in exponent of numeric literal")
             self.digits()
 
-    def digits(self):
-        # type: () -> None
+    def digits(self) -> None:
         text, pos = self.text, self.pos
         while pos < len(text) and text[pos] in _DIGITS:
             pos += 1
         self.pos = pos
 
-    def literal(self, word):
-        # type: (str) -> None
+    def literal(self, word: str) -> None:
         for expected in word:
             if self.peek() != expected:
                 raise self.fail("in literal %s (expecting %s)" % (word, _quote_char(expected)))
             self.pos += 1
 
 
-def parse(data):
-    # type: (Any) -> Any
+def parse(data: Any) -> Any:
     """Parse JSON text the way Go's scanner accepts it; return an untyped tree.
 
     Objects become :class:`JSONObject` (pairs), numbers :class:`_Number` (literal text), strings
@@ -406,13 +387,11 @@ def parse(data):
     return _fix_surrogates(tree)
 
 
-def _refuse_constant(name):
-    # type: (str) -> Any
+def _refuse_constant(name: str) -> Any:
     raise ValueError("%s is not JSON" % name)
 
 
-def _fix_surrogates(node):
-    # type: (Any) -> Any
+def _fix_surrogates(node: Any) -> Any:
     if isinstance(node, str):
         return _SURROGATE.sub(u"\ufffd", node) if _SURROGATE.search(node) else node
     if isinstance(node, JSONObject):
@@ -427,8 +406,7 @@ def _fix_surrogates(node):
 # Decoding into a typed Go value.
 # --------------------------------------------------------------------------------------------
 
-def fold_name(name):
-    # type: (str) -> str
+def fold_name(name: str) -> str:
     """Case folding as Go's bytes.EqualFold matches ASCII field names (Kelvin sign, long s)."""
     out = []
     for char in name:
@@ -443,8 +421,7 @@ def fold_name(name):
     return "".join(out)
 
 
-def _json_kind(node):
-    # type: (Any) -> str
+def _json_kind(node: Any) -> str:
     if isinstance(node, JSONObject):
         return "object"
     if isinstance(node, list):
@@ -459,13 +436,15 @@ def _json_kind(node):
 class _Decoder:
     """Decode an untyped tree into a typed value; remember the first type error like Go."""
 
-    def __init__(self, top_name):
-        # type: (str) -> None
+    def __init__(self, top_name: str) -> None:
         self.top_name = top_name
-        self.error = None  # type: Optional[GoJSONError]
+        self.error: Optional[GoJSONError] = None
 
-    def _save(self, value_desc, gotype, struct_name, path):
-        # type: (str, GoType, Optional[str], List[str]) -> None
+    def _save(self,
+              value_desc: str,
+              gotype: GoType,
+              struct_name: Optional[str],
+              path: List[str]) -> None:
         if self.error is not None:
             return
         if struct_name is not None and path:
@@ -475,8 +454,12 @@ class _Decoder:
             self.error = GoJSONError("json: cannot unmarshal %s into Go value of type %s"
                                      % (value_desc, gotype.name))
 
-    def decode(self, node, gotype, current, struct_name, path):
-        # type: (Any, GoType, Any, Optional[str], List[str]) -> Any
+    def decode(self,
+               node: Any,
+               gotype: GoType,
+               current: Any,
+               struct_name: Optional[str],
+               path: List[str]) -> Any:
         """Return the new Go value of ``gotype`` after decoding ``node`` into ``current``."""
         if node is None:
             if gotype.kind in (MAP, SLICE, PTR):
@@ -537,8 +520,11 @@ class _Decoder:
             return result
         raise AssertionError("unsupported Go kind %r" % kind)  # pragma: no cover
 
-    def _map_key(self, text, key_type, struct_name, path):
-        # type: (str, GoType, Optional[str], List[str]) -> Any
+    def _map_key(self,
+                 text: str,
+                 key_type: GoType,
+                 struct_name: Optional[str],
+                 path: List[str]) -> Any:
         if key_type.kind == STRING:
             return text
         value = _parse_integer(text, key_type.kind)
@@ -547,8 +533,7 @@ class _Decoder:
         return value
 
 
-def _parse_integer(text, kind):
-    # type: (str, str) -> Optional[int]
+def _parse_integer(text: str, kind: str) -> Optional[int]:
     """strconv.ParseUint / ParseInt(text, 10, 64): digits only (sign allowed for int)."""
     body = text
     if kind == INT and body[:1] in ("+", "-"):
@@ -565,8 +550,7 @@ def _parse_integer(text, kind):
     return value
 
 
-def zero_value(gotype):
-    # type: (GoType) -> Any
+def zero_value(gotype: GoType) -> Any:
     """Go's zero value: "" / 0 / nil, and a struct of zero fields."""
     if gotype.kind == STRING:
         return ""
@@ -577,8 +561,9 @@ def zero_value(gotype):
     return None
 
 
-def decode_tree(tree, gotype, initial=None):
-    # type: (Any, GoType, Optional[Dict[str, Any]]) -> Tuple[Dict[str, Any], Optional[GoJSONError]]
+def decode_tree(tree: Any,
+                gotype: GoType,
+                initial: Optional[Dict[str, Any]] = None) -> Tuple[Dict[str, Any], Optional[GoJSONError]]:
     """Decode a :func:`parse` tree into a struct type; return (value, first type error or None).
 
     Like Go, decoding goes on after a type error, so the fields that did decode are set; the
@@ -592,8 +577,9 @@ def decode_tree(tree, gotype, initial=None):
     return value, decoder.error
 
 
-def unmarshal(data, gotype, initial=None):
-    # type: (Any, GoType, Optional[Dict[str, Any]]) -> Dict[str, Any]
+def unmarshal(data: Any,
+              gotype: GoType,
+              initial: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
     """``json.Unmarshal(data, &v)`` for a struct type; ``initial`` = pre-initialised fields.
 
     Syntax errors win over type errors (Go validates the whole input first); of several type
@@ -616,8 +602,7 @@ _ESCAPES = {
 _NEEDS_ESCAPE = re.compile(u'["\\\\\x00-\x1f<>&\u2028\u2029\ud800-\udfff]')
 
 
-def _escape_char(match):
-    # type: (Any) -> str
+def _escape_char(match: Any) -> str:
     char = match.group(0)
     if char in _ESCAPES:
         return _ESCAPES[char]
@@ -626,14 +611,12 @@ def _escape_char(match):
     return "\\u%04x" % ord(char)
 
 
-def encode_string(text):
-    # type: (str) -> str
+def encode_string(text: str) -> str:
     """A Go ``json.Marshal`` string literal (HTML-safe, U+2028/2029 escaped, UTF-8 raw)."""
     return '"' + _NEEDS_ESCAPE.sub(_escape_char, text) + '"'
 
 
-def _is_empty(value, gotype):
-    # type: (Any, GoType) -> bool
+def _is_empty(value: Any, gotype: GoType) -> bool:
     if gotype.kind in (MAP, SLICE):
         return not value
     if gotype.kind == PTR:
@@ -645,13 +628,11 @@ def _is_empty(value, gotype):
     return False  # structs are never empty for omitempty
 
 
-def _map_key_text(key, key_type):
-    # type: (Any, GoType) -> str
+def _map_key_text(key: Any, key_type: GoType) -> str:
     return key if key_type.kind == STRING else str(key)
 
 
-def marshal(value, gotype):
-    # type: (Any, GoType) -> str
+def marshal(value: Any, gotype: GoType) -> str:
     """``json.Marshal(value)``: compact Go encoding of a typed value."""
     kind = gotype.kind
     if kind == PTR:

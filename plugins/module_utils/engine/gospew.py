@@ -22,7 +22,7 @@ The new-format checksums (``dataChecksum``) hash a Go *string*, which spew rende
 ``(string)`` + raw text: :func:`string_checksum`.
 """
 
-from __future__ import absolute_import, division, print_function
+from __future__ import absolute_import, annotations, division, print_function
 
 __metaclass__ = type
 
@@ -37,8 +37,7 @@ _FNV_OFFSET = 2166136261
 _FNV_PRIME = 16777619
 
 
-def fnv1a32(data):
-    # type: (bytes) -> int
+def fnv1a32(data: bytes) -> int:
     """FNV-1a, 32 bit (Go's hash/fnv New32a)."""
     value = _FNV_OFFSET
     for byte in bytearray(data):
@@ -47,23 +46,24 @@ def fnv1a32(data):
     return value
 
 
-def spew(value, gotype):
-    # type: (Any, gojson.GoType) -> str
+def spew(value: Any, gotype: gojson.GoType) -> str:
     """go-spew ``%#v`` of ``value`` (a Go value of ``gotype`` in the gojson model)."""
-    out = []  # type: List[str]
+    out: List[str] = []
     _format(value, gotype, True, out, [False])
     return "".join(out)
 
 
-def _sort_key(key, key_type):
-    # type: (Any, gojson.GoType) -> Any
+def _sort_key(key: Any, key_type: gojson.GoType) -> Any:
     if key_type.kind == gojson.STRING:
         return key.encode("utf-8", "surrogatepass")
     return key
 
 
-def _format(value, gotype, show_type, out, skip_type):
-    # type: (Any, gojson.GoType, bool, List[str], List[bool]) -> None
+def _format(value: Any,
+            gotype: gojson.GoType,
+            show_type: bool,
+            out: List[str],
+            skip_type: List[bool]) -> None:
     """Append the rendering of ``value``.
 
     ``skip_type`` is go-spew's ``ignoreNextType`` flag as a mutable cell: go-spew sets it before
@@ -129,14 +129,12 @@ def _format(value, gotype, show_type, out, skip_type):
         raise AssertionError("unsupported Go kind %r" % kind)
 
 
-def object_checksum(value, gotype):
-    # type: (Any, gojson.GoType) -> int
+def object_checksum(value: Any, gotype: gojson.GoType) -> int:
     """checksum.New(&value): FNV-1a 32 of the spew rendering of a pointer to the struct."""
     text = spew(value, gojson.ptr_type(gotype))
     return fnv1a32(text.encode("utf-8", "surrogatepass"))
 
 
-def string_checksum(text):
-    # type: (str) -> int
+def string_checksum(text: str) -> int:
     """checksum.New(string): the ``dataChecksum`` of the V3/V4 formats."""
     return fnv1a32(("(string)" + text).encode("utf-8", "surrogatepass"))

@@ -16,7 +16,7 @@ provider returns                       Topology Manager reads
 =====================================  ==========================================
 """
 
-from __future__ import absolute_import, division, print_function
+from __future__ import absolute_import, annotations, division, print_function
 
 __metaclass__ = type
 
@@ -41,16 +41,14 @@ class TopologyHint(object):
     affinity: "Optional[BitMask]"
     preferred: bool
 
-    def to_dict(self):
-        # type: () -> Dict[str, Any]
+    def to_dict(self) -> Dict[str, Any]:
         """JSON-friendly form used in results: ``{"numa_affinity": [ids] or None, "preferred": bool}``."""
         return {
             "numa_affinity": None if self.affinity is None else list(self.affinity.bits()),
             "preferred": self.preferred,
         }
 
-    def __str__(self):
-        # type: () -> str
+    def __str__(self) -> str:
         return "{%s %s}" % ("nil" if self.affinity is None else str(self.affinity),
                             "preferred" if self.preferred else "not-preferred")
 
@@ -68,8 +66,7 @@ _DICT_ATTRIBUTE = "_as_dict"
 _memoised_dict = operator.attrgetter(_DICT_ATTRIBUTE)
 
 
-def _shared_dict(hint):
-    # type: (TopologyHint) -> Dict[str, Any]
+def _shared_dict(hint: TopologyHint) -> Dict[str, Any]:
     """``hint.to_dict()``, built once per hint object and then reused."""
     found = hint.__dict__.get(_DICT_ATTRIBUTE)
     if found is None:
@@ -78,8 +75,7 @@ def _shared_dict(hint):
     return found
 
 
-def memoise_dicts(hints, id_tuples):
-    # type: (Iterable[TopologyHint], Iterable[Tuple[int, ...]]) -> None
+def memoise_dicts(hints: Iterable[TopologyHint], id_tuples: Iterable[Tuple[int, ...]]) -> None:
     """Attach ``to_dict()`` to many hints at once; ``id_tuples`` gives each hint's NUMA ids.
 
     Why: a provider interning the 65535 hints of a 16-node machine already knows every mask's
@@ -93,8 +89,7 @@ def memoise_dicts(hints, id_tuples):
             attributes[_DICT_ATTRIBUTE] = {"numa_affinity": list(ids), "preferred": hint.preferred}
 
 
-def hint_map_to_dict(hints):
-    # type: (Optional[Dict[str, Optional[List[TopologyHint]]]]) -> Optional[Dict[str, Any]]
+def hint_map_to_dict(hints: Optional[Dict[str, Optional[List[TopologyHint]]]]) -> Optional[Dict[str, Any]]:
     """JSON-friendly form of a provider hint map, keeping the None / [] distinction.
 
     Why the per-hint dicts are shared: at 16 NUMA nodes a map holds 65535 hints per resource and
@@ -104,7 +99,7 @@ def hint_map_to_dict(hints):
     """
     if hints is None:
         return None
-    out = {}  # type: Dict[str, Any]
+    out: Dict[str, Any] = {}
     for resource in sorted(hints):
         value = hints[resource]
         if value is None:

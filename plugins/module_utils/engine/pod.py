@@ -50,9 +50,9 @@ HUGEPAGES_PREFIX = "hugepages-"
 
 #: Feature gates that change how a pod is read, with the kubelet's defaults at the spec baseline
 #: (PodLevelResources is beta and on by default since 1.34).
-DEFAULT_FEATURE_GATES = {
+DEFAULT_FEATURE_GATES: Dict[str, bool] = {
     "PodLevelResources": True,
-}  # type: Dict[str, bool]
+}
 
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
@@ -64,44 +64,37 @@ class InvalidPod(ValueError):
     """A manifest the API server would refuse (or that is not a Pod), naming field and value."""
 
 
-def _invalid(path, value, detail):
-    # type: (str, Any, str) -> InvalidPod
+def _invalid(path: str, value: Any, detail: str) -> InvalidPod:
     return InvalidPod('%s: Invalid value: %s: %s' % (path, _show(value), detail))
 
 
-def _show(value):
-    # type: (Any) -> str
+def _show(value: Any) -> str:
     if isinstance(value, str):
         return '"%s"' % value
     return repr(value)
 
 
-def is_hugepages(name):
-    # type: (str) -> bool
+def is_hugepages(name: str) -> bool:
     """``hugepages-2Mi`` style resource name."""
     return name.startswith(HUGEPAGES_PREFIX)
 
 
-def is_native(name):
-    # type: (str) -> bool
+def is_native(name: str) -> bool:
     """Kubernetes-native resource: no domain, or a ``kubernetes.io/`` domain."""
     return "/" not in name or name.split("/", 1)[0].endswith("kubernetes.io")
 
 
-def is_extended(name):
-    # type: (str) -> bool
+def is_extended(name: str) -> bool:
     """Extended resource (device plugins, ``example.com/gpu``): fully qualified, not native."""
     return not is_native(name) and not name.startswith("requests.")
 
 
-def overcommit_allowed(name):
-    # type: (str) -> bool
+def overcommit_allowed(name: str) -> bool:
     """Requests may be below limits only for native non-hugepage resources."""
     return is_native(name) and not is_hugepages(name)
 
 
-def _base_units(name, quantity):
-    # type: (str, Quantity) -> int
+def _base_units(name: str, quantity: Quantity) -> int:
     if name == CPU:
         return quantity.milli_value()
     return quantity.value()
@@ -124,19 +117,16 @@ class Container(object):
     limit_quantities: Dict[str, Quantity] = field(default_factory=dict, compare=False, repr=False)
 
     @property
-    def is_sidecar(self):
-        # type: () -> bool
+    def is_sidecar(self) -> bool:
         """Restartable init container (``restartPolicy: Always``)."""
         return self.is_init and self.restartable
 
     @property
-    def is_regular_init(self):
-        # type: () -> bool
+    def is_regular_init(self) -> bool:
         """Init container that runs to completion before the next one starts."""
         return self.is_init and not self.restartable
 
-    def equivalent_guaranteed(self):
-        # type: () -> bool
+    def equivalent_guaranteed(self) -> bool:
         """``IsContainerEquivalentQOSGuaranteed``: cpu and memory requests non-zero and equal to limits."""
         for name in (CPU, MEMORY):
             request = self.request_quantities.get(name)
@@ -145,8 +135,7 @@ class Container(object):
                 return False
         return True
 
-    def to_dict(self):
-        # type: () -> Dict[str, Any]
+    def to_dict(self) -> Dict[str, Any]:
         """JSON-friendly form for results."""
         return {
             "name": self.name,
@@ -174,8 +163,9 @@ class Pod(object):
     feature_gates: Dict[str, bool] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
-    def from_manifest(cls, manifest, feature_gates=None):
-        # type: (Any, Optional[Mapping[str, bool]]) -> Pod
+    def from_manifest(cls,
+                      manifest: Any,
+                      feature_gates: Optional[Mapping[str, bool]] = None) -> Pod:
         """Validate and default a Pod manifest (dict); raise :class:`InvalidPod` naming the field."""
         gates = dict(DEFAULT_FEATURE_GATES)
         if feature_gates:
@@ -184,58 +174,50 @@ class Pod(object):
 
     # ---- derived views -------------------------------------------------------------------
 
-    def all_containers(self):
-        # type: () -> Tuple[Container, ...]
+    def all_containers(self) -> Tuple[Container, ...]:
         """Init containers (spec order) then app containers: the kubelet's admission order."""
         return self.init_containers + self.containers
 
-    def container(self, name):
-        # type: (str) -> Container
+    def container(self, name: str) -> Container:
         for container in self.all_containers():
             if container.name == name:
                 return container
         raise KeyError(name)
 
     @property
-    def has_pod_level_resources(self):
-        # type: () -> bool
+    def has_pod_level_resources(self) -> bool:
         """Pod sets ``spec.resources`` and the PodLevelResources gate is on."""
         return self.pod_requests_quantities is not None or self.pod_limits_quantities is not None
 
     @property
-    def pod_level_requests(self):
-        # type: () -> Dict[str, int]
+    def pod_level_requests(self) -> Dict[str, int]:
         """Pod-level requests in base units ({} when none)."""
         return {k: _base_units(k, v) for k, v in (self.pod_requests_quantities or {}).items()}
 
     @property
-    def pod_level_limits(self):
-        # type: () -> Dict[str, int]
+    def pod_level_limits(self) -> Dict[str, int]:
         return {k: _base_units(k, v) for k, v in (self.pod_limits_quantities or {}).items()}
 
     @property
-    def overhead(self):
-        # type: () -> Dict[str, int]
+    def overhead(self) -> Dict[str, int]:
         return {k: _base_units(k, v) for k, v in self.overhead_quantities.items()}
 
     @property
-    def key(self):
-        # type: () -> str
+    def key(self) -> str:
         return "%s/%s" % (self.namespace, self.name)
 
 
 # ---- effective requests (resourcehelper) ---------------------------------------------------
 
 
-def _aggregate(containers, which):
-    # type: (Tuple[Container, ...], str) -> Dict[str, Quantity]
+def _aggregate(containers: Tuple[Container, ...], which: str) -> Dict[str, Quantity]:
     """``AggregateContainerRequests``/``Limits``: app sum + sidecars vs each init + earlier sidecars."""
-    result = {}  # type: Dict[str, Quantity]
+    result: Dict[str, Quantity] = {}
     for container in containers:
         if not container.is_init:
             _add(result, getattr(container, which))
-    sidecars = {}  # type: Dict[str, Quantity]
-    init_max = {}  # type: Dict[str, Quantity]
+    sidecars: Dict[str, Quantity] = {}
+    init_max: Dict[str, Quantity] = {}
     for container in containers:
         if not container.is_init:
             continue
@@ -252,21 +234,22 @@ def _aggregate(containers, which):
     return result
 
 
-def _add(target, values):
-    # type: (Dict[str, Quantity], Mapping[str, Quantity]) -> None
+def _add(target: Dict[str, Quantity], values: Mapping[str, Quantity]) -> None:
     for name, value in values.items():
         target[name] = target[name] + value if name in target else value
 
 
-def _max(target, values):
-    # type: (Dict[str, Quantity], Mapping[str, Quantity]) -> None
+def _max(target: Dict[str, Quantity], values: Mapping[str, Quantity]) -> None:
     for name, value in values.items():
         if name not in target or value > target[name]:
             target[name] = value
 
 
-def _pod_quantities(pod, which, pod_level, exclude_overhead, skip_pod_level):
-    # type: (Pod, str, Optional[Dict[str, Quantity]], bool, bool) -> Dict[str, Quantity]
+def _pod_quantities(pod: Pod,
+                    which: str,
+                    pod_level: Optional[Dict[str, Quantity]],
+                    exclude_overhead: bool,
+                    skip_pod_level: bool) -> Dict[str, Quantity]:
     """Pod requests or limits: the containers' aggregate of ``which``, pod-level values, overhead.
 
     Why one function: requests and limits are totalled the same way; the supported pod-level
@@ -282,34 +265,37 @@ def _pod_quantities(pod, which, pod_level, exclude_overhead, skip_pod_level):
     return totals
 
 
-def pod_request_quantities(pod, exclude_overhead=False, skip_pod_level=False):
-    # type: (Pod, bool, bool) -> Dict[str, Quantity]
+def pod_request_quantities(pod: Pod,
+                           exclude_overhead: bool = False,
+                           skip_pod_level: bool = False) -> Dict[str, Quantity]:
     """``resourcehelper.PodRequests`` as exact quantities."""
     return _pod_quantities(pod, "request_quantities", pod.pod_requests_quantities, exclude_overhead, skip_pod_level)
 
 
-def pod_limit_quantities(pod, exclude_overhead=False, skip_pod_level=False):
-    # type: (Pod, bool, bool) -> Dict[str, Quantity]
+def pod_limit_quantities(pod: Pod,
+                         exclude_overhead: bool = False,
+                         skip_pod_level: bool = False) -> Dict[str, Quantity]:
     """``resourcehelper.PodLimits`` as exact quantities."""
     return _pod_quantities(pod, "limit_quantities", pod.pod_limits_quantities, exclude_overhead, skip_pod_level)
 
 
-def pod_requests(pod, exclude_overhead=False, skip_pod_level=False):
-    # type: (Pod, bool, bool) -> Dict[str, int]
+def pod_requests(pod: Pod,
+                 exclude_overhead: bool = False,
+                 skip_pod_level: bool = False) -> Dict[str, int]:
     """Effective pod requests in base units (cpu millicores): what the scheduler and kubelet fit."""
     return {k: _base_units(k, v)
             for k, v in pod_request_quantities(pod, exclude_overhead, skip_pod_level).items()}
 
 
-def pod_limits(pod, exclude_overhead=False, skip_pod_level=False):
-    # type: (Pod, bool, bool) -> Dict[str, int]
+def pod_limits(pod: Pod,
+               exclude_overhead: bool = False,
+               skip_pod_level: bool = False) -> Dict[str, int]:
     """Effective pod limits in base units; the device manager uses these with overhead excluded."""
     return {k: _base_units(k, v)
             for k, v in pod_limit_quantities(pod, exclude_overhead, skip_pod_level).items()}
 
 
-def supported_pod_level(name):
-    # type: (str) -> bool
+def supported_pod_level(name: str) -> bool:
     """Resources that ``spec.resources`` may set: cpu, memory, hugepages-*."""
     return name in (CPU, MEMORY) or is_hugepages(name)
 
@@ -317,8 +303,7 @@ def supported_pod_level(name):
 # ---- QoS (GetPodQOS / ComputePodQOS) -------------------------------------------------------
 
 
-def resource_qos(requests, limits):
-    # type: (Mapping[str, Quantity], Mapping[str, Quantity]) -> str
+def resource_qos(requests: Mapping[str, Quantity], limits: Mapping[str, Quantity]) -> str:
     """``resourceQOS``: the class of one requests/limits block (a container, or the pod level).
 
     cpu and memory must each have request == limit (a missing value is zero); both zero is
@@ -326,7 +311,7 @@ def resource_qos(requests, limits):
     """
     if not requests and not limits:
         return BEST_EFFORT
-    qos = None  # type: Optional[str]
+    qos: Optional[str] = None
     for name in (CPU, MEMORY):
         request = requests.get(name, _ZERO)
         limit = limits.get(name, _ZERO)
@@ -340,14 +325,16 @@ def resource_qos(requests, limits):
     return qos or BEST_EFFORT
 
 
-def compute_qos(containers, pod_requests_q=None, pod_limits_q=None, pod_level=False):
-    # type: (Tuple[Container, ...], Optional[Dict[str, Quantity]], Optional[Dict[str, Quantity]], bool) -> str
+def compute_qos(containers: Tuple[Container, ...],
+                pod_requests_q: Optional[Dict[str, Quantity]] = None,
+                pod_limits_q: Optional[Dict[str, Quantity]] = None,
+                pod_level: bool = False) -> str:
     """``ComputePodQOS``: the pod-level block alone when ``spec.resources`` is present (and the
     PodLevelResources gate on), else the containers' classes combined (any Burstable, or a mix
     of BestEffort and Guaranteed, makes the pod Burstable)."""
     if pod_level:
         return resource_qos(pod_requests_q or {}, pod_limits_q or {})
-    pod_qos = None  # type: Optional[str]
+    pod_qos: Optional[str] = None
     for container in containers:
         qos = resource_qos(container.request_quantities, container.limit_quantities)
         if qos == BURSTABLE:
@@ -362,8 +349,7 @@ def compute_qos(containers, pod_requests_q=None, pod_limits_q=None, pod_level=Fa
 # ---- building from a manifest --------------------------------------------------------------
 
 
-def _mapping(value, path, required=False):
-    # type: (Any, str, bool) -> Dict[str, Any]
+def _mapping(value: Any, path: str, required: bool = False) -> Dict[str, Any]:
     if value is None:
         if required:
             raise InvalidPod("%s: Required value" % path)
@@ -373,8 +359,7 @@ def _mapping(value, path, required=False):
     return value
 
 
-def _list(value, path):
-    # type: (Any, str) -> list
+def _list(value: Any, path: str) -> list:
     if value is None:
         return []
     if not isinstance(value, list):
@@ -382,8 +367,7 @@ def _list(value, path):
     return value
 
 
-def _quantity(value, path):
-    # type: (Any, str) -> Quantity
+def _quantity(value: Any, path: str) -> Quantity:
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):
         raise _invalid(path, value, "must be a quantity (string or number)")
     text = repr(value) if isinstance(value, float) else value
@@ -393,8 +377,7 @@ def _quantity(value, path):
         raise _invalid(path, value, "must be a valid quantity (%s)" % exc)
 
 
-def _check_resource_name(name, path):
-    # type: (Any, str) -> None
+def _check_resource_name(name: Any, path: str) -> None:
     if not isinstance(name, str) or not name:
         raise _invalid(path, name, "resource name must be a non-empty string")
     prefix, short = name.rpartition("/")[::2]
@@ -422,9 +405,8 @@ def _check_resource_name(name, path):
         raise _invalid(path, name, "extended resource names must not start with 'requests.'")
 
 
-def _resource_list(raw, path):
-    # type: (Any, str) -> Dict[str, Quantity]
-    out = {}  # type: Dict[str, Quantity]
+def _resource_list(raw: Any, path: str) -> Dict[str, Quantity]:
+    out: Dict[str, Quantity] = {}
     for name, value in _mapping(raw, path).items():
         item_path = "%s[%s]" % (path, name)
         _check_resource_name(name, item_path)
@@ -437,8 +419,9 @@ def _resource_list(raw, path):
     return out
 
 
-def _resources(raw, path, pod_level=False):
-    # type: (Any, str, bool) -> Tuple[Dict[str, Quantity], Dict[str, Quantity]]
+def _resources(raw: Any,
+               path: str,
+               pod_level: bool = False) -> Tuple[Dict[str, Quantity], Dict[str, Quantity]]:
     resources = _mapping(raw, path)
     for key in resources:
         if key not in ("requests", "limits", "claims"):
@@ -473,8 +456,7 @@ def _resources(raw, path, pod_level=False):
     return requests, limits
 
 
-def _container(raw, path, is_init, seen):
-    # type: (Any, str, bool, Dict[str, str]) -> Container
+def _container(raw: Any, path: str, is_init: bool, seen: Dict[str, str]) -> Container:
     spec = _mapping(raw, path, required=True)
     name = spec.get("name")
     if not isinstance(name, str) or not name:
@@ -510,14 +492,12 @@ def _container(raw, path, is_init, seen):
     )
 
 
-def _default_uid(namespace, name):
-    # type: (str, str) -> str
+def _default_uid(namespace: str, name: str) -> str:
     """Deterministic uid for manifests without one (same pod name -> same uid, run after run)."""
     return str(uuid.uuid5(uuid.NAMESPACE_URL, "numaguard.kubelet/pod/%s/%s" % (namespace, name)))
 
 
-def _build(manifest, gates):
-    # type: (Any, Dict[str, bool]) -> Pod
+def _build(manifest: Any, gates: Dict[str, bool]) -> Pod:
     if not isinstance(manifest, dict):
         raise InvalidPod("pod manifest must be a mapping (a Pod object), got %s"
                          % type(manifest).__name__)
@@ -550,7 +530,7 @@ def _build(manifest, gates):
         raise _invalid("metadata.uid", uid, "must be a non-empty string")
 
     spec = _mapping(manifest.get("spec"), "spec", required=True)
-    seen = {}  # type: Dict[str, str]
+    seen: Dict[str, str] = {}
     init_containers = tuple(
         _container(raw, "spec.initContainers[%d]" % i, True, seen)
         for i, raw in enumerate(_list(spec.get("initContainers"), "spec.initContainers")))
@@ -563,7 +543,8 @@ def _build(manifest, gates):
 
     overhead = _resource_list(spec.get("overhead"), "spec.overhead")
 
-    pod_requests_q = pod_limits_q = None  # type: Optional[Dict[str, Quantity]]
+    pod_requests_q: Optional[Dict[str, Quantity]] = None
+    pod_limits_q: Optional[Dict[str, Quantity]] = None
     pod_level = spec.get("resources") is not None and gates.get("PodLevelResources", False)
     if pod_level:
         pod_requests_q, pod_limits_q = _resources(spec.get("resources"), "spec.resources",
@@ -587,8 +568,9 @@ def _build(manifest, gates):
                feature_gates=dict(gates))
 
 
-def _default_pod_level(containers, requests, limits):
-    # type: (Tuple[Container, ...], Dict[str, Quantity], Dict[str, Quantity]) -> Tuple[Optional[Dict[str, Quantity]], Optional[Dict[str, Quantity]]]
+def _default_pod_level(containers: Tuple[Container, ...],
+                       requests: Dict[str, Quantity],
+                       limits: Dict[str, Quantity]) -> Tuple[Optional[Dict[str, Quantity]], Optional[Dict[str, Quantity]]]:
     """API-server defaulting of ``spec.resources`` (hugepage limits, requests, then limits)."""
     aggregated_limits = _aggregate(containers, "limit_quantities")
     if limits or requests:
@@ -612,8 +594,9 @@ def _default_pod_level(containers, requests, limits):
     return (requests or None), (limits or None)
 
 
-def _check_pod_level_consistency(containers, requests, limits):
-    # type: (Tuple[Container, ...], Optional[Dict[str, Quantity]], Optional[Dict[str, Quantity]]) -> None
+def _check_pod_level_consistency(containers: Tuple[Container, ...],
+                                 requests: Optional[Dict[str, Quantity]],
+                                 limits: Optional[Dict[str, Quantity]]) -> None:
     """Pod-level requests cover the containers' aggregate; no container limit exceeds the pod's."""
     aggregated = _aggregate(containers, "request_quantities")
     for name, value in sorted((requests or {}).items()):

@@ -43,34 +43,29 @@ class _Accumulator(object):
 
     def __init__(self, topo, available, needed):
         self.topo = topo
-        self.available = set(c for c in available if c in topo.details)  # type: Set[int]
+        self.available: Set[int] = set(c for c in available if c in topo.details)
         self.needed = needed
-        self.result = set()  # type: Set[int]
+        self.result: Set[int] = set()
         self.numa_first = topo.num_sockets >= topo.num_numa_nodes
 
     # -- bookkeeping -----------------------------------------------------------------------
-    def take(self, cpus):
-        # type: (Iterable[int]) -> None
+    def take(self, cpus: Iterable[int]) -> None:
         cpus = set(cpus)
         self.result |= cpus
         self.available -= self.result
         self.needed -= len(cpus)
 
-    def needs_at_least(self, count):
-        # type: (int) -> bool
+    def needs_at_least(self, count: int) -> bool:
         return self.needed >= count
 
-    def satisfied(self):
-        # type: () -> bool
+    def satisfied(self) -> bool:
         return self.needed < 1
 
-    def failed(self):
-        # type: () -> bool
+    def failed(self) -> bool:
         return self.needed > len(self.available)
 
     # -- what is available where -------------------------------------------------------------
-    def _avail(self, group):
-        # type: (FrozenSet[int]) -> int
+    def _avail(self, group: FrozenSet[int]) -> int:
         return len(self.available & group)
 
     def avail_in_numa(self, node):
@@ -97,33 +92,29 @@ class _Accumulator(object):
         details = self.topo.details
         return set(details[c].uncore_cache for c in self.available if details[c].numa_node == numa)
 
-    def _sorted(self, ids, groups):
-        # type: (Iterable[int], dict) -> List[int]
+    def _sorted(self, ids: Iterable[int], groups: dict) -> List[int]:
         """The sorting primitive: fewest available CPUs in the element first, then lowest id."""
         return sorted(ids, key=lambda i: (self._avail(groups.get(i, frozenset())), i))
 
     # -- orders (numaFirst / socketsFirst) ---------------------------------------------------
-    def sorted_numas(self):
-        # type: () -> List[int]
+    def sorted_numas(self) -> List[int]:
         if self.numa_first:
             return self._sorted(self.avail_numas(), self.topo.cpus_in_numa)
-        out = []  # type: List[int]
+        out: List[int] = []
         for socket in self.sorted_sockets():
             out.extend(self._sorted(self.avail_numas_in_socket(socket), self.topo.cpus_in_numa))
         return out
 
-    def sorted_sockets(self):
-        # type: () -> List[int]
+    def sorted_sockets(self) -> List[int]:
         if not self.numa_first:
             return self._sorted(self.avail_sockets(), self.topo.cpus_in_socket)
-        out = []  # type: List[int]
+        out: List[int] = []
         for numa in self.sorted_numas():
             out.extend(self._sorted(self.avail_sockets(numa), self.topo.cpus_in_socket))
         return out
 
-    def sorted_cores(self):
-        # type: () -> List[int]
-        out = []  # type: List[int]
+    def sorted_cores(self) -> List[int]:
+        out: List[int] = []
         if self.numa_first:
             for socket in self.sorted_sockets():
                 out.extend(self._sorted(self.avail_cores(socket=socket), self.topo.cpus_in_core))
@@ -132,30 +123,26 @@ class _Accumulator(object):
                 out.extend(self._sorted(self.avail_cores(numa=numa), self.topo.cpus_in_core))
         return out
 
-    def sorted_uncores(self):
-        # type: () -> List[int]
-        out = []  # type: List[int]
+    def sorted_uncores(self) -> List[int]:
+        out: List[int] = []
         for numa in self.sorted_numas():
             out.extend(self._sorted(self.avail_uncores_in_numa(numa), self.topo.cpus_in_uncore))
         return out
 
-    def sorted_cpus_packed(self):
-        # type: () -> List[int]
-        out = []  # type: List[int]
+    def sorted_cpus_packed(self) -> List[int]:
+        out: List[int] = []
         for core in self.sorted_cores():
             out.extend(sorted(self.available & self.topo.cpus_in_core[core]))
         return out
 
-    def sorted_cpus_spread(self):
-        # type: () -> List[int]
-        out = []  # type: List[int]
+    def sorted_cpus_spread(self) -> List[int]:
+        out: List[int] = []
         for socket in self.sorted_sockets():
             out.extend(sorted(self.available & self.topo.cpus_in_socket[socket]))
         return out
 
     # -- the take steps ----------------------------------------------------------------------
-    def take_full_numas(self):
-        # type: () -> None
+    def take_full_numas(self) -> None:
         free = [n for n in self.sorted_numas()
                 if self._avail(self.topo.cpus_in_numa[n]) == len(self.topo.cpus_in_numa[n])]
         for numa in free:
@@ -164,8 +151,7 @@ class _Accumulator(object):
                 continue
             self.take(cpus)
 
-    def take_full_sockets(self):
-        # type: () -> None
+    def take_full_sockets(self) -> None:
         per_socket = self.topo.cpus_per_socket()
         free = [s for s in self.sorted_sockets()
                 if self._avail(self.topo.cpus_in_socket[s]) == per_socket]
@@ -175,8 +161,7 @@ class _Accumulator(object):
                 continue
             self.take(cpus)
 
-    def take_full_cores(self):
-        # type: () -> None
+    def take_full_cores(self) -> None:
         per_core = self.topo.cpus_per_core()
         free = [c for c in self.sorted_cores()
                 if self._avail(self.topo.cpus_in_core[c]) == per_core]
@@ -186,8 +171,7 @@ class _Accumulator(object):
                 continue
             self.take(cpus)
 
-    def take_full_uncores(self):
-        # type: () -> None
+    def take_full_uncores(self) -> None:
         for uncore in self.sorted_uncores():
             group = self.topo.cpus_in_uncore[uncore]
             if self._avail(group) != len(group):
@@ -197,8 +181,7 @@ class _Accumulator(object):
                 continue
             self.take(cpus)
 
-    def take_partial_uncore(self, uncore):
-        # type: (int) -> None
+    def take_partial_uncore(self, uncore: int) -> None:
         per_core = self.topo.cpus_per_core() or 1
         cores_needed = (self.needed + per_core - 1) // per_core
         details = self.topo.details
@@ -206,7 +189,7 @@ class _Accumulator(object):
                            if details[c].uncore_cache == uncore))
         if len(cores) > cores_needed:
             cores = cores[:cores_needed]
-        cpus = set()  # type: Set[int]
+        cpus: Set[int] = set()
         for core in cores:
             cpus |= self.available & self.topo.cpus_in_core[core]
         if self.needed % 2 != 0 and self.topo.cpus_per_core() > 1:
@@ -217,8 +200,7 @@ class _Accumulator(object):
         if self.needed == len(cpus):
             self.take(cpus)
 
-    def take_uncore_caches(self):
-        # type: () -> None
+    def take_uncore_caches(self) -> None:
         for uncore in self.sorted_uncores():
             self.take_full_uncores()
             if self.satisfied():
@@ -227,8 +209,7 @@ class _Accumulator(object):
             if self.satisfied():
                 return
 
-    def take_remaining(self, strategy):
-        # type: (str) -> None
+    def take_remaining(self, strategy: str) -> None:
         order = self.sorted_cpus_spread() if strategy == SPREAD else self.sorted_cpus_packed()
         for cpu in order:
             self.take((cpu,))
@@ -236,14 +217,16 @@ class _Accumulator(object):
                 return
 
 
-def _not_enough(requested, available):
-    # type: (int, int) -> TakeError
+def _not_enough(requested: int, available: int) -> TakeError:
     return TakeError("not enough cpus available to satisfy request: requested=%d, available=%d"
                      % (requested, available))
 
 
-def take_packed(topo, available, count, strategy=PACKED, prefer_uncore=False):
-    # type: (object, Iterable[int], int, str, bool) -> FrozenSet[int]
+def take_packed(topo: object,
+                available: Iterable[int],
+                count: int,
+                strategy: str = PACKED,
+                prefer_uncore: bool = False) -> FrozenSet[int]:
     """``takeByTopologyNUMAPacked``: best-fit packing, whole elements first."""
     available = frozenset(available)
     acc = _Accumulator(topo, available, count)
@@ -277,14 +260,12 @@ def take_packed(topo, available, count, strategy=PACKED, prefer_uncore=False):
     raise TakeError("failed to allocate cpus")
 
 
-def _go_round(value):
-    # type: (float) -> float
+def _go_round(value: float) -> float:
     """Go's math.Round (half away from zero), unlike Python's banker's rounding."""
     return math.copysign(math.floor(abs(value) + 0.5), value)
 
 
-def balance_score(values):
-    # type: (List[int]) -> float
+def balance_score(values: List[int]) -> float:
     """Population standard deviation, mean and result rounded to 3 decimals (as upstream)."""
     mean = _go_round(float(sum(values)) / len(values) * 1000) / 1000
     total = 0.0
@@ -293,8 +274,7 @@ def balance_score(values):
     return _go_round(math.sqrt(total / len(values)) * 1000) / 1000
 
 
-def _combinations(items, size):
-    # type: (List[int], int) -> Iterator[List[int]]
+def _combinations(items: List[int], size: int) -> Iterator[List[int]]:
     """n-choose-k in the kubelet's (lexicographic by position) order."""
     if size < 1:
         return
@@ -303,9 +283,8 @@ def _combinations(items, size):
         yield list(combo)
 
 
-def take_distributed(topo, available, count, group_size=1, strategy=PACKED, align_by_socket=False,
-                     literal=False):
-    # type: (object, Iterable[int], int, int, str, bool, bool) -> FrozenSet[int]
+def take_distributed(topo: object, available: Iterable[int], count: int, group_size: int = 1, strategy: str = PACKED, align_by_socket: bool = False,
+                     literal: bool = False) -> FrozenSet[int]:
     """``takeByTopologyNUMADistributed`` (KEP-2902) with CPU groups of ``group_size``.
 
     With ``align_by_socket`` a combination of NUMA nodes within one socket beats any
@@ -326,10 +305,10 @@ def take_distributed(topo, available, count, group_size=1, strategy=PACKED, alig
         raise _not_enough(count, len(available))
     numas = acc.sorted_numas()
     free = dict((n, len(acc.avail_in_numa(n))) for n in numas)
-    memo = {}  # type: dict
+    memo: dict = {}
     lo, hi = _numa_range(acc, group_size)
     for size in range(lo, hi + 1):
-        best = None  # type: Optional[tuple]
+        best: Optional[tuple] = None
         best_balance = float("inf")
         best_in_one_socket = False
         for combo in _combinations(numas, size):
@@ -378,8 +357,10 @@ def take_distributed(topo, available, count, group_size=1, strategy=PACKED, alig
     return take_packed(topo, available, count, strategy)
 
 
-def _take_quietly(topo, available, count, strategy):
-    # type: (object, FrozenSet[int], int, str) -> FrozenSet[int]
+def _take_quietly(topo: object,
+                  available: FrozenSet[int],
+                  count: int,
+                  strategy: str) -> FrozenSet[int]:
     """Upstream ignores errors of the per-node packed takes (and then reports an accounting error)."""
     try:
         return take_packed(topo, available, count, strategy)
@@ -387,8 +368,7 @@ def _take_quietly(topo, available, count, strategy):
         return frozenset()
 
 
-def _numa_range(acc, group_size):
-    # type: (_Accumulator, int) -> tuple
+def _numa_range(acc: _Accumulator, group_size: int) -> tuple:
     topo = acc.topo
     groups = (len(topo.details) - 1) // group_size + 1
     groups_per_numa = (groups - 1) // topo.num_numa_nodes + 1
@@ -398,8 +378,12 @@ def _numa_range(acc, group_size):
     return lo, hi
 
 
-def _evaluate_combo(free, combo, count, group_size, align_by_socket, memo):
-    # type: (Dict[int, int], List[int], int, int, bool, dict) -> Optional[tuple]
+def _evaluate_combo(free: Dict[int, int],
+                    combo: List[int],
+                    count: int,
+                    group_size: int,
+                    align_by_socket: bool,
+                    memo: dict) -> Optional[tuple]:
     """Balance score and remainder subset of one NUMA combination, None when it cannot work.
 
     The outcome depends only on the free-CPU counts of the combination's nodes, in order (the
@@ -418,8 +402,7 @@ def _evaluate_combo(free, combo, count, group_size, align_by_socket, memo):
     return score, ([combo[p] for p in positions] or None)
 
 
-def _hand_out(values, remainder, group_size):
-    # type: (List[int], int, int) -> List[int]
+def _hand_out(values: List[int], remainder: int, group_size: int) -> List[int]:
     """Remainder groups handed round-robin over the subset (in order), skipping exhausted nodes."""
     values = list(values)
     left = remainder
@@ -434,8 +417,11 @@ def _hand_out(values, remainder, group_size):
     return values
 
 
-def _evaluate_values(sequence, rest, count, group_size, align_by_socket):
-    # type: (Tuple[int, ...], List[int], int, int, bool) -> Optional[tuple]
+def _evaluate_values(sequence: Tuple[int, ...],
+                     rest: List[int],
+                     count: int,
+                     group_size: int,
+                     align_by_socket: bool) -> Optional[tuple]:
     """Score and remainder positions (indices into ``sequence``) for one combination's counts."""
     if sum(sequence) < count:
         return None
@@ -454,9 +440,9 @@ def _evaluate_values(sequence, rest, count, group_size, align_by_socket):
     positions = [i for i, v in enumerate(after) if v >= group_size]
     values = [after[i] for i in positions]
     ascending = all(values[i] <= values[i + 1] for i in range(len(values) - 1))
-    best = None  # type: Optional[tuple]
+    best: Optional[tuple] = None
     for size in range(len(positions), 0, -1):
-        size_best = None  # type: Optional[tuple]
+        size_best: Optional[tuple] = None
         for chosen in (_multiset_choices(values, size) if ascending
                        else _combinations(list(range(len(values))), size)):
             picked = [values[j] for j in chosen]
@@ -476,11 +462,10 @@ def _evaluate_values(sequence, rest, count, group_size, align_by_socket):
     return best[0], [positions[j] for j in best[1]]
 
 
-def _multiset_choices(values, size):
-    # type: (List[int], int) -> Iterator[List[int]]
+def _multiset_choices(values: List[int], size: int) -> Iterator[List[int]]:
     """For ascending ``values``: one index choice per distinct multiset of ``size`` values, the
     lexicographically first one (the first occurrences of each value)."""
-    distinct = []  # type: List[tuple]
+    distinct: List[tuple] = []
     for index, value in enumerate(values):
         if distinct and distinct[-1][0] == value:
             distinct[-1][1].append(index)
@@ -500,8 +485,12 @@ def _multiset_choices(values, size):
     return walk(0, size)
 
 
-def _evaluate_combo_literal(acc, numas, combo, count, group_size, align_by_socket=False):
-    # type: (_Accumulator, List[int], List[int], int, int, bool) -> Optional[tuple]
+def _evaluate_combo_literal(acc: _Accumulator,
+                            numas: List[int],
+                            combo: List[int],
+                            count: int,
+                            group_size: int,
+                            align_by_socket: bool = False) -> Optional[tuple]:
     """The kubelet's plain enumeration (reference for :func:`_evaluate_combo`)."""
     free = dict((n, len(acc.avail_in_numa(n))) for n in numas)
     if sum(free[n] for n in combo) < count:
@@ -522,7 +511,7 @@ def _evaluate_combo_literal(acc, numas, combo, count, group_size, align_by_socke
     if remainder == 0:
         return balance_score(sorted(after.values())), None
     best_balance = float("inf")
-    best_subset = None  # type: Optional[List[int]]
+    best_subset: Optional[List[int]] = None
     for size in range(len(candidates), 0, -1):
         for subset in _combinations(candidates, size):
             trial = dict(after)

@@ -51,11 +51,13 @@ class CPUTopology(object):
     per NUMA node, socket, core and uncore cache.
     """
 
-    def __init__(self, details, num_cpus=None, num_sockets=None):
-        # type: (Dict[int, CPUInfo], Optional[int], Optional[int]) -> None
+    def __init__(self,
+                 details: Dict[int, CPUInfo],
+                 num_cpus: Optional[int] = None,
+                 num_sockets: Optional[int] = None) -> None:
         if not details:
             raise StateError("could not detect number of cpus")
-        self.details = dict(details)  # type: Dict[int, CPUInfo]
+        self.details: Dict[int, CPUInfo] = dict(details)
         self.cpus_in_numa = _index(self.details, "numa_node")
         self.cpus_in_socket = _index(self.details, "socket")
         self.cpus_in_core = _index(self.details, "core")
@@ -65,56 +67,48 @@ class CPUTopology(object):
         self.num_sockets = num_sockets if num_sockets is not None else len(self.cpus_in_socket)
         self.num_numa_nodes = len(self.cpus_in_numa)
         self.num_uncore_caches = len(self.cpus_in_uncore)
-        self.all_cpus = frozenset(self.details)  # type: FrozenSet[int]
-        self.numa_ids = tuple(sorted(self.cpus_in_numa))  # type: Tuple[int, ...]
-        self.socket_ids = tuple(sorted(self.cpus_in_socket))  # type: Tuple[int, ...]
+        self.all_cpus: FrozenSet[int] = frozenset(self.details)
+        self.numa_ids: Tuple[int, ...] = tuple(sorted(self.cpus_in_numa))
+        self.socket_ids: Tuple[int, ...] = tuple(sorted(self.cpus_in_socket))
 
-    def cpus_per_core(self):
-        # type: () -> int
+    def cpus_per_core(self) -> int:
         return self.num_cpus // self.num_cores if self.num_cores else 0
 
-    def cpus_per_socket(self):
-        # type: () -> int
+    def cpus_per_socket(self) -> int:
         return self.num_cpus // self.num_sockets if self.num_sockets else 0
 
-    def cpus_in_numa_nodes(self, ids):
-        # type: (Iterable[int]) -> FrozenSet[int]
-        out = set()  # type: set
+    def cpus_in_numa_nodes(self, ids: Iterable[int]) -> FrozenSet[int]:
+        out: set = set()
         for node in ids:
             out |= self.cpus_in_numa.get(node, frozenset())
         return frozenset(out)
 
-    def cpus_in_sockets(self, ids):
-        # type: (Iterable[int]) -> FrozenSet[int]
-        out = set()  # type: set
+    def cpus_in_sockets(self, ids: Iterable[int]) -> FrozenSet[int]:
+        out: set = set()
         for socket in ids:
             out |= self.cpus_in_socket.get(socket, frozenset())
         return frozenset(out)
 
-    def sockets_in_numa_nodes(self, ids):
-        # type: (Iterable[int]) -> FrozenSet[int]
+    def sockets_in_numa_nodes(self, ids: Iterable[int]) -> FrozenSet[int]:
         wanted = set(ids)
         return frozenset(info.socket for info in self.details.values() if info.numa_node in wanted)
 
-    def numa_nodes_in_same_socket(self, ids):
-        # type: (Iterable[int]) -> bool
+    def numa_nodes_in_same_socket(self, ids: Iterable[int]) -> bool:
         ids = list(ids)
         if any(node not in self.cpus_in_numa for node in ids):
             return False
         return len(self.sockets_in_numa_nodes(ids)) <= 1
 
-    def siblings_of(self, cpus):
-        # type: (Iterable[int]) -> FrozenSet[int]
+    def siblings_of(self, cpus: Iterable[int]) -> FrozenSet[int]:
         """All threads of the cores of ``cpus`` (``reservedPhysicalCPUs`` of the reserved set)."""
-        out = set()  # type: set
+        out: set = set()
         for cpu in cpus:
             info = self.details.get(cpu)
             if info is not None:
                 out |= self.cpus_in_core[info.core]
         return frozenset(out)
 
-    def to_dict(self):
-        # type: () -> Dict[str, object]
+    def to_dict(self) -> Dict[str, object]:
         """Summary for results and debugging."""
         return {
             "num_cpus": self.num_cpus, "num_cores": self.num_cores,
@@ -124,32 +118,30 @@ class CPUTopology(object):
         }
 
 
-def _index(details, attribute):
-    # type: (Dict[int, CPUInfo], str) -> Dict[int, FrozenSet[int]]
-    groups = {}  # type: Dict[int, set]
+def _index(details: Dict[int, CPUInfo], attribute: str) -> Dict[int, FrozenSet[int]]:
+    groups: Dict[int, set] = {}
     for cpu, info in details.items():
         groups.setdefault(getattr(info, attribute), set()).add(cpu)
     return dict((key, frozenset(value)) for key, value in groups.items())
 
 
-def discover(topology):
-    # type: (object) -> CPUTopology
+def discover(topology: object) -> CPUTopology:
     """Build the kubelet's CPU topology from a :class:`~...topology.Topology` (spec 1.4).
 
     Raises :class:`StateError` with the kubelet's wording when no CPU is online.
     """
     cpu_facts = dict((cpu.id, cpu) for cpu in getattr(topology, "cpus", ()))
-    details = {}  # type: Dict[int, CPUInfo]
+    details: Dict[int, CPUInfo] = {}
     sockets = set()
     for node in topology.nodes:
         if not node.cpus:
             continue
-        cores = {}  # type: Dict[object, List[int]]
+        cores: Dict[object, List[int]] = {}
         for cpu_id in node.cpus:
             fact = cpu_facts.get(cpu_id)
             socket = fact.socket if fact is not None and fact.socket is not None else 0
             if fact is not None and fact.core is not None:
-                key = ("core", socket, fact.core)  # type: object
+                key: object = ("core", socket, fact.core)
             elif fact is not None and fact.siblings:
                 key = ("siblings", min((cpu_id,) + tuple(fact.siblings)))
             else:
@@ -171,15 +163,18 @@ def discover(topology):
     return CPUTopology(details, num_cpus=len(details), num_sockets=len(sockets))
 
 
-def from_layout(numa_nodes, sockets_per_node=None, cores=None, threads_per_core=1, uncore=None):
-    # type: (Dict[int, Iterable[int]], Optional[Dict[int, int]], Optional[Dict[int, Iterable[int]]], int, Optional[Dict[int, int]]) -> CPUTopology
+def from_layout(numa_nodes: Dict[int, Iterable[int]],
+                sockets_per_node: Optional[Dict[int, int]] = None,
+                cores: Optional[Dict[int, Iterable[int]]] = None,
+                threads_per_core: int = 1,
+                uncore: Optional[Dict[int, int]] = None) -> CPUTopology:
     """Small builder for tests and benchmarks: NUMA id -> CPU ids, optional socket/core/uncore maps.
 
     ``cores`` maps a core id (smallest thread) to its thread ids; without it CPUs are grouped
     ``threads_per_core`` at a time in id order within each node.
     """
-    details = {}  # type: Dict[int, CPUInfo]
-    core_of = {}  # type: Dict[int, int]
+    details: Dict[int, CPUInfo] = {}
+    core_of: Dict[int, int] = {}
     if cores:
         for threads in cores.values():
             threads = sorted(threads)

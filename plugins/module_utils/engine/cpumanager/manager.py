@@ -57,14 +57,12 @@ POLICY_NONE = "none"
 POLICY_STATIC = "static"
 
 
-def _go_map(options):
-    # type: (Mapping[str, Any]) -> str
+def _go_map(options: Mapping[str, Any]) -> str:
     """Go's %v of a map[string]string: ``map[a:b c:d]`` with sorted keys."""
     return "map[%s]" % " ".join("%s:%s" % (k, option_text(options[k])) for k in sorted(options))
 
 
-def _reserved_quantity(config, section):
-    # type: (Mapping[str, Any], str) -> Optional[Quantity]
+def _reserved_quantity(config: Mapping[str, Any], section: str) -> Optional[Quantity]:
     values = config.get(section) or {}
     if not isinstance(values, dict):
         raise StateError("%s must be a mapping of resource quantities, got %r" % (section, values))
@@ -79,8 +77,7 @@ def _reserved_quantity(config, section):
         raise StateError("%s.cpu: invalid quantity %r: %s" % (section, raw, exc))
 
 
-def cpu_reservation(config):
-    # type: (Mapping[str, Any]) -> Dict[str, Any]
+def cpu_reservation(config: Mapping[str, Any]) -> Dict[str, Any]:
     """The node-allocatable cpu reservation the CPU manager starts from (spec 1.1).
 
     Returns ``{"reserved_system_cpus": frozenset, "milli": int or None}``; ``milli`` is None when
@@ -116,8 +113,11 @@ class CPUManager(object):
 
     resource = "cpu"
 
-    def __init__(self, cpu_topology, policy, state, checkpoint_path=DEFAULT_CHECKPOINT_PATH):
-        # type: (object, Optional[StaticPolicy], CPUState, str) -> None
+    def __init__(self,
+                 cpu_topology: object,
+                 policy: Optional[StaticPolicy],
+                 state: CPUState,
+                 checkpoint_path: str = DEFAULT_CHECKPOINT_PATH) -> None:
         self.cpu_topology = cpu_topology
         self.policy = policy
         self._state = state
@@ -126,30 +126,28 @@ class CPUManager(object):
         self.pinning_errors = 0
 
     @property
-    def policy_name(self):
-        # type: () -> str
+    def policy_name(self) -> str:
         return self.policy.name if self.policy is not None else POLICY_NONE
 
     @property
-    def reserved_cpus(self):
-        # type: () -> FrozenSet[int]
+    def reserved_cpus(self) -> FrozenSet[int]:
         return self.policy.reserved_cpus if self.policy is not None else frozenset()
 
     # -- provider protocol -------------------------------------------------------------------
-    def get_topology_hints(self, pod, container):
-        # type: (object, object) -> Optional[Dict[str, Optional[List[TopologyHint]]]]
+    def get_topology_hints(self,
+                           pod: object,
+                           container: object) -> Optional[Dict[str, Optional[List[TopologyHint]]]]:
         if self.policy is None:
             return None
         return self.policy.container_hints(self._state, pod, _container(pod, container))
 
-    def get_pod_topology_hints(self, pod):
-        # type: (object) -> Optional[Dict[str, Optional[List[TopologyHint]]]]
+    def get_pod_topology_hints(self,
+                               pod: object) -> Optional[Dict[str, Optional[List[TopologyHint]]]]:
         if self.policy is None:
             return None
         return self.policy.pod_hints(self._state, pod)
 
-    def allocate(self, pod, container, affinity):
-        # type: (object, object, Optional[TopologyHint]) -> None
+    def allocate(self, pod: object, container: object, affinity: Optional[TopologyHint]) -> None:
         """Allocate exclusive CPUs; raises :class:`CPUAllocationError` (an AdmissionError)."""
         if self.policy is None:
             return
@@ -165,20 +163,17 @@ class CPUManager(object):
                 self.pinning_errors += 1
             raise
 
-    def remove(self, pod_uid, container_name):
-        # type: (str, str) -> None
+    def remove(self, pod_uid: str, container_name: str) -> None:
         if self.policy is None:
             return
         self.policy.remove_container(self._state, pod_uid, container_name)
 
-    def remove_pod(self, pod_uid):
-        # type: (str) -> None
+    def remove_pod(self, pod_uid: str) -> None:
         """Release every container of a pod (pod deletion, or GC of a rejected pod)."""
         for name in sorted(self._state.entries.get(pod_uid, {})):
             self.remove(pod_uid, name)
 
-    def remove_stale_state(self, active_pod_uids):
-        # type: (Iterable[str]) -> None
+    def remove_stale_state(self, active_pod_uids: Iterable[str]) -> None:
         """``removeStaleState``: forget assignments of pods that are no longer active (spec 2.0)."""
         active = set(active_pod_uids)
         for pod_uid in sorted(self._state.entries):
@@ -186,21 +181,17 @@ class CPUManager(object):
                 self.remove_pod(pod_uid)
 
     # -- views -------------------------------------------------------------------------------
-    def assigned_cpus(self, pod_uid, container_name):
-        # type: (str, str) -> Optional[FrozenSet[int]]
+    def assigned_cpus(self, pod_uid: str, container_name: str) -> Optional[FrozenSet[int]]:
         return self._state.get(pod_uid, container_name)
 
-    def default_cpu_set(self):
-        # type: () -> FrozenSet[int]
+    def default_cpu_set(self) -> FrozenSet[int]:
         return self._state.default_cpu_set
 
-    def state(self):
-        # type: () -> Dict[str, Any]
+    def state(self) -> Dict[str, Any]:
         """Plain data (policy_name, default_cpu_set, entries, pod_entries) for the checkpoint writer."""
         return self._state.to_plain()
 
-    def to_checkpoint(self, version=None):
-        # type: (Optional[int]) -> Any
+    def to_checkpoint(self, version: Optional[int] = None) -> Any:
         """The state as a :class:`~...engine.checkpoint.CPUManagerCheckpoint` ready to dump."""
         from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.checkpoint import (
             LATEST_CPU_VERSION,
@@ -212,8 +203,7 @@ class CPUManager(object):
                                     entries=plain["entries"], pod_entries=plain["pod_entries"],
                                     version=LATEST_CPU_VERSION if version is None else version)
 
-    def summary(self):
-        # type: () -> Dict[str, Any]
+    def summary(self) -> Dict[str, Any]:
         """What results show about the CPU manager."""
         return {
             "policy": self.policy_name,
@@ -225,16 +215,14 @@ class CPUManager(object):
         }
 
 
-def _container(pod, container):
-    # type: (object, object) -> object
+def _container(pod: object, container: object) -> object:
     if isinstance(container, str):
         return pod.container(container)
     return container
 
 
-def new_cpu_manager(topology, config, checkpoint=None, checkpoint_path=DEFAULT_CHECKPOINT_PATH,
-                    feature_gates=None):
-    # type: (object, Mapping[str, Any], Any, str, Optional[Mapping[str, bool]]) -> CPUManager
+def new_cpu_manager(topology: object, config: Mapping[str, Any], checkpoint: Any = None, checkpoint_path: str = DEFAULT_CHECKPOINT_PATH,
+                    feature_gates: Optional[Mapping[str, bool]] = None) -> CPUManager:
     """Build the CPU manager the kubelet would run with ``config`` on ``topology``.
 
     ``topology`` is a :class:`~...topology.Topology` (or an already discovered

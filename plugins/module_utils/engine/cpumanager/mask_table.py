@@ -56,14 +56,13 @@ def gc_paused():
 class MaskTable(object):
     """All non-empty masks over ``ids`` in kubelet order, with compact/real conversions."""
 
-    def __init__(self, ids):
-        # type: (Sequence[int]) -> None
+    def __init__(self, ids: Sequence[int]) -> None:
         self.ids = tuple(ids)
         size = len(self.ids)
         self.position = dict((node, j) for j, node in enumerate(self.ids))
         real = [0]
         count = [0]
-        bits = [()]  # type: List[Tuple[int, ...]]
+        bits: List[Tuple[int, ...]] = [()]
         for j, node in enumerate(self.ids):
             bit = 1 << node
             real = real + [value | bit for value in real]
@@ -71,28 +70,26 @@ class MaskTable(object):
             single = (node,)
             bits = bits + [ids + single for ids in bits]  # ids ascending: node is the largest yet
         #: compact mask -> real mask value / number of nodes
-        self.real = real  # type: List[int]
-        self.count = count  # type: List[int]
+        self.real: List[int] = real
+        self.count: List[int] = count
         #: compact mask -> NUMA ids of the mask, ascending (what results list)
-        self.bits = bits  # type: List[Tuple[int, ...]]
-        order = []  # type: List[int]
+        self.bits: List[Tuple[int, ...]] = bits
+        order: List[int] = []
         singles = [1 << j for j in range(size)]
         for width in range(1, size + 1):
             # distinct powers of two: their sum is their union (and sum() runs in C)
             order.extend(map(sum, itertools.combinations(singles, width)))
         #: compact masks in IterateBitMasks order
-        self.order = order  # type: List[int]
+        self.order: List[int] = order
         self._gather = operator.itemgetter(*order) if len(order) > 1 else (lambda seq: (seq[order[0]],))
-        self._all_hints = {}  # type: Dict[int, List[TopologyHint]]
-        self._sums = {}  # type: Dict[Tuple[int, ...], List[int]]
+        self._all_hints: Dict[int, List[TopologyHint]] = {}
+        self._sums: Dict[Tuple[int, ...], List[int]] = {}
 
-    def in_order(self, values):
-        # type: (Sequence[int]) -> Tuple[int, ...]
+    def in_order(self, values: Sequence[int]) -> Tuple[int, ...]:
         """``values`` (indexed by compact mask) rearranged into IterateBitMasks order."""
         return self._gather(values)
 
-    def min_affinity(self, totals, request):
-        # type: (Sequence[int], int) -> int
+    def min_affinity(self, totals: Sequence[int], request: int) -> int:
         """Fewest nodes of a mask whose theoretical capacity covers ``request`` (else all nodes)."""
         count = self.count
         for compact in self.order:
@@ -100,8 +97,7 @@ class MaskTable(object):
                 return count[compact]
         return len(self.ids)
 
-    def all_hints(self, min_affinity):
-        # type: (int) -> List[TopologyHint]
+    def all_hints(self, min_affinity: int) -> List[TopologyHint]:
         """Every mask's interned hint in order, preferred iff it has ``min_affinity`` nodes."""
         cached = self._all_hints.get(min_affinity)
         if cached is None:
@@ -112,8 +108,12 @@ class MaskTable(object):
             self._all_hints[min_affinity] = cached
         return cached
 
-    def select(self, free, need, required=0, touching=(), monotone=False):
-        # type: (Sequence[int], int, int, Sequence[int], bool) -> List[bool]
+    def select(self,
+               free: Sequence[int],
+               need: int,
+               required: int = 0,
+               touching: Sequence[int] = (),
+               monotone: bool = False) -> List[bool]:
         """Per mask (in order): ``free[mask] >= need``, all ``required`` nodes in it, and it touches
         every mask of ``touching`` (compact masks).
 
@@ -129,8 +129,7 @@ class MaskTable(object):
         return [value >= need and not required & ~m and all(m & t for t in touching)
                 for value, m in zip(ordered, self.order)]
 
-    def compact(self, nodes):
-        # type: (Iterable[int]) -> int
+    def compact(self, nodes: Iterable[int]) -> int:
         """Compact mask of the given NUMA ids (ids not in the table are ignored)."""
         value = 0
         for node in nodes:
@@ -139,8 +138,7 @@ class MaskTable(object):
                 value |= 1 << j
         return value
 
-    def sums(self, values):
-        # type: (Sequence[int]) -> List[int]
+    def sums(self, values: Sequence[int]) -> List[int]:
         """For every compact mask, the sum of ``values[j]`` over its nodes (values in id order).
 
         Cached by the values (the table is shared: callers must not mutate it), so consecutive
@@ -158,12 +156,11 @@ class MaskTable(object):
         return out
 
 
-_TABLES = {}  # type: Dict[Tuple[int, ...], MaskTable]
-_HINTS = {}  # type: Dict[Tuple[int, bool], TopologyHint]
+_TABLES: Dict[Tuple[int, ...], MaskTable] = {}
+_HINTS: Dict[Tuple[int, bool], TopologyHint] = {}
 
 
-def table_for(ids):
-    # type: (Iterable[int]) -> MaskTable
+def table_for(ids: Iterable[int]) -> MaskTable:
     """The (cached) table for a sorted tuple of NUMA ids."""
     key = tuple(sorted(ids))
     table = _TABLES.get(key)
@@ -175,8 +172,7 @@ def table_for(ids):
     return table
 
 
-def hint(real_mask, preferred):
-    # type: (int, bool) -> TopologyHint
+def hint(real_mask: int, preferred: bool) -> TopologyHint:
     """Interned ``TopologyHint(BitMask(real_mask), preferred)``."""
     key = (real_mask, preferred)
     value = _HINTS.get(key)

@@ -49,16 +49,14 @@ _TRUE = ("1", "t", "T", "TRUE", "true", "True")
 _FALSE = ("0", "f", "F", "FALSE", "false", "False")
 
 
-def option_text(value):
-    # type: (Any) -> str
+def option_text(value: Any) -> str:
     """The string the kubelet reads for an option value (YAML ``true`` -> ``"true"``)."""
     if isinstance(value, bool):
         return "true" if value else "false"
     return "%s" % (value,)
 
 
-def parse_bool(name, value):
-    # type: (str, Any) -> bool
+def parse_bool(name: str, value: Any) -> bool:
     """``strconv.ParseBool`` with the kubelet's error wrapping."""
     text = option_text(value)
     if text in _TRUE:
@@ -81,12 +79,13 @@ class StaticPolicyOptions(object):
     prefer_align_by_uncore_cache: bool = False
 
     @classmethod
-    def parse(cls, options, feature_gates=None):
-        # type: (Optional[Mapping[str, Any]], Optional[Mapping[str, bool]]) -> StaticPolicyOptions
+    def parse(cls,
+              options: Optional[Mapping[str, Any]],
+              feature_gates: Optional[Mapping[str, bool]] = None) -> StaticPolicyOptions:
         """``NewStaticPolicyOptions``: unknown options, gates and bad booleans are errors."""
         gates = dict(DEFAULT_GATES)
         gates.update(feature_gates or {})
-        values = {}  # type: Dict[str, bool]
+        values: Dict[str, bool] = {}
         for name in sorted(options or {}):
             _check_available(name, gates)
             values[name] = parse_bool(name, (options or {})[name])
@@ -105,8 +104,7 @@ class StaticPolicyOptions(object):
                                  % (first, second))
         return parsed
 
-    def enabled(self):
-        # type: () -> Dict[str, bool]
+    def enabled(self) -> Dict[str, bool]:
         """Option name -> True for every enabled option."""
         flags = {
             FULL_PCPUS_ONLY: self.full_physical_cpus_only,
@@ -118,8 +116,7 @@ class StaticPolicyOptions(object):
         }
         return dict((k, v) for k, v in flags.items() if v)
 
-    def validate(self, cpu_topology, topology_manager_policy):
-        # type: (object, str) -> None
+    def validate(self, cpu_topology: object, topology_manager_policy: str) -> None:
         """``ValidateStaticPolicyOptions``: options that the machine or the TM policy rule out."""
         if self.align_by_socket:
             if topology_manager_policy == "single-numa-node":
@@ -130,8 +127,7 @@ class StaticPolicyOptions(object):
                                  "sockets are more than number of NUMA")
 
 
-def _check_available(name, gates):
-    # type: (str, Mapping[str, bool]) -> None
+def _check_available(name: str, gates: Mapping[str, bool]) -> None:
     if name in STABLE_OPTIONS:
         return
     if name in BETA_OPTIONS:

@@ -58,8 +58,10 @@ class CPUAllocationError(AdmissionError):
 class SMTAlignmentError(CPUAllocationError):
     """full-pcpus-only refused the request; the kubelet reports reason ``SMTAlignmentError``."""
 
-    def __init__(self, requested, cpus_per_core, available_physical=None):
-        # type: (int, int, Optional[int]) -> None
+    def __init__(self,
+                 requested: int,
+                 cpus_per_core: int,
+                 available_physical: Optional[int] = None) -> None:
         if available_physical is None:
             text = ("SMT Alignment Error: requested %d cpus not multiple cpus per core = %d"
                     % (requested, cpus_per_core))
@@ -70,8 +72,7 @@ class SMTAlignmentError(CPUAllocationError):
         super(SMTAlignmentError, self).__init__(SMT_ALIGNMENT_ERROR, text)
 
 
-def q(value):
-    # type: (object) -> str
+def q(value: object) -> str:
     """Go's %q for the simple strings we print."""
     return '"%s"' % (value,)
 
@@ -81,8 +82,11 @@ class StaticPolicy(object):
 
     name = POLICY_STATIC
 
-    def __init__(self, cpu_topology, num_reserved, reserved_cpus, options):
-        # type: (object, int, FrozenSet[int], object) -> None
+    def __init__(self,
+                 cpu_topology: object,
+                 num_reserved: int,
+                 reserved_cpus: FrozenSet[int],
+                 options: object) -> None:
         self.topology = cpu_topology
         self.options = options
         self.cpu_group_size = cpu_topology.cpus_per_core()
@@ -102,27 +106,24 @@ class StaticPolicy(object):
             raise StateError("new static policy error: [cpumanager] unable to build the reserved "
                              "physical CPUs from the reserved set: unknown CPU ID: %d"
                              % min(unknown))
-        self.reserved_cpus = reserved  # type: FrozenSet[int]
-        self.reserved_physical_cpus = cpu_topology.siblings_of(reserved)  # type: FrozenSet[int]
+        self.reserved_cpus: FrozenSet[int] = reserved
+        self.reserved_physical_cpus: FrozenSet[int] = cpu_topology.siblings_of(reserved)
         #: podUID -> CPUs of finished regular init containers that later containers may reuse.
-        self.cpus_to_reuse = {}  # type: Dict[str, FrozenSet[int]]
+        self.cpus_to_reuse: Dict[str, FrozenSet[int]] = {}
 
     # -- pools -------------------------------------------------------------------------------
-    def all_cpus(self):
-        # type: () -> FrozenSet[int]
+    def all_cpus(self) -> FrozenSet[int]:
         """CPUs the state must account for: all, minus reserved with strict-cpu-reservation."""
         cpus = self.topology.all_cpus
         if self.options.strict_cpu_reservation:
             cpus = cpus - self.reserved_cpus
         return cpus
 
-    def available_cpus(self, state):
-        # type: (object) -> FrozenSet[int]
+    def available_cpus(self, state: object) -> FrozenSet[int]:
         return state.default_cpu_set - self.reserved_cpus
 
     # -- start-up ----------------------------------------------------------------------------
-    def validate_state(self, state):
-        # type: (object) -> None
+    def validate_state(self, state: object) -> None:
         """``validateState``: initialise a fresh state or refuse an inconsistent one (spec 6.2)."""
         all_cpus = self.all_cpus()
         default = state.default_cpu_set
@@ -152,15 +153,13 @@ class StaticPolicy(object):
 
     # -- counts ------------------------------------------------------------------------------
     @staticmethod
-    def uses_ignored_pod_level_resources(pod):
-        # type: (object) -> bool
+    def uses_ignored_pod_level_resources(pod: object) -> bool:
         """Pod-level ``spec.resources`` without PodLevelResourceManagers: the policy ignores the pod."""
         gates = getattr(pod, "feature_gates", {}) or {}
         return pod.has_pod_level_resources and not (
             gates.get("PodLevelResourceManagers", False) and gates.get("PodLevelResources", True))
 
-    def guaranteed_cpus(self, pod, container):
-        # type: (object, object) -> int
+    def guaranteed_cpus(self, pod: object, container: object) -> int:
         """``guaranteedCPUs``: integral cpu request of a container of a Guaranteed pod, else 0."""
         if pod.qos_class != GUARANTEED:
             return 0
@@ -169,8 +168,7 @@ class StaticPolicy(object):
             return 0
         return milli // 1000
 
-    def pod_guaranteed_cpus(self, pod):
-        # type: (object) -> int
+    def pod_guaranteed_cpus(self, pod: object) -> int:
         """``podGuaranteedCPUs``: max(init peak incl. earlier sidecars, apps + sidecars)."""
         init_max = 0
         sidecars = 0
@@ -186,8 +184,10 @@ class StaticPolicy(object):
         return max(init_max, apps + sidecars)
 
     # -- hints -------------------------------------------------------------------------------
-    def generate_hints(self, available, reusable, request):
-        # type: (FrozenSet[int], FrozenSet[int], int) -> List[TopologyHint]
+    def generate_hints(self,
+                       available: FrozenSet[int],
+                       reusable: FrozenSet[int],
+                       request: int) -> List[TopologyHint]:
         """``generateCPUTopologyHints`` (spec 2.2.5), with all mask sums computed at once.
 
         Same result as :meth:`generate_hints_literal` (the per-mask loop), which tests compare.
@@ -220,8 +220,10 @@ class StaticPolicy(object):
                               or self._socket_aligned(real[m], min_affinity))
                 for m in itertools.compress(table.order, selected)]
 
-    def generate_hints_literal(self, available, reusable, request):
-        # type: (FrozenSet[int], FrozenSet[int], int) -> List[TopologyHint]
+    def generate_hints_literal(self,
+                               available: FrozenSet[int],
+                               reusable: FrozenSet[int],
+                               request: int) -> List[TopologyHint]:
         """The kubelet's per-mask loop, kept as the reference for :meth:`generate_hints`."""
         topo = self.topology
         numa_ids = topo.numa_ids
@@ -236,7 +238,7 @@ class StaticPolicy(object):
             info = topo.details.get(cpu)
             reusable_mask |= 1 << (info.numa_node if info is not None else 0)
         min_affinity = len(numa_ids)
-        found = []  # type: List[int]
+        found: List[int] = []
         for mask in iterate_bitmask_values(numa_ids):
             nodes = [n for n in numa_ids if (mask >> n) & 1]
             if sum(total_per_numa[n] for n in nodes) >= request and len(nodes) < min_affinity:
@@ -247,7 +249,7 @@ class StaticPolicy(object):
             if matching < request:
                 continue
             found.append(mask)
-        hints = []  # type: List[TopologyHint]
+        hints: List[TopologyHint] = []
         for mask in found:
             count = bin(mask).count("1")
             preferred = count == min_affinity
@@ -256,8 +258,7 @@ class StaticPolicy(object):
             hints.append(TopologyHint(BitMask.from_value(mask), preferred))
         return hints
 
-    def _socket_aligned(self, mask, min_affinity):
-        # type: (int, int) -> bool
+    def _socket_aligned(self, mask: int, min_affinity: int) -> bool:
         topo = self.topology
         per_socket = topo.num_numa_nodes // topo.num_sockets if topo.num_sockets else 0
         if per_socket == 0:
@@ -266,8 +267,10 @@ class StaticPolicy(object):
         nodes = [n for n in range(mask.bit_length()) if (mask >> n) & 1]
         return len(topo.sockets_in_numa_nodes(nodes)) == min_sockets
 
-    def container_hints(self, state, pod, container):
-        # type: (object, object, object) -> Optional[Dict[str, List[TopologyHint]]]
+    def container_hints(self,
+                        state: object,
+                        pod: object,
+                        container: object) -> Optional[Dict[str, List[TopologyHint]]]:
         """``GetTopologyHints`` (spec 2.2.3)."""
         requested = self.guaranteed_cpus(pod, container)
         if requested == 0 or self.uses_ignored_pod_level_resources(pod):
@@ -281,13 +284,12 @@ class StaticPolicy(object):
         reusable = self.cpus_to_reuse.get(pod.uid, frozenset())
         return {"cpu": self.generate_hints(available, reusable, requested)}
 
-    def pod_hints(self, state, pod):
-        # type: (object, object) -> Optional[Dict[str, List[TopologyHint]]]
+    def pod_hints(self, state: object, pod: object) -> Optional[Dict[str, List[TopologyHint]]]:
         """``GetPodTopologyHints`` (spec 2.2.4)."""
         requested = self.pod_guaranteed_cpus(pod)
         if requested == 0 or self.uses_ignored_pod_level_resources(pod):
             return None
-        assigned = set()  # type: set
+        assigned: set = set()
         for container in pod.all_containers():
             allocated = state.get(pod.uid, container.name)
             if allocated is not None:
@@ -301,8 +303,7 @@ class StaticPolicy(object):
         return {"cpu": self.generate_hints(available, reusable, requested)}
 
     # -- allocation --------------------------------------------------------------------------
-    def take_by_topology(self, available, count):
-        # type: (Iterable[int], int) -> FrozenSet[int]
+    def take_by_topology(self, available: Iterable[int], count: int) -> FrozenSet[int]:
         """The option-dependent choice of concrete CPUs (spec 4.3.1); raises TakeError."""
         strategy = SPREAD if self.options.distribute_cpus_across_cores else PACKED
         if self.options.distribute_cpus_across_numa:
@@ -312,8 +313,7 @@ class StaticPolicy(object):
         return take_packed(self.topology, available, count, strategy,
                            self.options.prefer_align_by_uncore_cache)
 
-    def enforce_smt_alignment(self, state, count):
-        # type: (object, int) -> None
+    def enforce_smt_alignment(self, state: object, count: int) -> None:
         if not self.options.full_physical_cpus_only:
             return
         group = self.cpu_group_size
@@ -323,19 +323,21 @@ class StaticPolicy(object):
         if count > physical:
             raise SMTAlignmentError(count, group, physical)
 
-    def aligned_cpus(self, mask, allocatable):
-        # type: (BitMask, FrozenSet[int]) -> FrozenSet[int]
+    def aligned_cpus(self, mask: BitMask, allocatable: FrozenSet[int]) -> FrozenSet[int]:
         topo = self.topology
         nodes = mask.bits()
         if self.options.align_by_socket:
             return allocatable & topo.cpus_in_sockets(topo.sockets_in_numa_nodes(nodes))
         return allocatable & topo.cpus_in_numa_nodes(nodes)
 
-    def allocate_cpus(self, state, count, mask, reusable):
-        # type: (object, int, Optional[BitMask], FrozenSet[int]) -> FrozenSet[int]
+    def allocate_cpus(self,
+                      state: object,
+                      count: int,
+                      mask: Optional[BitMask],
+                      reusable: FrozenSet[int]) -> FrozenSet[int]:
         """``allocateCPUs``: aligned CPUs first, the rest from anywhere; updates the default set."""
         allocatable = self.available_cpus(state) | reusable
-        result = frozenset()  # type: FrozenSet[int]
+        result: FrozenSet[int] = frozenset()
         try:
             if mask is not None:
                 aligned = self.aligned_cpus(mask, allocatable)
@@ -346,8 +348,7 @@ class StaticPolicy(object):
         state.default_cpu_set = state.default_cpu_set - result
         return result
 
-    def update_cpus_to_reuse(self, pod, container, cpus):
-        # type: (object, object, FrozenSet[int]) -> None
+    def update_cpus_to_reuse(self, pod: object, container: object, cpus: FrozenSet[int]) -> None:
         """Only the pod being admitted keeps reuse state; init CPUs become reusable (spec 4.3 step 5)."""
         for uid in list(self.cpus_to_reuse):
             if uid != pod.uid:
@@ -359,8 +360,11 @@ class StaticPolicy(object):
             # app containers and (upstream falls through for) restartable init containers
             self.cpus_to_reuse[pod.uid] = current - cpus
 
-    def allocate(self, state, pod, container, affinity):
-        # type: (object, object, object, Optional[TopologyHint]) -> Optional[FrozenSet[int]]
+    def allocate(self,
+                 state: object,
+                 pod: object,
+                 container: object,
+                 affinity: Optional[TopologyHint]) -> Optional[FrozenSet[int]]:
         """``Allocate`` (spec 4.3); returns the container's exclusive CPUs or None (shared pool)."""
         count = self.guaranteed_cpus(pod, container)
         if count == 0 or self.uses_ignored_pod_level_resources(pod):
@@ -376,14 +380,13 @@ class StaticPolicy(object):
         self.update_cpus_to_reuse(pod, container, cpus)
         return cpus
 
-    def remove_container(self, state, pod_uid, container_name):
-        # type: (object, str, str) -> FrozenSet[int]
+    def remove_container(self, state: object, pod_uid: str, container_name: str) -> FrozenSet[int]:
         """``RemoveContainer`` (spec 4.6): CPUs not held by siblings go back to the default set."""
         released = state.get(pod_uid, container_name)
         if released is None:
             return frozenset()
         state.delete(pod_uid, container_name)
-        in_use = set()  # type: set
+        in_use: set = set()
         for cpus in state.entries.get(pod_uid, {}).values():
             in_use |= cpus
         released = released - frozenset(in_use)

@@ -33,24 +33,24 @@ DEFAULT_CHECKPOINT_PATH = "/var/lib/kubelet/cpu_manager_state"
 class CPUState(object):
     """``policyName`` + ``defaultCpuSet`` + ``entries`` (podUID -> container -> cpuset)."""
 
-    def __init__(self, policy_name, default_cpu_set=frozenset(), entries=None, pod_entries=None):
-        # type: (str, Iterable[int], Optional[Dict[str, Dict[str, FrozenSet[int]]]], Optional[Dict[str, FrozenSet[int]]]) -> None
+    def __init__(self,
+                 policy_name: str,
+                 default_cpu_set: Iterable[int] = frozenset(),
+                 entries: Optional[Dict[str, Dict[str, FrozenSet[int]]]] = None,
+                 pod_entries: Optional[Dict[str, FrozenSet[int]]] = None) -> None:
         self.policy_name = policy_name
-        self.default_cpu_set = frozenset(default_cpu_set)  # type: FrozenSet[int]
-        self.entries = dict((pod, dict(containers))
-                            for pod, containers in (entries or {}).items())  # type: Dict[str, Dict[str, FrozenSet[int]]]
-        self.pod_entries = dict(pod_entries or {})  # type: Dict[str, FrozenSet[int]]
+        self.default_cpu_set: FrozenSet[int] = frozenset(default_cpu_set)
+        self.entries: Dict[str, Dict[str, FrozenSet[int]]] = dict((pod, dict(containers))
+                            for pod, containers in (entries or {}).items())
+        self.pod_entries: Dict[str, FrozenSet[int]] = dict(pod_entries or {})
 
-    def get(self, pod_uid, container_name):
-        # type: (str, str) -> Optional[FrozenSet[int]]
+    def get(self, pod_uid: str, container_name: str) -> Optional[FrozenSet[int]]:
         return self.entries.get(pod_uid, {}).get(container_name)
 
-    def set(self, pod_uid, container_name, cpus):
-        # type: (str, str, Iterable[int]) -> None
+    def set(self, pod_uid: str, container_name: str, cpus: Iterable[int]) -> None:
         self.entries.setdefault(pod_uid, {})[container_name] = frozenset(cpus)
 
-    def delete(self, pod_uid, container_name):
-        # type: (str, str) -> None
+    def delete(self, pod_uid: str, container_name: str) -> None:
         containers = self.entries.get(pod_uid)
         if containers is None:
             return
@@ -58,20 +58,17 @@ class CPUState(object):
         if not containers:
             del self.entries[pod_uid]
 
-    def assigned_cpus(self):
-        # type: () -> FrozenSet[int]
-        out = set()  # type: set
+    def assigned_cpus(self) -> FrozenSet[int]:
+        out: set = set()
         for containers in self.entries.values():
             for cpus in containers.values():
                 out |= cpus
         return frozenset(out)
 
-    def copy(self):
-        # type: () -> CPUState
+    def copy(self) -> CPUState:
         return CPUState(self.policy_name, self.default_cpu_set, self.entries, self.pod_entries)
 
-    def to_plain(self):
-        # type: () -> Dict[str, Any]
+    def to_plain(self) -> Dict[str, Any]:
         """Plain data for the checkpoint writer and for results (cpusets as kubelet strings)."""
         return {
             "policy_name": self.policy_name,
@@ -84,8 +81,7 @@ class CPUState(object):
         }
 
 
-def _field(checkpoint, *names):
-    # type: (Any, str) -> Any
+def _field(checkpoint: Any, *names: str) -> Any:
     for name in names:
         if isinstance(checkpoint, dict):
             if name in checkpoint:
@@ -95,8 +91,7 @@ def _field(checkpoint, *names):
     return None
 
 
-def _cpus(value, what, path):
-    # type: (Any, str, str) -> FrozenSet[int]
+def _cpus(value: Any, what: str, path: str) -> FrozenSet[int]:
     if value is None:
         return frozenset()
     if isinstance(value, str):
@@ -114,13 +109,11 @@ def _cpus(value, what, path):
                      "restarting Kubelet" % (what, value, _quote(path)))
 
 
-def _quote(text):
-    # type: (str) -> str
+def _quote(text: str) -> str:
     return '"%s"' % text
 
 
-def restore(checkpoint, policy_name, path=DEFAULT_CHECKPOINT_PATH):
-    # type: (Any, str, str) -> CPUState
+def restore(checkpoint: Any, policy_name: str, path: str = DEFAULT_CHECKPOINT_PATH) -> CPUState:
     """Turn a loaded checkpoint (or ``None`` for a missing file) into state for ``policy_name``.
 
     Raises :class:`StateError` like the kubelet: policy mismatch and unparsable cpusets are
@@ -139,7 +132,7 @@ def restore(checkpoint, policy_name, path=DEFAULT_CHECKPOINT_PATH):
     raw_default = _field(checkpoint, "default_cpu_set", "defaultCpuSet", "defaultCPUSet")
     default = _cpus(raw_default, "could not parse default cpu set %s" % _quote(_show(raw_default)),
                     path)
-    entries = {}  # type: Dict[str, Dict[str, FrozenSet[int]]]
+    entries: Dict[str, Dict[str, FrozenSet[int]]] = {}
     raw_entries = _field(checkpoint, "entries") or {}
     if not isinstance(raw_entries, dict):
         raise StateError("could not restore state from checkpoint: entries must be a mapping, "
@@ -155,7 +148,7 @@ def restore(checkpoint, policy_name, path=DEFAULT_CHECKPOINT_PATH):
             what = "could not parse cpuset %s for container %s in pod %s" % (
                 _quote(_show(cpus)), _quote(name), _quote(pod_uid))
             entries.setdefault(str(pod_uid), {})[str(name)] = _cpus(cpus, what, path)
-    pod_entries = {}  # type: Dict[str, FrozenSet[int]]
+    pod_entries: Dict[str, FrozenSet[int]] = {}
     raw_pod_entries = _field(checkpoint, "pod_entries", "podEntries") or {}
     if isinstance(raw_pod_entries, dict):
         for pod_uid, entry in raw_pod_entries.items():
@@ -165,8 +158,7 @@ def restore(checkpoint, policy_name, path=DEFAULT_CHECKPOINT_PATH):
     return CPUState(policy_name, default, entries, pod_entries)
 
 
-def _show(value):
-    # type: (Any) -> str
+def _show(value: Any) -> str:
     if isinstance(value, str):
         return value
     if value is None:

@@ -48,20 +48,17 @@ class MachineStateError(StateError):
     """A machine state (from a state file or a caller) that is not well-formed."""
 
 
-def u64(value):
-    # type: (int) -> int
+def u64(value: int) -> int:
     """``value`` as the kubelet's uint64 arithmetic leaves it (wraps modulo 2**64)."""
     return value % UINT64_MOD
 
 
-def is_memory_resource(name):
-    # type: (str) -> bool
+def is_memory_resource(name: str) -> bool:
     """``memory`` or a hugepages resource: the types the Memory Manager manages."""
     return name == MEMORY or name.startswith(HUGEPAGES_PREFIX)
 
 
-def hugepage_resource_name(page_size_bytes):
-    # type: (int) -> str
+def hugepage_resource_name(page_size_bytes: int) -> str:
     """``hugepages-`` + canonical BinarySI page size (2097152 -> ``hugepages-2Mi``)."""
     return HUGEPAGES_PREFIX + format_bytes(page_size_bytes)
 
@@ -71,8 +68,7 @@ class _ComparedByPlainForm(object):
 
     __slots__ = ()
 
-    def to_plain(self):
-        # type: () -> Any
+    def to_plain(self) -> Any:
         raise NotImplementedError
 
     def __eq__(self, other):
@@ -95,25 +91,26 @@ class MemoryTable(_ComparedByPlainForm):
 
     __slots__ = ("total", "system_reserved", "allocatable", "reserved", "free")
 
-    def __init__(self, total, system_reserved, allocatable, reserved, free):
-        # type: (int, int, int, int, int) -> None
+    def __init__(self,
+                 total: int,
+                 system_reserved: int,
+                 allocatable: int,
+                 reserved: int,
+                 free: int) -> None:
         self.total = total
         self.system_reserved = system_reserved
         self.allocatable = allocatable
         self.reserved = reserved
         self.free = free
 
-    def copy(self):
-        # type: () -> MemoryTable
+    def copy(self) -> MemoryTable:
         return MemoryTable(self.total, self.system_reserved, self.allocatable, self.reserved, self.free)
 
-    def to_plain(self):
-        # type: () -> Dict[str, int]
+    def to_plain(self) -> Dict[str, int]:
         return {"total": self.total, "systemReserved": self.system_reserved,
                 "allocatable": self.allocatable, "reserved": self.reserved, "free": self.free}
 
-    def __repr__(self):
-        # type: () -> str
+    def __repr__(self) -> str:
         return "MemoryTable(%s)" % ", ".join("%s=%d" % (k, v) for k, v in self.to_plain().items())
 
 
@@ -126,28 +123,27 @@ class NUMANodeState(_ComparedByPlainForm):
 
     __slots__ = ("number_of_assignments", "memory_map", "cells")
 
-    def __init__(self, number_of_assignments, memory_map, cells):
-        # type: (int, Dict[str, MemoryTable], Optional[List[int]]) -> None
+    def __init__(self,
+                 number_of_assignments: int,
+                 memory_map: Dict[str, MemoryTable],
+                 cells: Optional[List[int]]) -> None:
         self.number_of_assignments = number_of_assignments
         self.memory_map = memory_map
         self.cells = cells
 
-    def copy(self):
-        # type: () -> NUMANodeState
+    def copy(self) -> NUMANodeState:
         return NUMANodeState(self.number_of_assignments,
                              dict((name, table.copy()) for name, table in self.memory_map.items()),
                              None if self.cells is None else list(self.cells))
 
-    def to_plain(self):
-        # type: () -> Dict[str, Any]
+    def to_plain(self) -> Dict[str, Any]:
         return {
             "numberOfAssignments": self.number_of_assignments,
             "memoryMap": dict((name, self.memory_map[name].to_plain()) for name in sorted(self.memory_map)),
             "cells": None if self.cells is None else list(self.cells),
         }
 
-    def __repr__(self):
-        # type: () -> str
+    def __repr__(self) -> str:
         return "NUMANodeState(%r)" % (self.to_plain(),)
 
 
@@ -159,12 +155,10 @@ class Block(object):
     type: str
     size: int
 
-    def to_plain(self):
-        # type: () -> Dict[str, Any]
+    def to_plain(self) -> Dict[str, Any]:
         return {"numaAffinity": list(self.numa_affinity), "type": self.type, "size": self.size}
 
-    def with_size(self, size):
-        # type: (int) -> Block
+    def with_size(self, size: int) -> Block:
         return Block(self.numa_affinity, self.type, size)
 
 
@@ -175,8 +169,8 @@ Assignments = Dict[str, Dict[str, List[Block]]]
 # ---- construction ----------------------------------------------------------------------------
 
 
-def default_machine_state(topology, system_reserved):
-    # type: (Any, Mapping[int, Mapping[str, int]]) -> MachineState
+def default_machine_state(topology: Any,
+                          system_reserved: Mapping[int, Mapping[str, int]]) -> MachineState:
     """The machine state the kubelet installs on a node without state (``getDefaultMachineState``).
 
     ``topology``: anything with ``nodes`` (each ``id``, ``memory_total_bytes`` and ``hugepages``
@@ -187,10 +181,10 @@ def default_machine_state(topology, system_reserved):
     reserved. For ``memory``: total = the node's memory, allocatable = free = total - reserved -
     all hugepages of the node. uint64 wrap-around is kept, as the kubelet keeps it.
     """
-    state = {}  # type: MachineState
+    state: MachineState = {}
     for node in topology.nodes:
         reserved_here = system_reserved.get(node.id, {})
-        memory_map = {}  # type: Dict[str, MemoryTable]
+        memory_map: Dict[str, MemoryTable] = {}
         hugepages_total = 0
         for pool in node.hugepages.values():
             name = hugepage_resource_name(pool.page_size_bytes)
@@ -207,14 +201,12 @@ def default_machine_state(topology, system_reserved):
     return state
 
 
-def clone_machine_state(state):
-    # type: (Mapping[int, NUMANodeState]) -> MachineState
+def clone_machine_state(state: Mapping[int, NUMANodeState]) -> MachineState:
     """Deep copy (the kubelet's ``GetMachineState`` hands out clones too)."""
     return dict((node_id, node.copy()) for node_id, node in state.items())
 
 
-def clone_assignments(assignments):
-    # type: (Mapping[str, Mapping[str, List[Block]]]) -> Assignments
+def clone_assignments(assignments: Mapping[str, Mapping[str, List[Block]]]) -> Assignments:
     return dict((pod, dict((name, list(blocks)) for name, blocks in containers.items()))
                 for pod, containers in assignments.items())
 
@@ -222,8 +214,7 @@ def clone_assignments(assignments):
 # ---- the two mutations -----------------------------------------------------------------------
 
 
-def reserve(state, numa_affinity, resource, size):
-    # type: (MachineState, Tuple[int, ...], str, int) -> None
+def reserve(state: MachineState, numa_affinity: Tuple[int, ...], resource: str, size: int) -> None:
     """Account ``size`` bytes of ``resource`` on the nodes of ``numa_affinity`` (``updateMachineState``).
 
     Each node (ascending, as given) gets ``numberOfAssignments += 1`` and ``cells =
@@ -244,8 +235,7 @@ def reserve(state, numa_affinity, resource, size):
             remaining = take_free(table, remaining)
 
 
-def take_free(table, remaining):
-    # type: (MemoryTable, int) -> int
+def take_free(table: MemoryTable, remaining: int) -> int:
     """Move min(free, remaining) of ``table`` from free to reserved; return what is still owed.
 
     The kubelet's greedy step, shared by ``updateMachineState`` and its start-up replay.
@@ -257,8 +247,7 @@ def take_free(table, remaining):
     return remaining - taken
 
 
-def release(state, block):
-    # type: (MachineState, Block) -> None
+def release(state: MachineState, block: Block) -> None:
     """Give a block's memory back (the release walk of ``RemoveContainer``).
 
     For each node of the block, in the block's order: one assignment fewer (back to its own
@@ -290,21 +279,18 @@ def release(state, block):
 # ---- plain data (the state file's JSON shape, int NUMA keys) ---------------------------------
 
 
-def machine_state_to_plain(state):
-    # type: (Mapping[int, NUMANodeState]) -> Dict[int, Dict[str, Any]]
+def machine_state_to_plain(state: Mapping[int, NUMANodeState]) -> Dict[int, Dict[str, Any]]:
     """``{numa_id: {numberOfAssignments, memoryMap: {type: {total, ...}}, cells}}`` (int keys)."""
     return dict((node_id, state[node_id].to_plain()) for node_id in sorted(state))
 
 
-def entries_to_plain(assignments):
-    # type: (Mapping[str, Mapping[str, List[Block]]]) -> Dict[str, Dict[str, List[Dict[str, Any]]]]
+def entries_to_plain(assignments: Mapping[str, Mapping[str, List[Block]]]) -> Dict[str, Dict[str, List[Dict[str, Any]]]]:
     """``{podUID: {container: [{numaAffinity, type, size}, ...]}}``."""
     return dict((pod, dict((name, [b.to_plain() for b in blocks]) for name, blocks in sorted(containers.items())))
                 for pod, containers in sorted(assignments.items()))
 
 
-def _where_int(value, where, lower=0, upper=UINT64_MOD - 1):
-    # type: (Any, str, int, int) -> int
+def _where_int(value: Any, where: str, lower: int = 0, upper: int = UINT64_MOD - 1) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise MachineStateError("%s must be an integer, got %r" % (where, value))
     if value < lower or value > upper:
@@ -312,15 +298,13 @@ def _where_int(value, where, lower=0, upper=UINT64_MOD - 1):
     return value
 
 
-def _node_key(key, where):
-    # type: (Any, str) -> int
+def _node_key(key: Any, where: str) -> int:
     if isinstance(key, str) and key.lstrip("-").isdigit():
         key = int(key)
     return _where_int(key, "%s key %r" % (where, key), -(1 << 31), (1 << 31) - 1)
 
 
-def _int_list(value, where):
-    # type: (Any, str) -> Optional[List[int]]
+def _int_list(value: Any, where: str) -> Optional[List[int]]:
     if value is None:
         return None
     if not isinstance(value, (list, tuple)):
@@ -329,8 +313,7 @@ def _int_list(value, where):
             for index, item in enumerate(value)]
 
 
-def _mapping(value, where):
-    # type: (Any, str) -> Mapping[Any, Any]
+def _mapping(value: Any, where: str) -> Mapping[Any, Any]:
     if value is None:
         return {}
     if not isinstance(value, Mapping):
@@ -338,8 +321,7 @@ def _mapping(value, where):
     return value
 
 
-def _field(raw, name, where):
-    # type: (Mapping[str, Any], str, str) -> Any
+def _field(raw: Mapping[str, Any], name: str, where: str) -> Any:
     """Case-insensitive field lookup, like Go's encoding/json; absent -> None."""
     if name in raw:
         return raw[name]
@@ -350,13 +332,12 @@ def _field(raw, name, where):
     return None
 
 
-def machine_state_from_plain(plain, where="machineState"):
-    # type: (Any, str) -> MachineState
+def machine_state_from_plain(plain: Any, where: str = "machineState") -> MachineState:
     """Inverse of :func:`machine_state_to_plain`; NUMA keys may be ints or decimal strings.
 
     Raises :class:`MachineStateError` naming the bad field.
     """
-    state = {}  # type: MachineState
+    state: MachineState = {}
     for key, raw in _mapping(plain, where).items():
         node_id = _node_key(key, where)
         node_where = "%s[%d]" % (where, node_id)
@@ -368,7 +349,7 @@ def machine_state_from_plain(plain, where="machineState"):
         count = _field(raw, "numberOfAssignments", node_where)
         count = 0 if count is None else _where_int(count, node_where + ".numberOfAssignments",
                                                    -(1 << 63), INT64_MAX)
-        memory_map = {}  # type: Dict[str, MemoryTable]
+        memory_map: Dict[str, MemoryTable] = {}
         map_where = node_where + ".memoryMap"
         for name, table in _mapping(_field(raw, "memoryMap", node_where), map_where).items():
             if not isinstance(name, str) or not name:
@@ -385,8 +366,7 @@ def machine_state_from_plain(plain, where="machineState"):
     return state
 
 
-def block_from_plain(raw, where):
-    # type: (Any, str) -> Block
+def block_from_plain(raw: Any, where: str) -> Block:
     raw = _mapping(raw, where)
     affinity = _int_list(_field(raw, "numaAffinity", where), where + ".numaAffinity")
     kind = _field(raw, "type", where)
@@ -397,15 +377,14 @@ def block_from_plain(raw, where):
     return Block(tuple(affinity or ()), kind, size)
 
 
-def entries_from_plain(plain, where="entries"):
-    # type: (Any, str) -> Assignments
+def entries_from_plain(plain: Any, where: str = "entries") -> Assignments:
     """Inverse of :func:`entries_to_plain`. Raises :class:`MachineStateError` naming the field."""
-    assignments = {}  # type: Assignments
+    assignments: Assignments = {}
     for pod_uid, containers in _mapping(plain, where).items():
         pod_where = "%s[%s]" % (where, pod_uid)
         if not isinstance(pod_uid, str):
             raise MachineStateError("%s: pod UID must be a string, got %r" % (where, pod_uid))
-        per_pod = {}  # type: Dict[str, List[Block]]
+        per_pod: Dict[str, List[Block]] = {}
         for name, blocks in _mapping(containers, pod_where).items():
             container_where = "%s[%s]" % (pod_where, name)
             if not isinstance(name, str):
@@ -419,8 +398,9 @@ def entries_from_plain(plain, where="entries"):
     return assignments
 
 
-def group_totals(state, node_id, resource):
-    # type: (Mapping[int, NUMANodeState], int, str) -> Tuple[int, int]
+def group_totals(state: Mapping[int, NUMANodeState],
+                 node_id: int,
+                 resource: str) -> Tuple[int, int]:
     """(free, reserved) summed over the NUMA group of ``node_id`` (the numbers that must agree)."""
     free = reserved = 0
     for member in state[node_id].cells or ():

@@ -63,8 +63,7 @@ class MemoryManagerConfigError(StateError):
     """A memory manager configuration the kubelet refuses to start with."""
 
 
-def _checkpoint_field(checkpoint, *names):
-    # type: (Any, str) -> Any
+def _checkpoint_field(checkpoint: Any, *names: str) -> Any:
     """Read a field from a checkpoint object (attributes) or a plain mapping (any spelling)."""
     for name in names:
         if isinstance(checkpoint, Mapping):
@@ -75,8 +74,7 @@ def _checkpoint_field(checkpoint, *names):
     return None
 
 
-def _reserved_cpus_count(kubelet_config):
-    # type: (Mapping[str, Any]) -> Optional[int]
+def _reserved_cpus_count(kubelet_config: Mapping[str, Any]) -> Optional[int]:
     text = kubelet_config.get("reservedSystemCPUs")
     if not text:
         return None
@@ -87,8 +85,10 @@ def _reserved_cpus_count(kubelet_config):
         raise MemoryManagerConfigError("reservedSystemCPUs: %s" % exc)
 
 
-def system_reserved_from_config(topology, kubelet_config, memory_capacity_bytes=None, allocatable_reservation=None):
-    # type: (Any, Mapping[str, Any], Optional[int], Optional[Mapping[str, Any]]) -> Dict[int, Dict[str, int]]
+def system_reserved_from_config(topology: Any,
+                                kubelet_config: Mapping[str, Any],
+                                memory_capacity_bytes: Optional[int] = None,
+                                allocatable_reservation: Optional[Mapping[str, Any]] = None) -> Dict[int, Dict[str, int]]:
     """Per-node reserved bytes per type for the Static policy, after the kubelet's checks.
 
     ``allocatable_reservation`` overrides the Node Allocatable reservation computed from
@@ -110,9 +110,8 @@ def system_reserved_from_config(topology, kubelet_config, memory_capacity_bytes=
     return system_reserved
 
 
-def new_memory_manager(topology, kubelet_config, checkpoint=None, state_file=None, feature_gates=None,
-                       memory_capacity_bytes=None, allocatable_reservation=None):
-    # type: (Any, Mapping[str, Any], Any, Optional[str], Optional[Mapping[str, bool]], Optional[int], Optional[Mapping[str, Any]]) -> Any
+def new_memory_manager(topology: Any, kubelet_config: Mapping[str, Any], checkpoint: Any = None, state_file: Optional[str] = None, feature_gates: Optional[Mapping[str, bool]] = None,
+                       memory_capacity_bytes: Optional[int] = None, allocatable_reservation: Optional[Mapping[str, Any]] = None) -> Any:
     """The memory manager provider for a node, or :class:`StateError` where the kubelet would not start.
 
     ``checkpoint``: the restored ``memory_manager_state`` -- an object with ``policy_name``,
@@ -138,8 +137,8 @@ def new_memory_manager(topology, kubelet_config, checkpoint=None, state_file=Non
     else:
         raise MemoryManagerConfigError('unknown policy: "%s"' % (policy,))
 
-    machine_state = {}  # type: Dict[int, Any]
-    entries = {}  # type: Dict[str, Any]
+    machine_state: Dict[int, Any] = {}
+    entries: Dict[str, Any] = {}
     if checkpoint is not None:
         stored_policy = _checkpoint_field(checkpoint, "policy_name", "policyName")
         check_policy_name(policy, "" if stored_policy is None else str(stored_policy), state_file)

@@ -60,18 +60,15 @@ class ReservedMemoryError(StateError):
     """A ``reservedMemory`` / reservation setting the kubelet refuses to start with."""
 
 
-def is_memory_type(name):
-    # type: (str) -> bool
+def is_memory_type(name: str) -> bool:
     return name == MEMORY or name.startswith(HUGEPAGES_PREFIX)
 
 
-def _zero(fmt=DECIMAL_SI):
-    # type: (str) -> Quantity
+def _zero(fmt: str = DECIMAL_SI) -> Quantity:
     return Quantity(0, 0, fmt)
 
 
-def _as_quantity(value, where):
-    # type: (Any, str) -> Quantity
+def _as_quantity(value: Any, where: str) -> Quantity:
     if isinstance(value, bool) or value is None:
         raise ReservedMemoryError("%s: %r is not a quantity" % (where, value))
     try:
@@ -80,8 +77,7 @@ def _as_quantity(value, where):
         raise ReservedMemoryError("%s: %s" % (where, exc))
 
 
-def parse_reserved_memory(value, where="reservedMemory"):
-    # type: (Any, str) -> List[MemoryReservation]
+def parse_reserved_memory(value: Any, where: str = "reservedMemory") -> List[MemoryReservation]:
     """The KubeletConfiguration ``reservedMemory`` list -> :class:`MemoryReservation` entries.
 
     Accepts ``[{"numaNode": 0, "limits": {"memory": "1Gi", "hugepages-2Mi": "0"}}, ...]`` (None
@@ -114,7 +110,7 @@ def parse_reserved_memory(value, where="reservedMemory"):
         if not isinstance(limits_raw, Mapping):
             raise ReservedMemoryError("%s.limits must be a mapping of resource name to quantity, got %r"
                                       % (entry_where, limits_raw))
-        limits = {}  # type: Dict[str, Quantity]
+        limits: Dict[str, Quantity] = {}
         for name, amount in limits_raw.items():
             if not isinstance(name, str) or not name:
                 raise ReservedMemoryError("%s.limits: resource name must be a string, got %r" % (entry_where, name))
@@ -123,15 +119,15 @@ def parse_reserved_memory(value, where="reservedMemory"):
     return entries
 
 
-def total_memory_type_reserved(node_ids, reservations):
-    # type: (Iterable[int], Iterable[MemoryReservation]) -> Dict[str, Quantity]
+def total_memory_type_reserved(node_ids: Iterable[int],
+                               reservations: Iterable[MemoryReservation]) -> Dict[str, Quantity]:
     """``getTotalMemoryTypeReserved``: per resource name, the sum over every entry.
 
     The later entry is the receiver of the addition, as in the kubelet, so the sum keeps the
     format of the last non-zero entry (that decides how the error message prints it).
     """
     known = set(node_ids)
-    totals = {}  # type: Dict[str, Quantity]
+    totals: Dict[str, Quantity] = {}
     for entry in reservations:
         if entry.numa_node not in known:
             raise ReservedMemoryError(
@@ -142,8 +138,9 @@ def total_memory_type_reserved(node_ids, reservations):
     return totals
 
 
-def validate_reserved_memory(node_ids, node_allocatable_reservation, reservations):
-    # type: (Iterable[int], Mapping[str, Quantity], Iterable[MemoryReservation]) -> None
+def validate_reserved_memory(node_ids: Iterable[int],
+                             node_allocatable_reservation: Mapping[str, Quantity],
+                             reservations: Iterable[MemoryReservation]) -> None:
     """``validateReservedMemory``: Σ reservedMemory[type] == Node Allocatable reservation[type].
 
     Checked for every type named in ``reservedMemory`` (whatever it is) and every memory/hugepages
@@ -167,8 +164,7 @@ def validate_reserved_memory(node_ids, node_allocatable_reservation, reservation
                 % (reserved, name, allocatable))
 
 
-def _as_int64(amount):
-    # type: (Quantity) -> Optional[int]
+def _as_int64(amount: Quantity) -> Optional[int]:
     """``Quantity.AsInt64``: the value when it is an integer that fits in int64, else None."""
     numerator, denominator = amount.as_fraction()
     if numerator % denominator:
@@ -179,10 +175,10 @@ def _as_int64(amount):
     return value
 
 
-def convert_reserved(node_ids, reservations):
-    # type: (Iterable[int], Iterable[MemoryReservation]) -> Dict[int, Dict[str, int]]
+def convert_reserved(node_ids: Iterable[int],
+                     reservations: Iterable[MemoryReservation]) -> Dict[int, Dict[str, int]]:
     """``convertReserved``: per node, per type, bytes as uint64; a later entry replaces an earlier one."""
-    converted = dict((node_id, {}) for node_id in node_ids)  # type: Dict[int, Dict[str, int]]
+    converted: Dict[int, Dict[str, int]] = dict((node_id, {}) for node_id in node_ids)
     for entry in reservations:
         for name, amount in entry.limits.items():
             value = _as_int64(amount)
@@ -192,8 +188,9 @@ def convert_reserved(node_ids, reservations):
     return converted
 
 
-def system_reserved_memory(node_ids, node_allocatable_reservation, reservations):
-    # type: (Iterable[int], Mapping[str, Quantity], Iterable[MemoryReservation]) -> Dict[int, Dict[str, int]]
+def system_reserved_memory(node_ids: Iterable[int],
+                           node_allocatable_reservation: Mapping[str, Quantity],
+                           reservations: Iterable[MemoryReservation]) -> Dict[int, Dict[str, int]]:
     """``getSystemReservedMemory``: validate, then convert to per-node bytes."""
     node_ids = list(node_ids)
     reservations = list(reservations)
@@ -201,8 +198,7 @@ def system_reserved_memory(node_ids, node_allocatable_reservation, reservations)
     return convert_reserved(node_ids, reservations)
 
 
-def require_system_reserved_memory(system_reserved):
-    # type: (Mapping[int, Mapping[str, int]]) -> None
+def require_system_reserved_memory(system_reserved: Mapping[int, Mapping[str, int]]) -> None:
     """The Static policy refuses to start when no node reserves any ``memory``."""
     total = 0
     for per_node in system_reserved.values():
@@ -214,8 +210,7 @@ def require_system_reserved_memory(system_reserved):
 # ---- Node Allocatable reservation -----------------------------------------------------------
 
 
-def _quantities(mapping, where):
-    # type: (Any, str) -> Dict[str, Quantity]
+def _quantities(mapping: Any, where: str) -> Dict[str, Quantity]:
     if not mapping:
         return {}
     if not isinstance(mapping, Mapping):
@@ -223,8 +218,10 @@ def _quantities(mapping, where):
     return dict((name, _as_quantity(value, "%s.%s" % (where, name))) for name, value in mapping.items())
 
 
-def node_allocatable_reservation(kubelet_config, resource_names, memory_capacity_bytes, reserved_cpus_count=None):
-    # type: (Mapping[str, Any], Iterable[str], int, Optional[int]) -> Dict[str, Quantity]
+def node_allocatable_reservation(kubelet_config: Mapping[str, Any],
+                                 resource_names: Iterable[str],
+                                 memory_capacity_bytes: int,
+                                 reserved_cpus_count: Optional[int] = None) -> Dict[str, Quantity]:
     """``GetNodeAllocatableReservation`` for the given capacity resources (cpu, memory, hugepages-*).
 
     Per resource: systemReserved + kubeReserved + hard-eviction reservation (memory only here),
@@ -245,7 +242,7 @@ def node_allocatable_reservation(kubelet_config, resource_names, memory_capacity
     except ValueError as exc:
         raise ReservedMemoryError(str(exc))
     eviction = settings.memory_reservation(memory_capacity_bytes)
-    result = {}  # type: Dict[str, Quantity]
+    result: Dict[str, Quantity] = {}
     for name in resource_names:
         total = _zero()
         for part in (system.get(name), kube.get(name), eviction if name == MEMORY else None):

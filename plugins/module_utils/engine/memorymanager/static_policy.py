@@ -84,8 +84,7 @@ class MemoryAllocationError(AdmissionError):
     ``error`` is the memory manager's own error text; ``message`` the kubelet's wrapped message.
     """
 
-    def __init__(self, error):
-        # type: (str) -> None
+    def __init__(self, error: str) -> None:
         wrapped = AdmissionError.unexpected(error)
         super(MemoryAllocationError, self).__init__(wrapped.reason, wrapped.message)
         self.error = error
@@ -106,8 +105,7 @@ class _RequestError(Exception):
 # ---- requests (spec 2.3.1, 2.3.2) -------------------------------------------------------------
 
 
-def _as_int64(amount):
-    # type: (Any) -> Optional[int]
+def _as_int64(amount: Any) -> Optional[int]:
     """``Quantity.AsInt64`` on a quantity (or a plain int): integral and within int64, else None."""
     if isinstance(amount, int) and not isinstance(amount, bool):
         value = amount
@@ -121,15 +119,14 @@ def _as_int64(amount):
     return value
 
 
-def container_requested_resources(container):
-    # type: (Any) -> Dict[str, int]
+def container_requested_resources(container: Any) -> Dict[str, int]:
     """Memory and hugepages **requests** of a container, bytes (zero values kept).
 
     Raises :class:`_RequestError` when a value is not an integer within int64 (the kubelet's
     "failed to represent quantity as int64").
     """
     quantities = getattr(container, "request_quantities", None) or container.requests
-    result = {}  # type: Dict[str, int]
+    result: Dict[str, int] = {}
     for name, amount in quantities.items():
         if not is_memory_resource(name):
             continue
@@ -140,15 +137,14 @@ def container_requested_resources(container):
     return result
 
 
-def pod_requested_resources(pod):
-    # type: (Any) -> Dict[str, int]
+def pod_requested_resources(pod: Any) -> Dict[str, int]:
     """The pod-scope request per type: max(app sum + sidecars, each regular init + earlier sidecars).
 
     Only types requested by app containers are kept (a type only init containers ask for is
     dropped, as in the kubelet).
     """
-    init_max = {}  # type: Dict[str, int]
-    sidecars = {}  # type: Dict[str, int]
+    init_max: Dict[str, int] = {}
+    sidecars: Dict[str, int] = {}
     for container in pod.init_containers:
         for name, value in container_requested_resources(container).items():
             init_max.setdefault(name, 0)
@@ -156,11 +152,11 @@ def pod_requested_resources(pod):
                 sidecars[name] = u64(sidecars.get(name, 0) + value)
             elif u64(sidecars.get(name, 0) + value) > init_max[name]:
                 init_max[name] = u64(sidecars.get(name, 0) + value)
-    apps = {}  # type: Dict[str, int]
+    apps: Dict[str, int] = {}
     for container in pod.containers:
         for name, value in container_requested_resources(container).items():
             apps[name] = u64(apps.get(name, 0) + value)
-    result = {}  # type: Dict[str, int]
+    result: Dict[str, int] = {}
     for name in apps:
         long_running = u64(apps[name] + sidecars.get(name, 0))
         result[name] = max(long_running, init_max.get(name, 0))
@@ -169,11 +165,10 @@ def pod_requested_resources(pod):
 
 # ---- mask enumeration helpers ----------------------------------------------------------------
 
-_SUMS_CACHE = {}  # type: Dict[Tuple[int, ...], List[int]]
+_SUMS_CACHE: Dict[Tuple[int, ...], List[int]] = {}
 
 
-def _subset_sums(values):
-    # type: (Sequence[int]) -> List[int]
+def _subset_sums(values: Sequence[int]) -> List[int]:
     """uint64 sum of ``values[i]`` over the set bits i of every positional mask (index = mask).
 
     Cached by the values themselves (callers never mutate the list): consecutive pods and
@@ -190,8 +185,7 @@ def _subset_sums(values):
     return sums
 
 
-def _compute_subset_sums(values):
-    # type: (Sequence[int]) -> List[int]
+def _compute_subset_sums(values: Sequence[int]) -> List[int]:
     sums = [0]
     if sum(values) < _UINT64_MOD:
         for value in values:
@@ -202,8 +196,7 @@ def _compute_subset_sums(values):
     return sums
 
 
-def _mask_tables(node_ids):
-    # type: (Tuple[int, ...]) -> Tuple[List[int], List[int], List[int]]
+def _mask_tables(node_ids: Tuple[int, ...]) -> Tuple[List[int], List[int], List[int]]:
     """(positional masks in kubelet order, size by positional mask, real mask value by positional mask).
 
     ``node_ids`` is sorted, so positional masks (bit i = i-th smallest id) are exactly the compact
@@ -213,11 +206,10 @@ def _mask_tables(node_ids):
     return table.order, table.count, table.real
 
 
-_HINT_TABLE_CACHE = {}  # type: Dict[Tuple[Tuple[int, ...], int], List[Any]]
+_HINT_TABLE_CACHE: Dict[Tuple[Tuple[int, ...], int], List[Any]] = {}
 
 
-def _hint_table(node_ids, min_size):
-    # type: (Tuple[int, ...], int) -> List[Any]
+def _hint_table(node_ids: Tuple[int, ...], min_size: int) -> List[Any]:
     """Interned hint by positional mask (index 0 unused): preferred iff the mask has ``min_size``
     nodes. Turning 65535 candidates into hints is then one C-level lookup each."""
     key = (node_ids, min_size)
@@ -236,12 +228,11 @@ def _hint_table(node_ids, min_size):
 
 #: allocatable never changes after start-up, and the keys hold the values: safe to share
 #: between simulators (and cheap to reuse across pods)
-_ALLOC_CACHE = {}  # type: Dict[Any, List[int]]
-_FIT_CACHE = {}  # type: Dict[Any, List[int]]
+_ALLOC_CACHE: Dict[Any, List[int]] = {}
+_FIT_CACHE: Dict[Any, List[int]] = {}
 
 
-def _positional(value, position):
-    # type: (int, Mapping[int, int]) -> Optional[int]
+def _positional(value: int, position: Mapping[int, int]) -> Optional[int]:
     """Real mask value -> positional mask (None when it names a node outside ``position``)."""
     result = 0
     node = 0
@@ -265,10 +256,9 @@ def _allocatable(node, name):
     return 0 if table is None else table.allocatable
 
 
-def find_best_hint(hints):
-    # type: (Sequence[TopologyHint]) -> Optional[TopologyHint]
+def find_best_hint(hints: Sequence[TopologyHint]) -> Optional[TopologyHint]:
     """``findBestHint``: first hint, then preferred over not, then narrower (fewer nodes, smaller)."""
-    best = None  # type: Optional[TopologyHint]
+    best: Optional[TopologyHint] = None
     for hint in hints:
         if best is None:
             best = hint
@@ -286,13 +276,11 @@ class PinningCounters(object):
 
     __slots__ = ("requests", "errors")
 
-    def __init__(self, requests=0, errors=0):
-        # type: (int, int) -> None
+    def __init__(self, requests: int = 0, errors: int = 0) -> None:
         self.requests = requests
         self.errors = errors
 
-    def to_dict(self):
-        # type: () -> Dict[str, int]
+    def to_dict(self) -> Dict[str, int]:
         return {"memory_manager_pinning_requests_total": self.requests,
                 "memory_manager_pinning_errors_total": self.errors}
 
@@ -309,11 +297,13 @@ class MemoryManagerStatic(object):
     #: provider name shown in admission results
     name = "memory"
 
-    def __init__(self, machine_state, entries=None, feature_gates=None):
-        # type: (Mapping[int, Any], Optional[Mapping[str, Mapping[str, List[Block]]]], Optional[Mapping[str, bool]]) -> None
+    def __init__(self,
+                 machine_state: Mapping[int, Any],
+                 entries: Optional[Mapping[str, Mapping[str, List[Block]]]] = None,
+                 feature_gates: Optional[Mapping[str, bool]] = None) -> None:
         self._state = clone_machine_state(machine_state)
         self._entries = clone_assignments(entries or {})
-        self._reusable = {}  # type: Dict[str, Dict[int, Dict[str, int]]]
+        self._reusable: Dict[str, Dict[int, Dict[str, int]]] = {}
         self._gates = dict(feature_gates or {})
         self.counters = PinningCounters()
         self._alloc_cache = _ALLOC_CACHE
@@ -328,14 +318,12 @@ class MemoryManagerStatic(object):
         """A copy of the container assignments (pod UID -> container -> [Block])."""
         return clone_assignments(self._entries)
 
-    def blocks(self, pod_uid, container_name):
-        # type: (str, str) -> Optional[List[Block]]
+    def blocks(self, pod_uid: str, container_name: str) -> Optional[List[Block]]:
         """The container's blocks (None when it has none in state)."""
         blocks = self._entries.get(pod_uid, {}).get(container_name)
         return None if blocks is None else list(blocks)
 
-    def state(self):
-        # type: () -> Dict[str, Any]
+    def state(self) -> Dict[str, Any]:
         """Plain data in the state file's shape: policy name, machine state (int keys), entries."""
         return {
             "policy_name": self.policy_name,
@@ -348,21 +336,18 @@ class MemoryManagerStatic(object):
         """The state as ``engine.checkpoint.MemoryManagerCheckpoint`` (for ``dump_memory_manager_state``)."""
         return _to_checkpoint(self.state())
 
-    def memory_map(self):
-        # type: () -> Dict[int, Dict[str, Dict[str, int]]]
+    def memory_map(self) -> Dict[int, Dict[str, Dict[str, int]]]:
         """Per NUMA node, per type: total, systemReserved, allocatable, reserved, free."""
         return dict((node_id, dict((name, table.to_plain()) for name, table in sorted(node.memory_map.items())))
                     for node_id, node in sorted(self._state.items()))
 
-    def reusable_memory(self):
-        # type: () -> Dict[str, Dict[Tuple[int, ...], Dict[str, int]]]
+    def reusable_memory(self) -> Dict[str, Dict[Tuple[int, ...], Dict[str, int]]]:
         """The init-container reusable memory bookkeeping (pod -> NUMA ids -> type -> bytes)."""
         return dict((pod, dict((BitMask.from_value(key).bits(), dict(per)) for key, per in masks.items()))
                     for pod, masks in self._reusable.items())
 
     # ---- provider protocol ---------------------------------------------------------------
-    def _ignores_pod_level(self, pod):
-        # type: (Any) -> bool
+    def _ignores_pod_level(self, pod: Any) -> bool:
         """True when the pod uses pod-level resources and the kubelet ignores it (gate off)."""
         if not getattr(pod, "has_pod_level_resources", False):
             return False
@@ -373,8 +358,7 @@ class MemoryManagerStatic(object):
                 % (pod.namespace, pod.name))
         return True
 
-    def get_topology_hints(self, pod, container):
-        # type: (Any, Any) -> Optional[HintMap]
+    def get_topology_hints(self, pod: Any, container: Any) -> Optional[HintMap]:
         """Container-scope hints (``GetTopologyHints``)."""
         if pod.qos_class != GUARANTEED:
             return None
@@ -389,8 +373,7 @@ class MemoryManagerStatic(object):
             return self._regenerate(blocks, requested)
         return self.calculate_hints(pod.uid, requested)
 
-    def get_pod_topology_hints(self, pod):
-        # type: (Any) -> Optional[HintMap]
+    def get_pod_topology_hints(self, pod: Any) -> Optional[HintMap]:
         """Pod-scope hints (``GetPodTopologyHints``)."""
         if pod.qos_class != GUARANTEED:
             return None
@@ -408,8 +391,7 @@ class MemoryManagerStatic(object):
                 return self._regenerate(blocks, requested)
         return self.calculate_hints(pod.uid, requested)
 
-    def allocate(self, pod, container, affinity):
-        # type: (Any, Any, Optional[TopologyHint]) -> None
+    def allocate(self, pod: Any, container: Any, affinity: Optional[TopologyHint]) -> None:
         """Allocate the container's memory on ``affinity`` (the Topology Manager's stored hint).
 
         Raises :class:`MemoryAllocationError` (UnexpectedAdmissionError) when the kubelet's
@@ -426,8 +408,7 @@ class MemoryManagerStatic(object):
             self.counters.errors += 1
             raise
 
-    def remove(self, pod_uid, container_name):
-        # type: (str, str) -> None
+    def remove(self, pod_uid: str, container_name: str) -> None:
         """Release a container's blocks (``RemoveContainer``); no-op when it has none."""
         per_pod = self._entries.get(pod_uid)
         if per_pod is None or container_name not in per_pod:
@@ -438,14 +419,12 @@ class MemoryManagerStatic(object):
         for block in blocks:
             release(self._state, block)
 
-    def remove_pod(self, pod_uid):
-        # type: (str) -> None
+    def remove_pod(self, pod_uid: str) -> None:
         """Release every container of a pod (container names in sorted order)."""
         for name in sorted(self._entries.get(pod_uid, {})):
             self.remove(pod_uid, name)
 
-    def remove_stale_state(self, active):
-        # type: (Mapping[str, Sequence[str]]) -> None
+    def remove_stale_state(self, active: Mapping[str, Sequence[str]]) -> None:
         """``removeStaleState``: release containers not in ``active`` (pod UID -> container names)."""
         for pod_uid in sorted(self._entries):
             keep = set(active.get(pod_uid, ()))
@@ -454,15 +433,15 @@ class MemoryManagerStatic(object):
                     self.remove(pod_uid, name)
 
     # ---- hints -----------------------------------------------------------------------------
-    def _hint(self, value, preferred):
-        # type: (int, bool) -> TopologyHint
+    def _hint(self, value: int, preferred: bool) -> TopologyHint:
         """Hints are immutable: one object per (mask, preferred), shared by every provider."""
         return interned_hint(value, preferred)
 
-    def _regenerate(self, blocks, requested):
-        # type: (Sequence[Block], Mapping[str, int]) -> Optional[HintMap]
+    def _regenerate(self,
+                    blocks: Sequence[Block],
+                    requested: Mapping[str, int]) -> Optional[HintMap]:
         """``regenerateHints``: the stored blocks as preferred hints, or None on any mismatch."""
-        hints = dict((name, []) for name in requested)  # type: HintMap
+        hints: HintMap = dict((name, []) for name in requested)
         if len(blocks) != len(requested):
             return None
         for block in blocks:
@@ -475,8 +454,7 @@ class MemoryManagerStatic(object):
             hints[block.type].append(self._hint(value, True))
         return hints
 
-    def calculate_hints(self, pod_uid, requested):
-        # type: (str, Mapping[str, int]) -> HintMap
+    def calculate_hints(self, pod_uid: str, requested: Mapping[str, int]) -> HintMap:
         """``calculateHints`` on the current machine state (empty map when nothing fits).
 
         Same answer as the kubelet's loop over every mask, computed as successive filters over
@@ -550,8 +528,11 @@ class MemoryManagerStatic(object):
         hints = list(map(_hint_table(node_ids, min_size).__getitem__, candidates))
         return dict((name, list(hints)) for name in names)
 
-    def _fitting_allocatable(self, node_ids, order, requested, names):
-        # type: (Tuple[int, ...], List[int], Mapping[str, int], List[str]) -> List[int]
+    def _fitting_allocatable(self,
+                             node_ids: Tuple[int, ...],
+                             order: List[int],
+                             requested: Mapping[str, int],
+                             names: List[str]) -> List[int]:
         """Masks (positional, kubelet order) whose allocatable holds the request; cached, since
         allocatable never changes after start-up."""
         key = (node_ids, tuple((name, requested[name]) for name in names),
@@ -569,8 +550,7 @@ class MemoryManagerStatic(object):
         self._fit_cache[key] = candidates
         return candidates
 
-    def _allocatable_sums(self, node_ids, name):
-        # type: (Tuple[int, ...], str) -> List[int]
+    def _allocatable_sums(self, node_ids: Tuple[int, ...], name: str) -> List[int]:
         """Subset sums of allocatable (constant after start-up), cached per node list and type."""
         values = tuple(_allocatable(self._state[node_id], name) for node_id in node_ids)
         key = (node_ids, name, values)
@@ -581,12 +561,10 @@ class MemoryManagerStatic(object):
         return sums
 
     # ---- allocation -------------------------------------------------------------------------
-    def _reusable_for(self, pod_uid, value, name):
-        # type: (str, int, str) -> int
+    def _reusable_for(self, pod_uid: str, value: int, name: str) -> int:
         return self._reusable.get(pod_uid, {}).get(value, {}).get(name, 0)
 
-    def _require_tables(self, node_ids, names):
-        # type: (Sequence[int], Sequence[str]) -> None
+    def _require_tables(self, node_ids: Sequence[int], names: Sequence[str]) -> None:
         """The kubelet reads every requested type's table on every node it looks at; a missing table
         is a nil dereference there (the kubelet crashes). Refuse clearly instead of guessing."""
         for name in names:
@@ -598,8 +576,7 @@ class MemoryManagerStatic(object):
                     "table and crash; the scheduler normally keeps such pods off the node"
                     % (name, ", ".join(str(n) for n in missing)))
 
-    def _satisfies(self, mask, requested):
-        # type: (BitMask, Mapping[str, int]) -> bool
+    def _satisfies(self, mask: BitMask, requested: Mapping[str, int]) -> bool:
         """``isAffinitySatisfyRequest``: the mask's free memory (no reuse) covers every request."""
         self._require_tables(mask.bits(), sorted(requested))
         for name, size in requested.items():
@@ -619,8 +596,7 @@ class MemoryManagerStatic(object):
                                  % (node_id, ", ".join(str(n) for n in sorted(self._state))))
         return node
 
-    def _violates_groups(self, mask):
-        # type: (BitMask) -> bool
+    def _violates_groups(self, mask: BitMask) -> bool:
         """``isAffinityViolatingNUMAAllocations``: only multi-node masks are checked."""
         bits = mask.bits()
         if len(bits) == 1:
@@ -636,8 +612,7 @@ class MemoryManagerStatic(object):
                 return True
         return False
 
-    def _allocate(self, pod, container, hint):
-        # type: (Any, Any, TopologyHint) -> None
+    def _allocate(self, pod: Any, container: Any, hint: TopologyHint) -> None:
         existing = self._entries.get(pod.uid, {}).get(container.name)
         if existing is not None:
             self._update_reusable(pod, container, existing)
@@ -677,7 +652,7 @@ class MemoryManagerStatic(object):
 
         bits = best.affinity.bits()
         value = best.affinity.value
-        new_blocks = []  # type: List[Block]
+        new_blocks: List[Block] = []
         for name in sorted(requested):
             size = requested[name]
             new_blocks.append(Block(bits, name, size))
@@ -687,8 +662,7 @@ class MemoryManagerStatic(object):
         self._entries.setdefault(pod.uid, {})[container.name] = new_blocks
         self._rewrite_init_blocks(pod, container, new_blocks)
 
-    def _update_reusable(self, pod, container, blocks):
-        # type: (Any, Any, Sequence[Block]) -> None
+    def _update_reusable(self, pod: Any, container: Any, blocks: Sequence[Block]) -> None:
         """``updatePodReusableMemory`` (spec 4.2.6): other pods' entries are dropped first."""
         for uid in list(self._reusable):
             if uid != pod.uid:
@@ -711,8 +685,7 @@ class MemoryManagerStatic(object):
             if current != 0:
                 self._reusable[pod.uid][key][block.type] = 0 if block.size >= current else current - block.size
 
-    def _rewrite_init_blocks(self, pod, container, new_blocks):
-        # type: (Any, Any, Sequence[Block]) -> None
+    def _rewrite_init_blocks(self, pod: Any, container: Any, new_blocks: Sequence[Block]) -> None:
         """``updateInitContainersMemoryBlocks``: earlier regular init containers' blocks shrink."""
         per_pod = self._entries.setdefault(pod.uid, {})
         for new_block in new_blocks:
@@ -786,16 +759,14 @@ class MemoryManagerNone(object):
     def memory_map(self):
         return {}
 
-    def state(self):
-        # type: () -> Dict[str, Any]
+    def state(self) -> Dict[str, Any]:
         return {"policy_name": self.policy_name, "machine_state": {}, "entries": {}, "pod_entries": {}}
 
     def checkpoint(self):
         return _to_checkpoint(self.state())
 
 
-def _to_checkpoint(plain):
-    # type: (Dict[str, Any]) -> Any
+def _to_checkpoint(plain: Dict[str, Any]) -> Any:
     """Plain state -> checkpoint object of the checkpoint module (imported late: optional there)."""
     from ansible_collections.numaguard.kubelet.plugins.module_utils.engine import checkpoint as _cp
     entries = dict((pod, dict((name, [_cp.Block(numa_affinity=tuple(b["numaAffinity"]), type=b["type"],

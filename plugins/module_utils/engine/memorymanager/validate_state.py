@@ -49,21 +49,19 @@ class MemoryStateError(StateError):
     "Invalid state, please drain node and remove policy state file").
     """
 
-    def __init__(self, message, detail=None):
-        # type: (str, Optional[str]) -> None
+    def __init__(self, message: str, detail: Optional[str] = None) -> None:
         super(MemoryStateError, self).__init__(message)
         self.detail = detail
 
 
-def check_policy_name(configured, stored, state_file):
-    # type: (str, str, str) -> None
+def check_policy_name(configured: str, stored: str, state_file: str) -> None:
     """``restoreState``: the state file's policy must be the configured one."""
     if configured != stored:
         raise MemoryStateError(RESTORE_WRAP % (ERR_POLICY_MISMATCH % (configured, stored), state_file))
 
 
-def expected_machine_state(default_state, assignments):
-    # type: (Mapping[int, NUMANodeState], Mapping[str, Mapping[str, List[Any]]]) -> MachineState
+def expected_machine_state(default_state: Mapping[int, NUMANodeState],
+                           assignments: Mapping[str, Mapping[str, List[Any]]]) -> MachineState:
     """Default state plus every block replayed like ``updateMachineState``.
 
     Pods and containers are replayed in sorted order (the kubelet iterates Go maps: only states
@@ -90,8 +88,9 @@ def expected_machine_state(default_state, assignments):
     return expected
 
 
-def _group_sum(state, cells, resource):
-    # type: (Mapping[int, NUMANodeState], List[int], str) -> Optional[tuple]
+def _group_sum(state: Mapping[int, NUMANodeState],
+               cells: List[int],
+               resource: str) -> Optional[tuple]:
     free = reserved = 0
     for member in cells:
         node = state.get(member)
@@ -103,8 +102,8 @@ def _group_sum(state, cells, resource):
     return free, reserved
 
 
-def compare_machine_states(stored, expected):
-    # type: (Mapping[int, NUMANodeState], Mapping[int, NUMANodeState]) -> Optional[str]
+def compare_machine_states(stored: Mapping[int, NUMANodeState],
+                           expected: Mapping[int, NUMANodeState]) -> Optional[str]:
     """None when equal in the kubelet's sense (``areMachineStatesEqual``), else what differs.
 
     Where the kubelet would crash on a malformed state (a group naming a node or a type that does
@@ -150,8 +149,9 @@ def compare_machine_states(stored, expected):
     return None
 
 
-def validate_state(machine_state, assignments, default_state):
-    # type: (Mapping[int, NUMANodeState], Mapping[str, Mapping[str, List[Any]]], Mapping[int, NUMANodeState]) -> MachineState
+def validate_state(machine_state: Mapping[int, NUMANodeState],
+                   assignments: Mapping[str, Mapping[str, List[Any]]],
+                   default_state: Mapping[int, NUMANodeState]) -> MachineState:
     """The machine state the kubelet continues with, or :class:`MemoryStateError`.
 
     Empty machine state: the default one (error when assignments exist). Otherwise the stored

@@ -17,7 +17,7 @@ validation of the policy and scope names (the kubelet refuses an invalid configu
 building any manager, with "invalid configuration: ..." messages).
 """
 
-from __future__ import absolute_import, division, print_function
+from __future__ import absolute_import, annotations, division, print_function
 
 __metaclass__ = type
 
@@ -39,9 +39,8 @@ DEFAULT_POLICY = POLICY_NONE
 DEFAULT_SCOPE = "container"
 
 
-def new_topology_manager(topology, policy_name=DEFAULT_POLICY, scope_name=DEFAULT_SCOPE,
-                         policy_options=None, providers=None, merger="fast"):
-    # type: (Any, str, str, Optional[Mapping[str, Any]], Optional[Sequence[Any]], str) -> Scope
+def new_topology_manager(topology: Any, policy_name: str = DEFAULT_POLICY, scope_name: str = DEFAULT_SCOPE,
+                         policy_options: Optional[Mapping[str, Any]] = None, providers: Optional[Sequence[Any]] = None, merger: str = "fast") -> Scope:
     """The Topology Manager (a scope holding policy, providers and stored hints) for ``topology``.
 
     ``topology`` is a ``topology.Topology`` (or anything with ``.nodes`` whose items have ``id``
@@ -69,8 +68,7 @@ def new_topology_manager(topology, policy_name=DEFAULT_POLICY, scope_name=DEFAUL
     return create_scope(scope_name, policy, providers)
 
 
-def validate_config(kubelet_config):
-    # type: (Mapping[str, Any]) -> None
+def validate_config(kubelet_config: Mapping[str, Any]) -> None:
     """The KubeletConfiguration validation of the two enum fields, which runs before any manager
     is built (so an unknown scope is refused even with policy none), with the kubelet's text."""
     config = kubelet_config or {}
@@ -86,13 +84,14 @@ def validate_config(kubelet_config):
             % (_go_quote(scope), _go_quote(SCOPES[0]), _go_quote(SCOPES[1])))
 
 
-def _go_quote(text):
-    # type: (Any) -> str
+def _go_quote(text: Any) -> str:
     return '"%s"' % str(text).replace("\\", "\\\\").replace('"', '\\"')
 
 
-def topology_manager_from_config(topology, kubelet_config, providers=None, merger="fast"):
-    # type: (Any, Mapping[str, Any], Optional[Sequence[Any]], str) -> Scope
+def topology_manager_from_config(topology: Any,
+                                 kubelet_config: Mapping[str, Any],
+                                 providers: Optional[Sequence[Any]] = None,
+                                 merger: str = "fast") -> Scope:
     """Same, reading ``topologyManagerPolicy``, ``topologyManagerScope`` and
     ``topologyManagerPolicyOptions`` from a KubeletConfiguration dict (camelCase), after the
     kubelet's configuration validation of the policy and scope names (:func:`validate_config`)."""

@@ -32,7 +32,7 @@ transforms run on packed big ints (one C-level shift/and/add over all 2^N fields
 and fall back to Python lists when the counts could overflow 64-bit fields.
 """
 
-from __future__ import absolute_import, division, print_function
+from __future__ import absolute_import, annotations, division, print_function
 
 __metaclass__ = type
 
@@ -56,14 +56,13 @@ DONT_CARE = TopologyHint(None, True)
 CANNOT_SATISFY = TopologyHint(None, False)
 
 
-def filter_providers_hints(providers_hints):
-    # type: (Sequence[Optional[Dict[str, Optional[List[TopologyHint]]]]]) -> List[List[TopologyHint]]
+def filter_providers_hints(providers_hints: Sequence[Optional[Dict[str, Optional[List[TopologyHint]]]]]) -> List[List[TopologyHint]]:
     """Flatten provider maps into hint lists with the nil / empty meanings of spec 1.3.
 
     Resource keys are taken in sorted order; the kubelet uses Go's random map order, which does
     not change the merge result (spec 3.3), only the order of lists in logs.
     """
-    lists = []  # type: List[List[TopologyHint]]
+    lists: List[List[TopologyHint]] = []
     for hints in providers_hints:
         if not hints:
             lists.append([DONT_CARE])
@@ -79,8 +78,7 @@ def filter_providers_hints(providers_hints):
     return lists
 
 
-def filter_single_numa_hints(lists):
-    # type: (Sequence[Sequence[TopologyHint]]) -> List[List[TopologyHint]]
+def filter_single_numa_hints(lists: Sequence[Sequence[TopologyHint]]) -> List[List[TopologyHint]]:
     """single-numa-node: keep only preferred nil hints and preferred one-node hints."""
     out = []
     for hints in lists:
@@ -88,12 +86,11 @@ def filter_single_numa_hints(lists):
     return out
 
 
-def best_non_preferred_affinity_count(lists):
-    # type: (Sequence[Sequence[TopologyHint]]) -> int
+def best_non_preferred_affinity_count(lists: Sequence[Sequence[TopologyHint]]) -> int:
     """B: the largest, over the lists, of the node count of the list's narrowest non-nil mask."""
     best = 0
     for hints in lists:
-        narrowest = None  # type: Optional[int]
+        narrowest: Optional[int] = None
         for hint in hints:
             if hint.affinity is None:
                 continue
@@ -108,22 +105,21 @@ def best_non_preferred_affinity_count(lists):
 class _Comparer(object):
     """The kubelet's sequential "is the candidate better than the current best" rules."""
 
-    def __init__(self, numa_info, best_count, prefer_closest):
-        # type: (NUMAInfo, int, bool) -> None
+    def __init__(self, numa_info: NUMAInfo, best_count: int, prefer_closest: bool) -> None:
         self.numa_info = numa_info
         self.best_count = best_count
         self.prefer_closest = prefer_closest
 
-    def compare_masks(self, current, candidate):
-        # type: (int, int) -> int
+    def compare_masks(self, current: int, candidate: int) -> int:
         if current == candidate:
             return current
         if self.prefer_closest:
             return self.numa_info.closest(current, candidate)
         return self.numa_info.narrowest(current, candidate)
 
-    def better(self, current, candidate):
-        # type: (Optional[Tuple[int, bool]], Tuple[int, bool]) -> Optional[Tuple[int, bool]]
+    def better(self,
+               current: Optional[Tuple[int, bool]],
+               candidate: Tuple[int, bool]) -> Optional[Tuple[int, bool]]:
         """Return the new best of (mask, preferred) pairs; ``current`` None = nothing yet."""
         mask, preferred = candidate
         if mask == 0:
@@ -156,21 +152,20 @@ class _Comparer(object):
         return current if self.compare_masks(cur_mask, mask) == cur_mask else candidate
 
 
-def _to_hint(mask, preferred):
-    # type: (int, bool) -> TopologyHint
+def _to_hint(mask: int, preferred: bool) -> TopologyHint:
     return TopologyHint(BitMask.from_value(mask), preferred)
 
 
-def merge_exhaustive(lists, numa_info, prefer_closest=False):
-    # type: (Sequence[Sequence[TopologyHint]], NUMAInfo, bool) -> TopologyHint
+def merge_exhaustive(lists: Sequence[Sequence[TopologyHint]],
+                     numa_info: NUMAInfo,
+                     prefer_closest: bool = False) -> TopologyHint:
     """The kubelet's HintMerger, literally: every permutation, sequential best-so-far rules."""
     default = numa_info.default_mask
     comparer = _Comparer(numa_info, best_non_preferred_affinity_count(lists), prefer_closest)
-    best = [None]  # type: List[Optional[Tuple[int, bool]]]
+    best: List[Optional[Tuple[int, bool]]] = [None]
     count = len(lists)
 
-    def visit(index, mask, first, preferred):
-        # type: (int, int, Optional[int], bool) -> None
+    def visit(index: int, mask: int, first: Optional[int], preferred: bool) -> None:
         if index == count:
             best[0] = comparer.better(best[0], (mask, preferred))
             return
@@ -195,19 +190,17 @@ def merge_exhaustive(lists, numa_info, prefer_closest=False):
 # fast exact merge
 
 
-def _preferred_key(numa_info, prefer_closest):
-    # type: (NUMAInfo, bool) -> Callable[[int], Tuple]
+def _preferred_key(numa_info: NUMAInfo, prefer_closest: bool) -> Callable[[int], Tuple]:
     if prefer_closest:
         return lambda m: (popcount(m), numa_info.average_distance(m), m)
     return lambda m: (popcount(m), m)
 
 
-def _achievable_preferred(lists, default):
-    # type: (Sequence[Sequence[TopologyHint]], int) -> List[int]
+def _achievable_preferred(lists: Sequence[Sequence[TopologyHint]], default: int) -> List[int]:
     """Merged masks (non-empty) of all permutations that merge to a *preferred* hint."""
-    common = None  # type: Optional[set]
+    common: Optional[set] = None
     all_have_nil = True
-    union = set()  # type: set
+    union: set = set()
     for hints in lists:
         # a plain loop that skips non-preferred hints at once measured faster than building
         # attribute lists (lists hold up to 2^N - 1 hints, few of them preferred)
@@ -244,8 +237,7 @@ def _achievable_preferred(lists, default):
 class _Compressor(object):
     """Maps masks over the machine's (possibly sparse) NUMA ids to dense positions and back."""
 
-    def __init__(self, nodes):
-        # type: (Sequence[int]) -> None
+    def __init__(self, nodes: Sequence[int]) -> None:
         self.nodes = tuple(nodes)
         self.dense = all(node == index for index, node in enumerate(self.nodes))
         self.size = len(self.nodes)
@@ -263,8 +255,7 @@ class _Compressor(object):
                     table[byte] = value
                 self.tables.append(table)
 
-    def compress(self, mask):
-        # type: (int) -> int
+    def compress(self, mask: int) -> int:
         if self.dense:
             return mask & ((1 << self.size) - 1)
         value = 0
@@ -275,8 +266,7 @@ class _Compressor(object):
             k += 1
         return value
 
-    def expand(self, compressed):
-        # type: (int) -> int
+    def expand(self, compressed: int) -> int:
         if self.dense:
             return compressed
         value = 0
@@ -289,20 +279,19 @@ class _Compressor(object):
         return value
 
 
-def _superset_sums(values, size):
-    # type: (List[int], int) -> List[int]
+def _superset_sums(values: List[int], size: int) -> List[int]:
     """In place: values[X] = sum of values[Y] over Y superset of X (zeta transform)."""
     return _superset_transform(values, size, operator.add)
 
 
-def _superset_inverse(values, size):
-    # type: (List[int], int) -> List[int]
+def _superset_inverse(values: List[int], size: int) -> List[int]:
     """In place inverse of :func:`_superset_sums` (Moebius inversion)."""
     return _superset_transform(values, size, operator.sub)
 
 
-def _superset_transform(values, size, combine):
-    # type: (List[int], int, Callable[[int, int], int]) -> List[int]
+def _superset_transform(values: List[int],
+                        size: int,
+                        combine: Callable[[int, int], int]) -> List[int]:
     """values[X] = combine(values[X], values[X | bit]) for every bit in turn, in place."""
     total = 1 << size
     for bit in range(size):
@@ -321,11 +310,10 @@ def _superset_transform(values, size, combine):
     return values
 
 
-_POPCOUNTS = {}  # type: Dict[int, List[int]]
+_POPCOUNTS: Dict[int, List[int]] = {}
 
 
-def _popcount_table(size):
-    # type: (int) -> List[int]
+def _popcount_table(size: int) -> List[int]:
     """popcount of every index below 2**size (cached per size)."""
     table = _POPCOUNTS.get(size)
     if table is None:
@@ -339,12 +327,11 @@ def _popcount_table(size):
 #: Above this many NUMA nodes the 2^N tables of the exact non-preferred search are refused.
 MAX_FAST_MERGE_NODES = 20
 
-_FIELD_MASKS = {}  # type: Dict[Tuple[int, int, int], int]
+_FIELD_MASKS: Dict[Tuple[int, int, int], int] = {}
 _PACKED_OK = array.array("I").itemsize == 4 and array.array("Q").itemsize == 8
 
 
-def _field_mask(size, width, bit):
-    # type: (int, int, int) -> int
+def _field_mask(size: int, width: int, bit: int) -> int:
     """Packed int whose ``width``-byte fields are all ones where the field index has ``bit`` clear."""
     key = (size, width, bit)
     mask = _FIELD_MASKS.get(key)
@@ -356,16 +343,14 @@ def _field_mask(size, width, bit):
     return mask
 
 
-def _packed_superset_sums(packed, size, width):
-    # type: (int, int, int) -> int
+def _packed_superset_sums(packed: int, size: int, width: int) -> int:
     """Zeta transform on a packed int (``width``-byte little-endian fields, none may overflow)."""
     for bit in range(size):
         packed += (packed >> (8 * width << bit)) & _field_mask(size, width, bit)
     return packed
 
 
-def _packed_superset_inverse(packed, size, width):
-    # type: (int, int, int) -> int
+def _packed_superset_inverse(packed: int, size: int, width: int) -> int:
     """Moebius inversion on a packed int. Every intermediate field is a count of combinations
     (never negative), so the field-wise subtraction never borrows across fields."""
     for bit in range(size):
@@ -373,8 +358,7 @@ def _packed_superset_inverse(packed, size, width):
     return packed
 
 
-def _to_array(packed, typecode, count):
-    # type: (int, str, int) -> array.array
+def _to_array(packed: int, typecode: str, count: int) -> array.array:
     values = array.array(typecode)
     values.frombytes(packed.to_bytes(values.itemsize * count, "little"))
     if sys.byteorder != "little":  # pragma: no cover - big-endian hosts
@@ -382,16 +366,16 @@ def _to_array(packed, typecode, count):
     return values
 
 
-def _from_array(values):
-    # type: (array.array) -> int
+def _from_array(values: array.array) -> int:
     if sys.byteorder != "little":  # pragma: no cover - big-endian hosts
         values = array.array(values.typecode, values)
         values.byteswap()
     return int.from_bytes(values.tobytes(), "little")
 
 
-def _achievable_ands(masks_per_list, default, compressor):
-    # type: (Sequence[set], int, _Compressor) -> List[int]
+def _achievable_ands(masks_per_list: Sequence[set],
+                     default: int,
+                     compressor: _Compressor) -> List[int]:
     """Every non-empty AND (with the default mask) of one mask per list, as compressed masks.
 
     ``masks_per_list`` holds, per hint list, the set of its masks with nil hints already
@@ -403,7 +387,7 @@ def _achievable_ands(masks_per_list, default, compressor):
         raise TopologyManagerError("%d NUMA nodes: the exact merge needs 2^%d tables, more than this "
                                    "simulator supports (%d nodes)" % (size, size, MAX_FAST_MERGE_NODES))
     total = 1 << size
-    presents = []  # type: List[frozenset]
+    presents: List[frozenset] = []
     for masks in masks_per_list:
         if compressor.dense:
             # dense ids: default is 2^N - 1, so "no bit outside default" <=> numerically <= default
@@ -420,8 +404,8 @@ def _achievable_ands(masks_per_list, default, compressor):
     for present in presents:
         bound *= len(present)
     packed = _PACKED_OK and bound < (1 << 64)
-    cache = {}  # type: Dict[frozenset, Any]
-    product = None  # type: Any
+    cache: Dict[frozenset, Any] = {}
+    product: Any = None
     for present in presents:
         sums = cache.get(present)
         if sums is None:
@@ -452,8 +436,9 @@ _NOT_NONE = functools.partial(operator.is_not, None)
 _IS_NONE = functools.partial(operator.is_, None)
 
 
-def merge_fast(lists, numa_info, prefer_closest=False):
-    # type: (Sequence[Sequence[TopologyHint]], NUMAInfo, bool) -> TopologyHint
+def merge_fast(lists: Sequence[Sequence[TopologyHint]],
+               numa_info: NUMAInfo,
+               prefer_closest: bool = False) -> TopologyHint:
     """Same result as :func:`merge_exhaustive`, without enumerating permutations."""
     default = numa_info.default_mask
     if any(len(hints) == 0 for hints in lists):
@@ -496,8 +481,7 @@ def merge_fast(lists, numa_info, prefer_closest=False):
     return _to_hint(best, False)
 
 
-def _min_popcount(masks):
-    # type: (set) -> int
+def _min_popcount(masks: set) -> int:
     """A mask of ``masks`` with the fewest bits (cheap path for big sets: bin().count in C)."""
     best = None
     best_count = 65

@@ -11,7 +11,7 @@ it. We reproduce the positional lookup exactly and refuse sparse ids up front wi
 prefer-closest-numa-nodes, instead of pretending to know what the kubelet would do.
 """
 
-from __future__ import absolute_import, division, print_function
+from __future__ import absolute_import, annotations, division, print_function
 
 __metaclass__ = type
 
@@ -31,16 +31,17 @@ class TopologyManagerError(ValueError):
 class NUMAInfo(object):
     """Sorted NUMA ids of the machine plus (optionally) the distance lists for prefer-closest."""
 
-    def __init__(self, node_ids, distances=None):
-        # type: (Sequence[int], Optional[Mapping[int, Sequence[int]]]) -> None
+    def __init__(self,
+                 node_ids: Sequence[int],
+                 distances: Optional[Mapping[int, Sequence[int]]] = None) -> None:
         """``distances`` maps node id -> list of distances in node order (cadvisor's shape)."""
         ids = sorted(set(int(n) for n in node_ids))
         if not ids:
             raise TopologyManagerError("cannot discover NUMA topology: no NUMA nodes")
-        self.nodes = tuple(ids)  # type: Tuple[int, ...]
+        self.nodes: Tuple[int, ...] = tuple(ids)
         self.default_mask = mask_value(ids)
-        self.distances = None  # type: Optional[Dict[int, Tuple[int, ...]]]
-        self._avg_cache = {}  # type: Dict[int, float]
+        self.distances: Optional[Dict[int, Tuple[int, ...]]] = None
+        self._avg_cache: Dict[int, float] = {}
         if distances is not None:
             table = {}
             for node in ids:
@@ -62,8 +63,7 @@ class NUMAInfo(object):
             self.distances = table
 
     @classmethod
-    def from_topology(cls, topology, with_distances):
-        # type: (object, bool) -> NUMAInfo
+    def from_topology(cls, topology: object, with_distances: bool) -> NUMAInfo:
         """Build from a ``topology.Topology`` (peer-id -> distance dicts become positional lists)."""
         nodes = list(topology.nodes)  # type: ignore[attr-defined]
         ids = [n.id for n in nodes]
@@ -79,8 +79,7 @@ class NUMAInfo(object):
             lists[node.id] = [dist[peer] for peer in sorted(dist)]
         return cls(ids, lists)
 
-    def average_distance(self, mask):
-        # type: (int) -> float
+    def average_distance(self, mask: int) -> float:
         """Average over all ordered pairs (i, j) of the mask's nodes, i == j included (float64)."""
         cached = self._avg_cache.get(mask)
         if cached is not None:
@@ -101,16 +100,14 @@ class NUMAInfo(object):
         self._avg_cache[mask] = value
         return value
 
-    def narrowest(self, first, second):
-        # type: (int, int) -> int
+    def narrowest(self, first: int, second: int) -> int:
         """Fewer nodes wins, then the numerically smaller mask."""
         c1, c2 = popcount(first), popcount(second)
         if c1 != c2:
             return first if c1 < c2 else second
         return first if first < second else second
 
-    def closest(self, first, second):
-        # type: (int, int) -> int
+    def closest(self, first: int, second: int) -> int:
         """Fewer nodes wins; same count: smaller average distance, then numerically smaller."""
         if popcount(first) != popcount(second):
             return self.narrowest(first, second)

@@ -14,7 +14,7 @@ single-numa-node   filter, keep nil/one-node preferred hints,       iff merged h
 =================  ===============================================  ===========================
 """
 
-from __future__ import absolute_import, division, print_function
+from __future__ import absolute_import, annotations, division, print_function
 
 __metaclass__ = type
 
@@ -46,8 +46,10 @@ class Policy(object):
 
     name = ""
 
-    def __init__(self, numa_info, options=None, merger="fast"):
-        # type: (NUMAInfo, Optional[PolicyOptions], str) -> None
+    def __init__(self,
+                 numa_info: NUMAInfo,
+                 options: Optional[PolicyOptions] = None,
+                 merger: str = "fast") -> None:
         if merger not in MERGERS:
             raise TopologyManagerError("unknown merge implementation %r (expected one of %s)"
                                        % (merger, ", ".join(sorted(MERGERS))))
@@ -56,13 +58,14 @@ class Policy(object):
         self.merger = merger
         self._merge = MERGERS[merger]
 
-    def merge(self, providers_hints):
-        # type: (Sequence[Optional[Dict[str, Optional[List[TopologyHint]]]]]) -> Tuple[TopologyHint, bool]
+    def merge(self,
+              providers_hints: Sequence[Optional[Dict[str, Optional[List[TopologyHint]]]]]) -> Tuple[TopologyHint, bool]:
         """Merged hint and whether the pod (or container) can be admitted."""
         raise NotImplementedError
 
-    def merge_lists(self, lists, prefer_closest):
-        # type: (Sequence[Sequence[TopologyHint]], bool) -> TopologyHint
+    def merge_lists(self,
+                    lists: Sequence[Sequence[TopologyHint]],
+                    prefer_closest: bool) -> TopologyHint:
         return self._merge(lists, self.numa_info, prefer_closest)
 
 
@@ -118,8 +121,10 @@ _POLICY_CLASSES = {
 }
 
 
-def create_policy(name, numa_info, options=None, merger="fast"):
-    # type: (str, NUMAInfo, Optional[PolicyOptions], str) -> Policy
+def create_policy(name: str,
+                  numa_info: NUMAInfo,
+                  options: Optional[PolicyOptions] = None,
+                  merger: str = "fast") -> Policy:
     """The policy called ``name``; the kubelet's ``unknown policy: "<name>"`` otherwise."""
     cls = _POLICY_CLASSES.get(name)
     if cls is None:

@@ -9,7 +9,7 @@ Values are parsed with Go's ``strconv.ParseBool`` / ``strconv.Atoi`` rules and t
 texts, because those texts end up in the kubelet's start-up error.
 """
 
-from __future__ import absolute_import, division, print_function
+from __future__ import absolute_import, annotations, division, print_function
 
 __metaclass__ = type
 
@@ -34,8 +34,7 @@ _ATOI = re.compile(r"^[+-]?[0-9]+$")
 _INT64_MAX = (1 << 63) - 1
 
 
-def go_parse_bool(text):
-    # type: (str) -> bool
+def go_parse_bool(text: str) -> bool:
     """Go ``strconv.ParseBool``; raises ValueError with Go's message."""
     if text in _TRUE:
         return True
@@ -44,8 +43,7 @@ def go_parse_bool(text):
     raise ValueError('strconv.ParseBool: parsing "%s": invalid syntax' % text)
 
 
-def go_atoi(text):
-    # type: (str) -> int
+def go_atoi(text: str) -> int:
     """Go ``strconv.Atoi`` on a 64-bit platform; raises ValueError with Go's message."""
     if not _ATOI.match(text):
         raise ValueError('strconv.Atoi: parsing "%s": invalid syntax' % text)
@@ -58,14 +56,14 @@ def go_atoi(text):
 class PolicyOptions(object):
     """Parsed Topology Manager policy options."""
 
-    def __init__(self, prefer_closest_numa=False, max_allowable_numa_nodes=DEFAULT_MAX_ALLOWABLE_NUMA_NODES):
-        # type: (bool, int) -> None
+    def __init__(self,
+                 prefer_closest_numa: bool = False,
+                 max_allowable_numa_nodes: int = DEFAULT_MAX_ALLOWABLE_NUMA_NODES) -> None:
         self.prefer_closest_numa = prefer_closest_numa
         self.max_allowable_numa_nodes = max_allowable_numa_nodes
 
     @classmethod
-    def parse(cls, options):
-        # type: (Optional[Mapping[str, Any]]) -> PolicyOptions
+    def parse(cls, options: Optional[Mapping[str, Any]]) -> PolicyOptions:
         """Parse the ``topologyManagerPolicyOptions`` map (values are strings in the kubelet)."""
         opts = cls()
         if not options:
@@ -102,7 +100,6 @@ class PolicyOptions(object):
         return opts
 
 
-def _go_quote(text):
-    # type: (str) -> str
+def _go_quote(text: str) -> str:
     """Go's ``%q`` for the plain option names users write (escapes quotes and backslashes)."""
     return '"%s"' % text.replace("\\", "\\\\").replace('"', '\\"')

@@ -16,7 +16,7 @@ Rejections are results (:class:`AdmitResult`), not exceptions; provider bugs and
 still raise.
 """
 
-from __future__ import absolute_import, division, print_function
+from __future__ import absolute_import, annotations, division, print_function
 
 __metaclass__ = type
 
@@ -41,14 +41,12 @@ TOPOLOGY_AFFINITY_ERROR = "TopologyAffinityError"
 TOPOLOGY_AFFINITY_MESSAGE = "Resources cannot be allocated with Topology locality"
 
 
-def provider_name(provider):
-    # type: (Any) -> str
+def provider_name(provider: Any) -> str:
     """A provider's display name: its ``name`` attribute, else its class name."""
     return str(getattr(provider, "name", None) or type(provider).__name__)
 
 
-def rejection_from_error(error):
-    # type: (AdmissionError) -> Tuple[str, str]
+def rejection_from_error(error: AdmissionError) -> Tuple[str, str]:
     """(reason, message) as the kubelet records them for an allocation error (spec 5.2).
 
     A typed error keeps its reason and text. An untyped one gets reason
@@ -67,15 +65,17 @@ def rejection_from_error(error):
 class Decision(object):
     """One merge of the Topology Manager: which containers it was for, inputs and outcome."""
 
-    def __init__(self, containers, provider_hints, merged, admit):
-        # type: (List[str], List[Tuple[str, Any]], TopologyHint, bool) -> None
+    def __init__(self,
+                 containers: List[str],
+                 provider_hints: List[Tuple[str, Any]],
+                 merged: TopologyHint,
+                 admit: bool) -> None:
         self.containers = containers
         self.provider_hints = provider_hints
         self.merged = merged
         self.admit = admit
 
-    def to_dict(self):
-        # type: () -> Dict[str, Any]
+    def to_dict(self) -> Dict[str, Any]:
         return {
             "containers": list(self.containers),
             "hints": dict((name, hint_map_to_dict(hints)) for name, hints in self.provider_hints),
@@ -87,22 +87,24 @@ class Decision(object):
 class AdmitResult(object):
     """The admit handler's answer for one pod plus the trace that explains it."""
 
-    def __init__(self, scope):
-        # type: (str) -> None
+    def __init__(self, scope: str) -> None:
         self.scope = scope
         self.admitted = True
         self.reason = ""
         self.message = ""
-        self.decisions = []  # type: List[Decision]
+        self.decisions: List[Decision] = []
         #: container name -> affinity stored for it (only containers that got one)
-        self.affinities = {}  # type: Dict[str, TopologyHint]
+        self.affinities: Dict[str, TopologyHint] = {}
         #: containers whose allocation was attempted, in order (the last may have failed)
-        self.allocated = []  # type: List[str]
-        self.failed_container = None  # type: Optional[str]
-        self.failed_provider = None  # type: Optional[str]
+        self.allocated: List[str] = []
+        self.failed_container: Optional[str] = None
+        self.failed_provider: Optional[str] = None
 
-    def reject(self, reason, message, container=None, provider=None):
-        # type: (str, str, Optional[str], Optional[str]) -> AdmitResult
+    def reject(self,
+               reason: str,
+               message: str,
+               container: Optional[str] = None,
+               provider: Optional[str] = None) -> AdmitResult:
         self.admitted = False
         self.reason = reason
         self.message = message
@@ -116,37 +118,31 @@ class Scope(object):
 
     name = ""
 
-    def __init__(self, policy, providers=None):
-        # type: (Policy, Optional[Sequence[Any]]) -> None
+    def __init__(self, policy: Policy, providers: Optional[Sequence[Any]] = None) -> None:
         self.policy = policy
         self.providers = list(providers or [])
         #: pod uid -> container name -> stored hint (the kubelet's podTopologyHints)
-        self.pod_topology_hints = {}  # type: Dict[str, Dict[str, TopologyHint]]
+        self.pod_topology_hints: Dict[str, Dict[str, TopologyHint]] = {}
 
-    def add_hint_provider(self, provider):
-        # type: (Any) -> None
+    def add_hint_provider(self, provider: Any) -> None:
         self.providers.append(provider)
 
-    def get_affinity(self, pod_uid, container_name):
-        # type: (str, str) -> TopologyHint
+    def get_affinity(self, pod_uid: str, container_name: str) -> TopologyHint:
         """Stored hint, or the zero hint {nil, false} when there is none."""
         return self.pod_topology_hints.get(pod_uid, {}).get(container_name, ZERO_HINT)
 
-    def remove_container(self, pod_uid, container_name):
-        # type: (str, str) -> None
+    def remove_container(self, pod_uid: str, container_name: str) -> None:
         hints = self.pod_topology_hints.get(pod_uid)
         if hints is not None:
             hints.pop(container_name, None)
             if not hints:
                 del self.pod_topology_hints[pod_uid]
 
-    def _store(self, pod, container, hint, result):
-        # type: (Any, Any, TopologyHint, AdmitResult) -> None
+    def _store(self, pod: Any, container: Any, hint: TopologyHint, result: AdmitResult) -> None:
         self.pod_topology_hints.setdefault(pod.uid, {})[container.name] = hint
         result.affinities[container.name] = hint
 
-    def _allocate(self, pod, container, hint, result):
-        # type: (Any, Any, TopologyHint, AdmitResult) -> bool
+    def _allocate(self, pod: Any, container: Any, hint: TopologyHint, result: AdmitResult) -> bool:
         """Allocate on every provider in order; record a rejection on the first error."""
         result.allocated.append(container.name)
         for provider in self.providers:
@@ -158,8 +154,7 @@ class Scope(object):
                 return False
         return True
 
-    def admit(self, pod):
-        # type: (Any) -> AdmitResult
+    def admit(self, pod: Any) -> AdmitResult:
         raise NotImplementedError
 
 
@@ -216,8 +211,9 @@ class PodScope(Scope):
         return result
 
 
-def create_scope(scope_name, policy, providers=None):
-    # type: (str, Policy, Optional[Sequence[Any]]) -> Scope
+def create_scope(scope_name: str,
+                 policy: Policy,
+                 providers: Optional[Sequence[Any]] = None) -> Scope:
     """Scope for a policy: policy none always gets the none scope (the scope name is unused)."""
     if policy.name == POLICY_NONE:
         return NoneScope(policy, providers)
