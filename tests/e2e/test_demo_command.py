@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
 # Apache License 2.0 (see LICENSE)
-"""`make demo` (scripts/demo) end to end: the README's first command."""
+"""`make demo` (scripts/demo) end to end: the README's first checkout command."""
 
 from __future__ import annotations
 
