@@ -204,8 +204,9 @@ def state_file_summary(root: str, root_dir: str, name: str) -> Dict[str, Any]:
     """``path``, ``present``, ``policy_name``, ``version``, ``valid``, ``checksum_ok``,
     ``checksum_error`` of one kubelet state file (``cpu_manager_state`` or ``memory_manager_state``)."""
     path, text = read_state_text(root, root_dir, name)
-    summary: Dict[str, Any] = {"path": path, "present": text is not None, "policy_name": None, "version": None,
-               "valid": None, "checksum_ok": None, "checksum_error": None}
+    summary: Dict[str, Any] = {
+        "path": path, "present": text is not None, "policy_name": None, "version": None,
+        "valid": None, "checksum_ok": None, "checksum_error": None}
     if text is None:
         return summary
     summary["policy_name"] = peek_policy_name(text)
@@ -226,9 +227,10 @@ def verify_state(name: str, text: str) -> Dict[str, Any]:
         checkpoint = loader(text)
     except CheckpointError as exc:
         return {"valid": False, "checksum_ok": False, "checksum_error": str(exc), "version": None}
-    verdict: Dict[str, Any] = {"valid": True, "checksum_ok": checkpoint.checksum_ok, "checksum_error": None,
-               "version": "v%d" % checkpoint.version,
-               "policy_name": checkpoint.policy_name}
+    verdict: Dict[str, Any] = {
+        "valid": True, "checksum_ok": checkpoint.checksum_ok, "checksum_error": None,
+        "version": "v%d" % checkpoint.version,
+        "policy_name": checkpoint.policy_name}
     if checkpoint.checksum_ok is None:
         if name == "cpu_manager_state" and checkpoint.version == 3:
             verdict["checksum_error"] = ("not verified: the v3 legacy checksum hashes Go-internal data "

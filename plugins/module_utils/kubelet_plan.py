@@ -141,7 +141,8 @@ def load_state(path: str) -> Any:
     return doc
 
 
-def plan_change(settings: Dict[str, Any], mode: str = "dropin", path: Optional[str] = None, config: Optional[str] = None, config_dir: Optional[str] = None, root_dir: str = "/var/lib/kubelet",
+def plan_change(settings: Dict[str, Any], mode: str = "dropin", path: Optional[str] = None,
+                config: Optional[str] = None, config_dir: Optional[str] = None, root_dir: str = "/var/lib/kubelet",
                 kubelet_version: Optional[str] = None, topology: Any = None, reservation_validator: Any = None) -> Dict[str, Any]:
     """Compute everything about the change without writing anything.
 

@@ -157,7 +157,8 @@ class ValidationResult:
 
 # -- the right-hand side: Node Allocatable reservation -------------------------------------------
 
-def node_allocatable_reservation(kube_reserved: Mapping[str, Quantity], system_reserved: Mapping[str, Quantity], eviction: Optional[EvictionSettings], memory_capacity_bytes: int,
+def node_allocatable_reservation(kube_reserved: Mapping[str, Quantity], system_reserved: Mapping[str, Quantity],
+                                 eviction: Optional[EvictionSettings], memory_capacity_bytes: int,
                                  ignore_eviction: bool = False) -> Tuple[Optional[Quantity], List[AllocatablePart]]:
     """The memory Node Allocatable reservation, summed in the kubelet's order and format rules.
 
@@ -752,8 +753,10 @@ def topology_from_any(value: Any) -> Tuple[Topology, Optional[int]]:
     return topology, capacity
 
 
-def evaluate(topology: Any, kubelet_config: Optional[Mapping[str, Any]] = None, strategy: Optional[str] = None, split_unit: Any = MIB, memory_capacity_bytes: Any = None,
-             allocatable_ignore_eviction: bool = False, memory_manager_state: Optional[str] = None, state_file: Optional[str] = None, **settings: Any) -> ValidationResult:
+def evaluate(topology: Any, kubelet_config: Optional[Mapping[str, Any]] = None, strategy: Optional[str] = None,
+             split_unit: Any = MIB, memory_capacity_bytes: Any = None, allocatable_ignore_eviction: bool = False,
+             memory_manager_state: Optional[str] = None, state_file: Optional[str] = None,
+             **settings: Any) -> ValidationResult:
     """Resolve settings (explicit ones win over ``kubelet_config``), then compute and/or validate.
 
     ``topology`` may be anything :func:`topology_from_any` accepts. ``settings`` are the keys of

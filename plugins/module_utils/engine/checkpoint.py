@@ -875,9 +875,10 @@ def summarize_state_file(path: str, kind: Optional[str] = None) -> Dict[str, Any
     kubelet's message, or the I/O problem), ``entries`` (container assignments) and
     ``pod_entries`` counts. ``kind`` defaults from the file name, else from the content.
     """
-    summary: Dict[str, Any] = {"path": path, "present": False, "kind": kind, "policy_name": None, "version": None,
-               "checksum_ok": None, "legacy_checksum_ok": None, "error": None, "entries": 0,
-               "pod_entries": 0}
+    summary: Dict[str, Any] = {
+        "path": path, "present": False, "kind": kind, "policy_name": None, "version": None,
+        "checksum_ok": None, "legacy_checksum_ok": None, "error": None, "entries": 0,
+        "pod_entries": 0}
     if kind is not None and kind not in ("cpu", "memory"):
         summary["error"] = "kind must be 'cpu' or 'memory', got %r" % (kind,)
         return summary

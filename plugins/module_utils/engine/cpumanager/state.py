@@ -40,8 +40,8 @@ class CPUState(object):
                  pod_entries: Optional[Dict[str, FrozenSet[int]]] = None) -> None:
         self.policy_name = policy_name
         self.default_cpu_set: FrozenSet[int] = frozenset(default_cpu_set)
-        self.entries: Dict[str, Dict[str, FrozenSet[int]]] = dict((pod, dict(containers))
-                            for pod, containers in (entries or {}).items())
+        self.entries: Dict[str, Dict[str, FrozenSet[int]]] = dict(
+            (pod, dict(containers)) for pod, containers in (entries or {}).items())
         self.pod_entries: Dict[str, FrozenSet[int]] = dict(pod_entries or {})
 
     def get(self, pod_uid: str, container_name: str) -> Optional[FrozenSet[int]]:

@@ -110,7 +110,8 @@ def system_reserved_from_config(topology: Any,
     return system_reserved
 
 
-def new_memory_manager(topology: Any, kubelet_config: Mapping[str, Any], checkpoint: Any = None, state_file: Optional[str] = None, feature_gates: Optional[Mapping[str, bool]] = None,
+def new_memory_manager(topology: Any, kubelet_config: Mapping[str, Any], checkpoint: Any = None,
+                       state_file: Optional[str] = None, feature_gates: Optional[Mapping[str, bool]] = None,
                        memory_capacity_bytes: Optional[int] = None, allocatable_reservation: Optional[Mapping[str, Any]] = None) -> Any:
     """The memory manager provider for a node, or :class:`StateError` where the kubelet would not start.
 
