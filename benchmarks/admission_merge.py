@@ -48,16 +48,16 @@ def _importable():
 
 _importable()
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.bitmask import (  # noqa: E402
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.bitmask import (  # noqa: E402
     BitMask, iterate_bitmask_values, popcount)
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.hints import TopologyHint  # noqa: E402
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.topologymanager.merge import (  # noqa: E402
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import TopologyHint  # noqa: E402
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.merge import (  # noqa: E402
     merge_exhaustive, merge_fast)
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.topologymanager.numa_info import (  # noqa: E402
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.numa_info import (  # noqa: E402
     NUMAInfo)
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.topologymanager.policy import (  # noqa: E402
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.policy import (  # noqa: E402
     create_policy)
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.topologymanager.policy_options import (  # noqa: E402
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.policy_options import (  # noqa: E402
     PolicyOptions)
 
 
@@ -126,8 +126,8 @@ def median_ms(func, repeat):
 
 def admission_scenario(n, policy, merger="fast"):
     """A fresh node of ``n`` NUMA nodes (8 CPUs, 64 GiB, 8x1Gi pages, one GPU each) and a pod."""
-    from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.admission import AdmissionSimulator
-    from ansible_collections.numaguard.kubelet.plugins.module_utils.topology import CPU, HugePages, NumaNode, Topology
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission import AdmissionSimulator
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import CPU, HugePages, NumaNode, Topology
 
     nodes, cpus = [], []
     for node in range(n):

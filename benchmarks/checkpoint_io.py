@@ -19,7 +19,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 __import__("conftest")  # the repository's conftest makes ansible_collections.numaguard.kubelet importable
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine import checkpoint as ck  # noqa: E402
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine import checkpoint as ck  # noqa: E402
 
 GIB = 1 << 30
 

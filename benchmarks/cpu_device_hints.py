@@ -46,15 +46,15 @@ def _importable():
 
 _importable()
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.cpumanager import (  # noqa: E402
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager import (  # noqa: E402
     cpu_assignment)
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.cpumanager.manager import (  # noqa: E402
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.cpu_manager import (  # noqa: E402
     new_cpu_manager)
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.devicemanager import (  # noqa: E402
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.devicemanager import (  # noqa: E402
     DeviceInventory, DeviceManager)
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.hints import TopologyHint  # noqa: E402
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.pod import Pod  # noqa: E402
-from ansible_collections.numaguard.kubelet.plugins.module_utils.topology import Topology  # noqa: E402
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import TopologyHint  # noqa: E402
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.pod import Pod  # noqa: E402
+from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import Topology  # noqa: E402
 
 GPU = "nvidia.com/gpu"
 

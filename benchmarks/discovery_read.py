@@ -27,8 +27,8 @@ sys.path.insert(0, REPO)
 # The root conftest makes ansible_collections.numaguard.kubelet importable.
 import conftest  # noqa: E402,F401  pylint: disable=unused-import,wrong-import-position
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils.kubelet_paths import kubelet_facts  # noqa: E402
-from ansible_collections.numaguard.kubelet.plugins.module_utils.sysfs import (  # noqa: E402
+from ansible_collections.numaguard.kubelet.plugins.module_utils._host.kubelet_paths import kubelet_facts  # noqa: E402
+from ansible_collections.numaguard.kubelet.plugins.module_utils._host.sysfs import (  # noqa: E402
     read_system_memory, read_topology)
 
 

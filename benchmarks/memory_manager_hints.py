@@ -36,13 +36,13 @@ def _importable():
 
 _importable()
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.hints import TopologyHint  # noqa: E402
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.memorymanager.manager import (  # noqa: E402
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import TopologyHint  # noqa: E402
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.memory_manager import (  # noqa: E402
     new_memory_manager,
 )
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.pod import Pod  # noqa: E402
-from ansible_collections.numaguard.kubelet.plugins.module_utils.quantity import Quantity  # noqa: E402
-from ansible_collections.numaguard.kubelet.plugins.module_utils.topology import (  # noqa: E402
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.pod import Pod  # noqa: E402
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import Quantity  # noqa: E402
+from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import (  # noqa: E402
     HugePages,
     NumaNode,
     Topology,

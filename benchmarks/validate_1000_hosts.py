@@ -46,7 +46,7 @@ def _load_fleet():
 
 
 def build_facts():
-    from ansible_collections.numaguard.kubelet.plugins.module_utils.sysfs import read_system_memory, read_topology
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._host.sysfs import read_system_memory, read_topology
 
     fleet = _load_fleet()
     facts = {}

@@ -73,7 +73,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.admission_report import (
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission_report import (
     AdmissionReportError,
     admission_report as _report,
 )

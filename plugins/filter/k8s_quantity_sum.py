@@ -35,7 +35,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils.quantity import parse_quantity
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import parse_quantity
 from ansible_collections.numaguard.kubelet.plugins.plugin_utils.filter_quantity import to_quantity
 
 

@@ -86,7 +86,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils.fleet_report import (
+from ansible_collections.numaguard.kubelet.plugins.module_utils._report.fleet import (
     FleetReportError,
     fleet_report,
 )

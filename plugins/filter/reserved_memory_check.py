@@ -109,15 +109,15 @@ import json
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils.reservation import (
+from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.reservation import (
     ReservationError,
     evaluate,
 )
-from ansible_collections.numaguard.kubelet.plugins.module_utils.reserved_flags import (
+from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.flags import (
     ReservationSyntaxError,
     parse_reserved_memory,
 )
-from ansible_collections.numaguard.kubelet.plugins.module_utils.topology import (
+from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import (
     InvalidTopology,
     NumaNode,
     Topology,

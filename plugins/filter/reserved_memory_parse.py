@@ -38,7 +38,7 @@ _value:
   elements: dict
 """
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils.reserved_flags import (
+from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.flags import (
     parse_reserved_memory,
     reservations_to_config,
 )

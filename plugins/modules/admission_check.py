@@ -299,21 +299,21 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.admission import (
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission import (
     AdmissionSimulator, format_table)
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.admission_inputs import (
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission_inputs import (
     AdmissionInputError, flags_to_config, pods_from_documents, state_input)
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.devicemanager import (
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.devicemanager import (
     parse_device_checkpoint)
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.checkpoint import (
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.checkpoint import (
     restore_cpu_manager_state, restore_memory_manager_state)
-from ansible_collections.numaguard.kubelet.plugins.module_utils.kubelet_paths import (
+from ansible_collections.numaguard.kubelet.plugins.module_utils._host.kubelet_paths import (
     locate_kubelet, under_root)
-from ansible_collections.numaguard.kubelet.plugins.module_utils.kubeletconfig import (
+from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.config import (
     kubelet_defaults, load_kubelet_config)
-from ansible_collections.numaguard.kubelet.plugins.module_utils.sysfs import (
+from ansible_collections.numaguard.kubelet.plugins.module_utils._host.sysfs import (
     read_system_memory, read_topology)
-from ansible_collections.numaguard.kubelet.plugins.module_utils.topology import Topology
+from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import Topology
 
 
 class _Failure(Exception):

@@ -92,7 +92,7 @@ files:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils.kubelet_backup import (
+from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.backup import (
     BackupError,
     make_backup,
     new_backup_dir,

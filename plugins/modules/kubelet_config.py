@@ -268,18 +268,18 @@ import tempfile
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.text.converters import to_bytes
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils.kubeletconfig import KubeletConfigError
-from ansible_collections.numaguard.kubelet.plugins.module_utils.kubelet_plan import (
+from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.config import KubeletConfigError
+from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.plan import (
     DEFAULT_CONFIG_DIR,
     plan_change,
 )
-from ansible_collections.numaguard.kubelet.plugins.module_utils.kubelet_settings import MANAGED_FIELDS, SettingsError
+from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.settings import MANAGED_FIELDS, SettingsError
 
 try:
-    from ansible_collections.numaguard.kubelet.plugins.module_utils.kubelet_paths import locate_kubelet
-    from ansible_collections.numaguard.kubelet.plugins.module_utils.sysfs import SysfsError, read_topology
-    from ansible_collections.numaguard.kubelet.plugins.module_utils.topology import InvalidTopology, Topology
-    from ansible_collections.numaguard.kubelet.plugins.module_utils.reservation import validate_reservation
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._host.kubelet_paths import locate_kubelet
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._host.sysfs import SysfsError, read_topology
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import InvalidTopology, Topology
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.reservation import validate_reservation
     HAS_HOST_UTILS = True
     HOST_UTILS_ERROR = ""
 except ImportError as exc:  # pragma: no cover - all ship with the collection

@@ -255,9 +255,9 @@ ansible_facts:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils.kubelet_paths import (
+from ansible_collections.numaguard.kubelet.plugins.module_utils._host.kubelet_paths import (
     KubeletPathsError, kubelet_facts)
-from ansible_collections.numaguard.kubelet.plugins.module_utils.sysfs import (
+from ansible_collections.numaguard.kubelet.plugins.module_utils._host.sysfs import (
     SysfsError, read_system_memory, read_topology)
 
 

@@ -313,22 +313,22 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils.kubeletconfig import (
+from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.config import (
     KubeletConfigError,
     load_kubelet_config,
 )
-from ansible_collections.numaguard.kubelet.plugins.module_utils.reservation import (
+from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.reservation import (
     ReservationError,
     evaluate,
     topology_from_any,
 )
-from ansible_collections.numaguard.kubelet.plugins.module_utils.reserved_flags import ReservationSyntaxError
-from ansible_collections.numaguard.kubelet.plugins.module_utils.sysfs import (
+from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.flags import ReservationSyntaxError
+from ansible_collections.numaguard.kubelet.plugins.module_utils._host.sysfs import (
     SysfsError,
     read_system_memory,
     read_topology,
 )
-from ansible_collections.numaguard.kubelet.plugins.module_utils.topology import InvalidTopology
+from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import InvalidTopology
 
 
 def _state_text(value):

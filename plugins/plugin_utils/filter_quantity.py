@@ -9,7 +9,7 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils.quantity import (
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import (
     FORMATS, InvalidQuantity, Quantity, parse_quantity)
 
 

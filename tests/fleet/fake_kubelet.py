@@ -70,7 +70,7 @@ def _loader():
     root = _collections_root()
     if root not in sys.path:
         sys.path.insert(0, root)
-    return importlib.import_module("ansible_collections.numaguard.kubelet.plugins.module_utils.kubeletconfig")
+    return importlib.import_module("ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.config")
 
 
 def run_dir(args):

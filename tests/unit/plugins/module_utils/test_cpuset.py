@@ -1,7 +1,7 @@
 import pytest
 from hypothesis import given, strategies as st
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils.cpuset import (
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset import (
     InvalidCPUSet, format_cpuset, parse_cpuset)
 
 

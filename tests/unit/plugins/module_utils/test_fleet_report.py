@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils.fleet_report import (
+from ansible_collections.numaguard.kubelet.plugins.module_utils._report.fleet import (
     FleetReportError,
     fleet_report,
     gib,

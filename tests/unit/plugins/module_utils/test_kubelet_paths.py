@@ -9,10 +9,10 @@ import os
 
 import pytest
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils import kubelet_paths
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.checkpoint import (
+from ansible_collections.numaguard.kubelet.plugins.module_utils._host import kubelet_paths
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.checkpoint import (
     CPUManagerCheckpoint, MemoryManagerCheckpoint, dump_cpu_manager_state, dump_memory_manager_state)
-from ansible_collections.numaguard.kubelet.plugins.module_utils.kubelet_paths import (
+from ansible_collections.numaguard.kubelet.plugins.module_utils._host.kubelet_paths import (
     KubeletPathsError, kubelet_facts, locate_kubelet, parse_kubelet_cmdline, read_state_text)
 
 

@@ -12,15 +12,15 @@ import os
 
 import pytest
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils.kubeletconfig import KubeletConfigError
-from ansible_collections.numaguard.kubelet.plugins.module_utils.kubelet_backup import (
+from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.config import KubeletConfigError
+from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.backup import (
     BackupError,
     make_backup,
     new_backup_dir,
     restore_backup,
 )
-from ansible_collections.numaguard.kubelet.plugins.module_utils.kubelet_plan import plan_change
-from ansible_collections.numaguard.kubelet.plugins.module_utils.kubelet_settings import SettingsError
+from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.plan import plan_change
+from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.settings import SettingsError
 
 HEADER = "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
 MAIN = HEADER + "# keep me\nclusterDomain: cluster.local\nfeatureGates:\n  MemoryQoS: true\ncpuManagerPolicy: none\n"

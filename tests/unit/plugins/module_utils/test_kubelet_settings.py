@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings as hsettings
 from hypothesis import strategies as st
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils.kubeletconfig import kubelet_defaults
-from ansible_collections.numaguard.kubelet.plugins.module_utils.kubelet_settings import (
+from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.config import kubelet_defaults
+from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.settings import (
     SETTINGS_SCHEMA,
     SettingsError,
     gate_enabled,
@@ -26,7 +26,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils.kubelet_settings
     settings_schema_errors,
     validate_settings,
 )
-from ansible_collections.numaguard.kubelet.plugins.module_utils.topology import HugePages, NumaNode, Topology
+from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import HugePages, NumaNode, Topology
 
 GiB = 1 << 30
 

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils.kubeletconfig import (
+from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.config import (
     DEFAULT_EVICTION_HARD,
     KubeletConfigError,
     dump_yaml,

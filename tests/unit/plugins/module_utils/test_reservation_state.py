@@ -7,18 +7,18 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.checkpoint import (
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.checkpoint import (
     Block,
     MemoryManagerCheckpoint,
     dump_memory_manager_state,
 )
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.memorymanager.machine_state import (
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.machine_state import (
     default_machine_state,
     machine_state_to_plain,
     reserve,
 )
-from ansible_collections.numaguard.kubelet.plugins.module_utils.reservation import validate_reservation
-from ansible_collections.numaguard.kubelet.plugins.module_utils.topology import NumaNode, Topology
+from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.reservation import validate_reservation
+from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import NumaNode, Topology
 
 GI = 1 << 30
 WORKED = dict(kube_reserved="memory=4Gi", system_reserved="memory=1Gi", memory_manager_policy="Static",

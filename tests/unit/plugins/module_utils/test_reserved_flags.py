@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils.reserved_flags import (
+from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.flags import (
     ReservationSyntaxError,
     format_eviction_map,
     format_reserved_memory_flag,
@@ -208,6 +208,6 @@ def test_flag_and_config_round_trip(entries):
 
 def test_messages_quote_like_go():
     """Values in messages are quoted as Go's %q (strconv.Quote), control characters included."""
-    from ansible_collections.numaguard.kubelet.plugins.module_utils.reserved_flags import go_quote
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.flags import go_quote
     assert go_quote('0:memory=1Gi\x07"') == '"0:memory=1Gi\\a\\""'
     assert go_quote("\x01\x7f\u2028") == '"\\x01\\x7f\\u2028"'

@@ -12,9 +12,9 @@ import shutil
 
 import pytest
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils import sysfs
-from ansible_collections.numaguard.kubelet.plugins.module_utils.topology import Topology
-from ansible_collections.numaguard.kubelet.plugins.module_utils.sysfs import (
+from ansible_collections.numaguard.kubelet.plugins.module_utils._host import sysfs
+from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import Topology
+from ansible_collections.numaguard.kubelet.plugins.module_utils._host.sysfs import (
     SysfsError, read_system_memory, read_topology)
 from ansible_collections.numaguard.kubelet.tests.fleet import topologies
 

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils.topology import (
+from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import (
     CPU, HugePages, InvalidTopology, NumaNode, Topology, hugepage_resource_name)
 
 

@@ -16,10 +16,10 @@ import random
 
 import pytest
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.admission import AdmissionSimulator
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.bitmask import BitMask
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.hints import TopologyHint
-from ansible_collections.numaguard.kubelet.plugins.module_utils.topology import CPU, HugePages, NumaNode, Topology
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission import AdmissionSimulator
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.bitmask import BitMask
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import TopologyHint
+from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import CPU, HugePages, NumaNode, Topology
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 

@@ -9,10 +9,10 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.admission import AdmissionSimulator
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.admission_inputs import (
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission import AdmissionSimulator
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission_inputs import (
     AdmissionInputError, flags_to_config, pods_from_documents, state_input)
-from ansible_collections.numaguard.kubelet.plugins.module_utils.topology import CPU, NumaNode, Topology
+from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import CPU, NumaNode, Topology
 
 POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "a"},
        "spec": {"containers": [{"name": "c", "image": "x"}]}}
@@ -128,7 +128,7 @@ def test_rejected_pod_is_released_before_the_next():
 
 
 def test_format_table_explains_topology_rejections():
-    from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.admission import (
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission import (
         explain_merge, format_table)
     cpu_hints = [{"numa_affinity": [0], "preferred": True}, {"numa_affinity": [0, 1], "preferred": False}]
     memory_hints = {"memory": [{"numa_affinity": [0, 1], "preferred": False}], "hugepages-1Gi": []}

@@ -9,7 +9,7 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.admission_report import (
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission_report import (
     AdmissionReportError, admission_report, describe_pod)
 
 ADMITTED = {"name": "db", "namespace": "shop", "admitted": True, "reason": "", "message": "", "numa_nodes": [1],

@@ -9,8 +9,8 @@ import json
 
 import pytest
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine import checkpoint as ck
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.errors import StateError
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine import checkpoint as ck
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors import StateError
 
 MEM_LEGACY = (
     '{"policyName":"static","machineState":{"0":{"numberOfAssignments":0,"memoryMap":{"memory":'

@@ -10,7 +10,7 @@ import stat
 
 import pytest
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine import checkpoint as ck
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine import checkpoint as ck
 
 CPU_V2 = '{"policyName":"static","defaultCpuSet":"0-7","checksum":14413152}'
 CPU_V4 = ('{"policyName":"static","defaultCpuSet":"0-1,4-7","entries":{"pod-uid-1":{"c1":"2-3"}},"checksum":0,'

@@ -27,7 +27,7 @@ import json
 
 import pytest
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine import checkpoint as ck
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine import checkpoint as ck
 
 # (label, file, content with the go-spew checksum, checksum, roundtrip)
 GO_VERIFIED = [

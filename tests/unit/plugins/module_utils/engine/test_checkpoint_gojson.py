@@ -7,7 +7,7 @@ from __future__ import absolute_import, division, print_function
 
 import pytest
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine import gojson, gospew
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s import gojson, gospew
 
 S = gojson.string_type()
 INNER = gojson.struct_type("pkg.Inner", [gojson.Field("Size", "size", gojson.uint_type()),

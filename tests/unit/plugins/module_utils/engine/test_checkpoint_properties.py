@@ -11,8 +11,8 @@ import json
 
 from hypothesis import given, settings, strategies as st
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine import checkpoint as ck
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine import gojson, gospew
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine import checkpoint as ck
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s import gojson, gospew
 
 # names with the characters Go escapes (<>&, U+2028/9, controls), quotes, backslashes, non-ASCII
 NAMES = st.text(alphabet=st.sampled_from(list(u"ab-_.0123456789<>&\"\\/\n\t\x01\x7f \u00e9\u4e2d\u2028\u2029\U0001f600")),

@@ -11,8 +11,8 @@ import json
 
 import pytest
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine import checkpoint as ck
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine import gospew
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine import checkpoint as ck
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s import gospew
 
 # ---- upstream fixtures ----------------------------------------------------------------------
 

@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.bitmask import BitMask
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.devicemanager import (
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.bitmask import BitMask
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.devicemanager import (
     DeviceAllocationError,
     DeviceInventory,
     DeviceManager,
@@ -23,9 +23,9 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.deviceman
     parse_device_checkpoint,
     read_allocations,
 )
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.errors import StateError
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.hints import TopologyHint, hint_map_to_dict
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.pod import Pod
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors import StateError
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import TopologyHint, hint_map_to_dict
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.pod import Pod
 
 GPU = "nvidia.com/gpu"
 

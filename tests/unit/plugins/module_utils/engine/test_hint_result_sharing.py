@@ -13,9 +13,9 @@ __metaclass__ = type
 
 from hypothesis import given, settings, strategies as st
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.bitmask import BitMask, bits_of
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.cpumanager.mask_table import hint
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.hints import (
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.bitmask import BitMask, bits_of
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.mask_table import hint
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import (
     DONT_CARE_HINT, TopologyHint, hint_map_to_dict, memoise_dicts)
 
 

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.pod import (
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.pod import (
     InvalidPod,
     Pod,
     pod_limits,

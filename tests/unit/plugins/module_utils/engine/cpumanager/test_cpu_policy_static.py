@@ -11,17 +11,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils.cpuset import format_cpuset
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.bitmask import BitMask
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.checkpoint import load_cpu_manager_state
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.cpumanager.manager import (
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset import format_cpuset
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.bitmask import BitMask
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.checkpoint import load_cpu_manager_state
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.cpu_manager import (
     CPUAllocationError,
     new_cpu_manager,
 )
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.errors import AdmissionError, StateError
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.hints import TopologyHint, hint_map_to_dict
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.pod import Pod
-from ansible_collections.numaguard.kubelet.plugins.module_utils.topology import Topology
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors import AdmissionError, StateError
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import TopologyHint, hint_map_to_dict
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.pod import Pod
+from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import Topology
 
 STATE_PATH = "/var/lib/kubelet/cpu_manager_state"
 
@@ -218,7 +218,7 @@ def test_restores_a_v4_file_and_allows_overlapping_assignments():
 
 
 def test_state_hands_back_a_checkpoint_the_writer_accepts():
-    from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.checkpoint import dump_cpu_manager_state
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.checkpoint import dump_cpu_manager_state
     manager = new_cpu_manager(topology(TWO_BY_FOUR), config(), None)
     assert dump_cpu_manager_state(manager.to_checkpoint(2)) == (
         '{"policyName":"static","defaultCpuSet":"0-7","checksum":14413152}')

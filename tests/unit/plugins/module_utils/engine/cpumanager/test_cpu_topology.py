@@ -9,12 +9,12 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.cpumanager.cpu_topology import (
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.cpu_topology import (
     CPUInfo,
     discover,
 )
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.errors import StateError
-from ansible_collections.numaguard.kubelet.plugins.module_utils.topology import Topology
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors import StateError
+from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import Topology
 
 
 def cpu(cid, node, core, socket, siblings, cache=None, online=True):

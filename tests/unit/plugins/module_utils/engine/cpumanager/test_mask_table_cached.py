@@ -10,7 +10,7 @@ __metaclass__ = type
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.cpumanager.mask_table import gc_paused, table_for
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.mask_table import gc_paused, table_for
 
 
 @settings(max_examples=200, deadline=None)

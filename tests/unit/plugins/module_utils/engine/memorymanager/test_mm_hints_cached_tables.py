@@ -10,11 +10,11 @@ import itertools
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.memorymanager.machine_state import (
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.machine_state import (
     MemoryTable,
     NUMANodeState,
 )
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.memorymanager.static_policy import (
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.static_policy import (
     MemoryManagerStatic,
 )
 

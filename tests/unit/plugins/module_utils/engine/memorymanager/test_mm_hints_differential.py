@@ -20,12 +20,12 @@ from hypothesis import strategies as st
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.bitmask import mask_value  # noqa: E402
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.memorymanager.machine_state import (  # noqa: E402
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.bitmask import mask_value  # noqa: E402
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.machine_state import (  # noqa: E402
     MemoryTable,
     NUMANodeState,
 )
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.memorymanager.static_policy import (  # noqa: E402
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.static_policy import (  # noqa: E402
     MemoryManagerStatic,
     MissingMemoryTable,
 )

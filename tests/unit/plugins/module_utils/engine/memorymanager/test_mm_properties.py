@@ -29,20 +29,20 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from mm_helpers import MI, pod, reservation, static_config, topology  # noqa: E402
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.memorymanager.machine_state import (  # noqa: E402
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.machine_state import (  # noqa: E402
     default_machine_state,
     machine_state_to_plain,
 )
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.memorymanager.manager import (  # noqa: E402
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.memory_manager import (  # noqa: E402
     new_memory_manager,
 )
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.memorymanager.static_policy import (  # noqa: E402
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.static_policy import (  # noqa: E402
     find_best_hint,
 )
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.memorymanager.validate_state import (  # noqa: E402
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.validate_state import (  # noqa: E402
     validate_state,
 )
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.topologymanager.manager import (  # noqa: E402
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.topology_manager import (  # noqa: E402
     new_topology_manager,
 )
 

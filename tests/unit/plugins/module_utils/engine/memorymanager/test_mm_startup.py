@@ -12,8 +12,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from mm_helpers import GI, MI, hint, pod, static_config, topology  # noqa: E402
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.errors import StateError  # noqa: E402
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.memorymanager.machine_state import (  # noqa: E402
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors import StateError  # noqa: E402
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.machine_state import (  # noqa: E402
     Block,
     MachineStateError,
     default_machine_state,
@@ -22,11 +22,11 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.memoryman
     machine_state_from_plain,
     machine_state_to_plain,
 )
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.memorymanager.manager import (  # noqa: E402
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.memory_manager import (  # noqa: E402
     new_memory_manager,
     system_reserved_from_config,
 )
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.memorymanager.reserved import (  # noqa: E402
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.reserved import (  # noqa: E402
     ReservedMemoryError,
     convert_reserved,
     node_allocatable_reservation,
@@ -34,7 +34,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.memoryman
     total_memory_type_reserved,
     validate_reserved_memory,
 )
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.memorymanager.validate_state import (  # noqa: E402
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.validate_state import (  # noqa: E402
     MemoryStateError,
     validate_state,
 )
@@ -299,7 +299,7 @@ SPEC_FILE = (
 
 
 def test_state_file_round_trip_byte_identical():
-    from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.checkpoint import (
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.checkpoint import (
         dump_memory_manager_state, load_memory_manager_state)
     mm = new_memory_manager(TWO, SPEC_CONFIG)
     p = pod([("c1", {"memory": "2Gi"})], uid="pod-uid-1")

@@ -12,16 +12,16 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from mm_helpers import GI, MI, hint, hints_plain, pod, reservation, static_config, topology  # noqa: E402
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.memorymanager.manager import (  # noqa: E402
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.memory_manager import (  # noqa: E402
     new_memory_manager,
 )
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.memorymanager.static_policy import (  # noqa: E402
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.static_policy import (  # noqa: E402
     MemoryAllocationError,
     UnsupportedPod,
     container_requested_resources,
     pod_requested_resources,
 )
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.topologymanager.manager import (  # noqa: E402
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.topology_manager import (  # noqa: E402
     new_topology_manager,
 )
 
@@ -185,7 +185,7 @@ def test_hugepages_hints_and_state():
 
 
 def test_hugepage_size_the_machine_lacks_is_refused_clearly():
-    from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.memorymanager.static_policy import (
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.static_policy import (
         MissingMemoryTable)
     mm = two_nodes()
     p = pod([("c", {"memory": "1Gi", "hugepages-1Gi": "1Gi"})])
@@ -452,7 +452,7 @@ def test_allocate_is_idempotent_and_counts():
 
 
 def test_pod_level_resources_ignored_or_unsupported():
-    from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.pod import Pod
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.pod import Pod
     manifest = {"metadata": {"name": "pl", "uid": "pl"},
                 "spec": {"resources": {"requests": {"cpu": "2", "memory": "2Gi"},
                                        "limits": {"cpu": "2", "memory": "2Gi"}},

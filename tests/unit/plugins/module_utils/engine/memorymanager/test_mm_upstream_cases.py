@@ -13,11 +13,11 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from mm_helpers import GI, MI, hint, hints_plain, pod  # noqa: E402
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.memorymanager.machine_state import (  # noqa: E402
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.machine_state import (  # noqa: E402
     entries_from_plain,
     machine_state_from_plain,
 )
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.memorymanager.static_policy import (  # noqa: E402
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.static_policy import (  # noqa: E402
     MemoryManagerStatic,
 )
 

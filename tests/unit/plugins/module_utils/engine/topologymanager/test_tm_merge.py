@@ -12,11 +12,11 @@ import random
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.bitmask import BitMask
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.hints import TopologyHint
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.topologymanager.merge import (
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.bitmask import BitMask
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import TopologyHint
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.merge import (
     best_non_preferred_affinity_count, filter_providers_hints, merge_exhaustive, merge_fast)
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.topologymanager.numa_info import (
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.numa_info import (
     NUMAInfo, TopologyManagerError)
 
 from tm_fakes import h  # noqa: E402  (tests dir is on sys.path via rootdir conftest? see below)
@@ -127,7 +127,7 @@ def _random_case(rng):
 
 def test_list_path_equals_packed_path(monkeypatch):
     """The non-preferred search has a packed-int path and a list path (huge counts); both agree."""
-    from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.topologymanager import merge
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager import merge
     rng = random.Random(7)
     for _case in range(1500):
         lists, info, closest = _random_case(rng)

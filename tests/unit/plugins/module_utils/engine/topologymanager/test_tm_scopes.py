@@ -9,12 +9,12 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.errors import AdmissionError
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.topologymanager.manager import (
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors import AdmissionError
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.topology_manager import (
     new_topology_manager, topology_manager_from_config)
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.topologymanager.numa_info import (
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.numa_info import (
     TopologyManagerError)
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.topologymanager.policy_options import (
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.policy_options import (
     PolicyOptions)
 
 from tm_fakes import FakePod, FakeProvider, FakeTopology, h

@@ -7,9 +7,9 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.bitmask import BitMask
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.errors import AdmissionError
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.hints import TopologyHint
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.bitmask import BitMask
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors import AdmissionError
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import TopologyHint
 
 
 def h(ids, preferred):

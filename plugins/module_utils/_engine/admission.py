@@ -1,0 +1,348 @@
+# -*- coding: utf-8 -*-
+# Copyright: numaguard.kubelet contributors
+# Apache License 2.0 (see LICENSE)
+"""What-if admission: run pods through the kubelet's allocate-resources admit handler.
+
+Why: the kubelet decides NUMA placement in its Topology Manager admit handler (spec 5.1) from
+the machine, its configuration and the state files. :class:`AdmissionSimulator` builds the same
+managers the kubelet builds at start-up (Topology Manager, then the hint providers in the
+kubelet's order: device, CPU, memory), fails where the kubelet would not start, and then admits
+pods one after another as the kubelet does for pods created in that order:
+
+* each pod goes through the scope (none / container / pod) -> provider hints -> merge ->
+  allocation, with the kubelet's reason and message on rejection (spec 3.6, 5.2);
+* a rejected pod becomes Failed, so its partial allocations are garbage-collected before the
+  next pod is admitted (spec 4.1: no rollback during admission, release at the next GC);
+* admitted pods keep their resources for the rest of the sequence.
+
+Only the Topology Manager admit handler is simulated: the later resource-fit predicate
+(OutOfcpu, OutOfmemory, node selectors, ...) needs every pod of the node and is not (spec 5.1).
+"""
+
+from __future__ import absolute_import, annotations, division, print_function
+
+__metaclass__ = type
+
+import dataclasses
+
+try:
+    from typing import Any, Dict, List, Mapping, Optional, Sequence  # noqa: F401
+except ImportError:  # pragma: no cover
+    pass
+
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset import format_cpuset
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors import StateError
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import TopologyHint
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.pod import Pod
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.topology_manager import (
+    topology_manager_from_config)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.numa_info import (
+    TopologyManagerError)
+
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.devicemanager import (
+    DeviceInventory, DeviceManager, read_allocations)
+
+PROVIDER_NAMES = ("device", "cpu", "memory")
+
+
+class AdmissionSetupError(StateError):
+    """The kubelet would not start with this machine / configuration / state (start-up failure)."""
+
+
+class _NamedProvider(object):
+    """Gives each provider the short name used in results, delegating everything else."""
+
+    def __init__(self, name, provider):
+        self.name = name
+        self.provider = provider
+
+    def get_topology_hints(self, pod, container):
+        return self.provider.get_topology_hints(pod, container)
+
+    def get_pod_topology_hints(self, pod):
+        return self.provider.get_pod_topology_hints(pod)
+
+    def allocate(self, pod, container, affinity):
+        return self.provider.allocate(pod, container, affinity)
+
+    def remove(self, pod_uid, container_name):
+        return self.provider.remove(pod_uid, container_name)
+
+
+def _hint_numa(hint: Optional[TopologyHint]) -> Optional[List[int]]:
+    if hint is None or hint.affinity is None:
+        return None
+    return list(hint.affinity.bits())
+
+
+class AdmissionSimulator(object):
+    """The node's admission machinery, built from topology, configuration and state.
+
+    ``topology``: a ``topology.Topology``; ``kubelet_config``: the effective KubeletConfiguration
+    dict; ``cpu_checkpoint`` / ``memory_checkpoint``: restored checkpoints (None = fresh node);
+    ``devices``: the device inventory for the device manager (None = no device plugins) and
+    ``device_allocations`` the devices held by running pods (pod uid -> container -> resource ->
+    ids), see :mod:`.devicemanager`;
+    ``cpu_state_path`` / ``memory_state_path``: file names used in the kubelet's messages;
+    ``memory_capacity_bytes``: the node's memory capacity (/proc/meminfo MemTotal) for
+    percentage eviction thresholds (default: the sum of the NUMA nodes).
+    Raises :class:`AdmissionSetupError` (a StateError) where the kubelet would refuse to start.
+    """
+
+    def __init__(self, topology, kubelet_config, cpu_checkpoint=None, memory_checkpoint=None, devices=None,
+                 device_allocations=None,
+                 cpu_state_path="/var/lib/kubelet/cpu_manager_state",
+                 memory_state_path="/var/lib/kubelet/memory_manager_state", merger="fast",
+                 memory_capacity_bytes=None):
+        from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.cpu_manager import (
+            new_cpu_manager)
+        from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.memory_manager import (
+            new_memory_manager)
+
+        self.topology = topology
+        self.config = dict(kubelet_config or {})
+        self.feature_gates = dict(self.config.get("featureGates") or {})
+        try:
+            self.topology_manager = topology_manager_from_config(topology, self.config, merger=merger)
+        except TopologyManagerError as err:
+            raise AdmissionSetupError("topology manager: %s" % err)
+        # the device manager is always present in the kubelet (no plugins = no device resources)
+        self.device_manager = DeviceManager([node.id for node in topology.nodes],
+                                            DeviceInventory.from_spec(devices),
+                                            read_allocations(device_allocations))
+        self.cpu_manager = new_cpu_manager(topology, self.config, cpu_checkpoint, checkpoint_path=cpu_state_path)
+        self.memory_manager = new_memory_manager(topology, self.config, memory_checkpoint,
+                                                 state_file=memory_state_path,
+                                                 memory_capacity_bytes=memory_capacity_bytes)
+        providers = [_NamedProvider("device", self.device_manager)]
+        providers.append(_NamedProvider("cpu", self.cpu_manager))
+        providers.append(_NamedProvider("memory", self.memory_manager))
+        for provider in providers:
+            self.topology_manager.add_hint_provider(provider)
+        self.providers = providers
+        self._used_uids: set = set()
+
+    # ---- pods ----------------------------------------------------------------------------
+    def pod_from_manifest(self, manifest: Mapping[str, Any], index: int = 0) -> Pod:
+        """Validate a manifest; pods without ``metadata.uid`` that collide in the sequence get
+        a distinct uid (``<uid>-<n>``) so that they are new pods, not re-admissions."""
+        pod = Pod.from_manifest(manifest, feature_gates=self.feature_gates)
+        explicit = isinstance(manifest, dict) and isinstance(manifest.get("metadata"), dict) \
+            and bool(manifest["metadata"].get("uid"))
+        if not explicit and pod.uid in self._used_uids:
+            number = 2
+            while "%s-%d" % (pod.uid, number) in self._used_uids:
+                number += 1
+            pod = dataclasses.replace(pod, uid="%s-%d" % (pod.uid, number))
+        self._used_uids.add(pod.uid)
+        return pod
+
+    def admit(self, pod: Pod) -> Dict[str, Any]:
+        """Admit one pod; returns its result dict. Rejected pods are garbage-collected."""
+        outcome = self.topology_manager.admit(pod)
+        result = {
+            "name": pod.name,
+            "namespace": pod.namespace,
+            "uid": pod.uid,
+            "admitted": outcome.admitted,
+            "reason": outcome.reason,
+            "message": outcome.message,
+            "qos_class": pod.qos_class,
+            "topology_manager": {
+                "policy": self.topology_manager.policy.name,
+                "scope": self.topology_manager.name,
+            },
+            "merges": [decision.to_dict() for decision in outcome.decisions],
+            "containers": self._container_results(pod, outcome),
+            "failed_container": outcome.failed_container,
+            "failed_provider": outcome.failed_provider,
+        }
+        numa: set = set()
+        for container in result["containers"]:
+            for block in container["memory_blocks"]:
+                numa.update(block["numa_affinity"])
+            for cpu in container["cpu_numa_nodes"]:
+                numa.add(cpu)
+            for ids in container.get("device_numa_nodes", {}).values():
+                numa.update(ids)
+        result["numa_nodes"] = sorted(numa)
+        if not outcome.admitted:
+            self._garbage_collect(pod)
+            result["released"] = True
+        return result
+
+    def _container_results(self, pod: Pod, outcome: Any) -> List[Dict[str, Any]]:
+        results = []
+        for container in pod.all_containers():
+            affinity = outcome.affinities.get(container.name)
+            attempted = container.name in outcome.allocated
+            entry: Dict[str, Any] = {
+                "name": container.name,
+                "init": container.is_init,
+                "restartable": container.restartable,
+                "affinity": None if affinity is None else affinity.to_dict(),
+                "numa_affinity": _hint_numa(affinity),
+                "allocation_attempted": attempted,
+                "memory_blocks": [],
+                "cpus": "",
+                "cpu_numa_nodes": [],
+                "devices": {},
+            }
+            blocks = self.memory_manager.blocks(pod.uid, container.name) or []
+            entry["memory_blocks"] = [
+                {"type": b.type, "size": b.size, "numa_affinity": list(b.numa_affinity)} for b in blocks]
+            cpus = self.cpu_manager.assigned_cpus(pod.uid, container.name)
+            if cpus:
+                entry["cpus"] = format_cpuset(cpus)
+                nodes = set()
+                for cpu_id in cpus:
+                    details = getattr(self.cpu_manager.cpu_topology, "details", {})
+                    info = details.get(cpu_id)
+                    node = getattr(info, "numa_node", None) if info is not None else None
+                    if node is None:
+                        node = _cpu_node(self.topology, cpu_id)
+                    if node is not None:
+                        nodes.add(node)
+                entry["cpu_numa_nodes"] = sorted(nodes)
+            devices: Dict[str, List[str]] = {}
+            device_nodes: Dict[str, List[int]] = {}
+            for resource in self.device_manager.inventory.resources():
+                ids = self.device_manager.container_devices(pod.uid, container.name, resource)
+                if ids:
+                    devices[resource] = ids
+                    nodes: set = set()
+                    for device_id in ids:
+                        nodes.update(self.device_manager.inventory.devices[resource].get(device_id, ()))
+                    device_nodes[resource] = sorted(nodes)
+            entry["devices"] = devices
+            entry["device_numa_nodes"] = device_nodes
+            results.append(entry)
+        return results
+
+    def _garbage_collect(self, pod: Pod) -> None:
+        """Release what a rejected (Failed) pod got before the next admission (spec 4.1)."""
+        for container in pod.all_containers():
+            for provider in self.providers:
+                provider.remove(pod.uid, container.name)
+            self.topology_manager.remove_container(pod.uid, container.name)
+
+    # ---- node views ----------------------------------------------------------------------
+    def memory_map(self) -> Dict[str, Dict[str, Dict[str, int]]]:
+        """Per NUMA node (str keys), per memory type: the state file's memory table."""
+        plain = self.memory_manager.memory_map() or {}
+        return dict(("%d" % node, tables) for node, tables in sorted(plain.items()))
+
+    def machine_state(self) -> Dict[str, Any]:
+        state = self.memory_manager.machine_state() or {}
+        return dict(("%d" % node, value.to_plain()) for node, value in sorted(state.items()))
+
+    def pinning(self) -> Dict[str, int]:
+        counters: Dict[str, int] = {}
+        mem = getattr(self.memory_manager, "counters", None)
+        counters["memory_manager_pinning_requests_total"] = mem.requests if mem is not None else 0
+        counters["memory_manager_pinning_errors_total"] = mem.errors if mem is not None else 0
+        counters["cpu_manager_pinning_requests_total"] = getattr(self.cpu_manager, "pinning_requests", 0)
+        counters["cpu_manager_pinning_errors_total"] = getattr(self.cpu_manager, "pinning_errors", 0)
+        return counters
+
+    def summary(self) -> Dict[str, Any]:
+        cpu = self.cpu_manager.summary() if hasattr(self.cpu_manager, "summary") else {}
+        return {
+            "topology_manager_policy": self.topology_manager.policy.name,
+            "topology_manager_scope": self.topology_manager.name,
+            "cpu_manager_policy": cpu.get("policy"),
+            "memory_manager_policy": getattr(self.memory_manager, "policy_name", None),
+            "reserved_cpus": cpu.get("reserved_cpus"),
+            "default_cpu_set": cpu.get("default_cpu_set"),
+            "numa_nodes": [node.id for node in self.topology.nodes],
+        }
+
+    def state_after(self,
+                    cpu_version: Optional[int] = None,
+                    memory_version: Optional[int] = None) -> Dict[str, str]:
+        """The ``cpu_manager_state`` and ``memory_manager_state`` files the kubelet would have
+        written after the admissions so far (versions default to the newest format)."""
+        from ansible_collections.numaguard.kubelet.plugins.module_utils._engine import checkpoint as _cp
+
+        mem = self.memory_manager.state()
+        mem_cp = _cp.MemoryManagerCheckpoint(policy_name=mem["policy_name"], machine_state=mem["machine_state"],
+                                             entries=mem["entries"], pod_entries=mem.get("pod_entries") or {})
+        cpu = self.cpu_manager.state()
+        cpu_cp = _cp.CPUManagerCheckpoint(policy_name=cpu["policy_name"], default_cpu_set=cpu["default_cpu_set"],
+                                          entries=cpu["entries"], pod_entries={})
+        return {
+            "memory_manager_state": _cp.dump_memory_manager_state(
+                mem_cp, memory_version or _cp.LATEST_MEMORY_VERSION),
+            "cpu_manager_state": _cp.dump_cpu_manager_state(cpu_cp, cpu_version or _cp.LATEST_CPU_VERSION),
+        }
+
+    def run(self, manifests: Sequence[Mapping[str, Any]]) -> Dict[str, Any]:
+        """Admit ``manifests`` in order; returns ``pods``, ``memory``, ``pinning``, ``node``."""
+        pods = [self.pod_from_manifest(manifest, index) for index, manifest in enumerate(manifests)]
+        results = [self.admit(pod) for pod in pods]
+        return {
+            "pods": results,
+            "memory": self.memory_map(),
+            "pinning": self.pinning(),
+            "node": self.summary(),
+        }
+
+
+def _cpu_node(topology: Any, cpu_id: int) -> Optional[int]:
+    for node in topology.nodes:
+        if cpu_id in node.cpus:
+            return node.id
+    return None
+
+
+def format_table(run: Mapping[str, Any]) -> str:
+    """A human-readable table of a run's pods (the module's ``msg``)."""
+    rows = [("POD", "ADMITTED", "NUMA", "CPUS", "REASON")]
+    for pod in run.get("pods", []):
+        cpus = ",".join(c["cpus"] for c in pod["containers"] if c["cpus"])
+        rows.append(("%s/%s" % (pod["namespace"], pod["name"]),
+                     "yes" if pod["admitted"] else "no",
+                     ",".join(str(n) for n in pod["numa_nodes"]) or "-",
+                     cpus or "-",
+                     pod["reason"] or "-"))
+    widths = [max(len(str(row[i])) for row in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(str(cell).ljust(widths[i]) for i, cell in enumerate(row)).rstrip() for row in rows]
+    for pod in run.get("pods", []):
+        if not pod["admitted"]:
+            lines.append("%s/%s: %s: %s" % (pod["namespace"], pod["name"], pod["reason"], pod["message"]))
+            if pod["reason"] == "TopologyAffinityError" and pod.get("merges"):
+                lines.append("  " + explain_merge(pod["merges"][-1]))
+    return "\n".join(lines)
+
+
+def _masks(hints: Sequence[Mapping[str, Any]], preferred: bool) -> str:
+    shown = ["[%s]" % ",".join(str(n) for n in h["numa_affinity"]) if h["numa_affinity"] is not None else "any"
+             for h in hints if h["preferred"] is preferred]
+    if len(shown) > 6:
+        shown = shown[:6] + ["... (%d in all)" % len(shown)]
+    return " ".join(shown)
+
+
+def explain_merge(merge: Mapping[str, Any]) -> str:
+    """One line saying what each provider preferred and what the merge could reach."""
+    parts = []
+    for provider in sorted(merge.get("hints") or {}):
+        hints = merge["hints"][provider]
+        if not hints:
+            continue
+        for resource in sorted(hints):
+            value = hints[resource]
+            if value is None:
+                continue
+            if not value:
+                parts.append("%s: cannot satisfy" % resource)
+                continue
+            preferred = _masks(value, True)
+            parts.append("%s: preferred %s" % (resource, preferred) if preferred
+                         else "%s: only non-preferred %s" % (resource, _masks(value, False)))
+    merged = merge.get("merged_hint") or {}
+    nodes = merged.get("numa_affinity")
+    best = "[%s]" % ",".join(str(n) for n in nodes) if nodes is not None else "any"
+    return "%s%s -> best %s %s" % ("container(s) %s: " % ",".join(merge.get("containers") or []),
+                                   "; ".join(parts) or "no provider preference", best,
+                                   "preferred" if merged.get("preferred") else "not preferred")

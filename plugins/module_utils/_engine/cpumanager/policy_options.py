@@ -1,0 +1,143 @@
+# -*- coding: utf-8 -*-
+# Copyright: numaguard.kubelet contributors
+# Apache License 2.0 (see LICENSE)
+"""``cpuManagerPolicyOptions`` of the static policy: parsing, feature-gate maturity, compatibility.
+
+The kubelet refuses to start on a bad option, so every failure here is a :class:`StateError`
+carrying the kubelet's text (spec 6.2). Option values use Go's ``strconv.ParseBool`` syntax;
+YAML booleans arrive as Python ``bool`` and are accepted as the strings the kubelet would read.
+"""
+
+from __future__ import absolute_import, annotations, division, print_function
+
+__metaclass__ = type
+
+from dataclasses import dataclass
+
+try:
+    from typing import Any, Dict, Mapping, Optional  # noqa: F401
+except ImportError:  # pragma: no cover
+    pass
+
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors import StateError
+
+FULL_PCPUS_ONLY = "full-pcpus-only"
+DISTRIBUTE_CPUS_ACROSS_NUMA = "distribute-cpus-across-numa"
+ALIGN_BY_SOCKET = "align-by-socket"
+DISTRIBUTE_CPUS_ACROSS_CORES = "distribute-cpus-across-cores"
+STRICT_CPU_RESERVATION = "strict-cpu-reservation"
+PREFER_ALIGN_BY_UNCORE_CACHE = "prefer-align-cpus-by-uncorecache"
+
+STABLE_OPTIONS = (FULL_PCPUS_ONLY,)
+BETA_OPTIONS = (DISTRIBUTE_CPUS_ACROSS_NUMA, STRICT_CPU_RESERVATION, PREFER_ALIGN_BY_UNCORE_CACHE)
+ALPHA_OPTIONS = (ALIGN_BY_SOCKET, DISTRIBUTE_CPUS_ACROSS_CORES)
+
+#: Feature gates deciding which options are accepted, with the kubelet's defaults.
+DEFAULT_GATES = {
+    "CPUManagerPolicyAlphaOptions": False,
+    "CPUManagerPolicyBetaOptions": True,
+}
+
+_INCOMPATIBLE = (
+    (FULL_PCPUS_ONLY, DISTRIBUTE_CPUS_ACROSS_CORES),
+    (DISTRIBUTE_CPUS_ACROSS_NUMA, DISTRIBUTE_CPUS_ACROSS_CORES),
+    (PREFER_ALIGN_BY_UNCORE_CACHE, DISTRIBUTE_CPUS_ACROSS_CORES),
+    (PREFER_ALIGN_BY_UNCORE_CACHE, DISTRIBUTE_CPUS_ACROSS_NUMA),
+)
+
+_TRUE = ("1", "t", "T", "TRUE", "true", "True")
+_FALSE = ("0", "f", "F", "FALSE", "false", "False")
+
+
+def option_text(value: Any) -> str:
+    """The string the kubelet reads for an option value (YAML ``true`` -> ``"true"``)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return "%s" % (value,)
+
+
+def parse_bool(name: str, value: Any) -> bool:
+    """``strconv.ParseBool`` with the kubelet's error wrapping."""
+    text = option_text(value)
+    if text in _TRUE:
+        return True
+    if text in _FALSE:
+        return False
+    raise StateError('bad value for option "%s": strconv.ParseBool: parsing "%s": invalid syntax'
+                     % (name, text))
+
+
+@dataclass(frozen=True)
+class StaticPolicyOptions(object):
+    """The parsed options; every flag defaults to off, as in the kubelet."""
+
+    full_physical_cpus_only: bool = False
+    distribute_cpus_across_numa: bool = False
+    align_by_socket: bool = False
+    distribute_cpus_across_cores: bool = False
+    strict_cpu_reservation: bool = False
+    prefer_align_by_uncore_cache: bool = False
+
+    @classmethod
+    def parse(cls,
+              options: Optional[Mapping[str, Any]],
+              feature_gates: Optional[Mapping[str, bool]] = None) -> StaticPolicyOptions:
+        """``NewStaticPolicyOptions``: unknown options, gates and bad booleans are errors."""
+        gates = dict(DEFAULT_GATES)
+        gates.update(feature_gates or {})
+        values: Dict[str, bool] = {}
+        for name in sorted(options or {}):
+            _check_available(name, gates)
+            values[name] = parse_bool(name, (options or {})[name])
+        parsed = cls(
+            full_physical_cpus_only=values.get(FULL_PCPUS_ONLY, False),
+            distribute_cpus_across_numa=values.get(DISTRIBUTE_CPUS_ACROSS_NUMA, False),
+            align_by_socket=values.get(ALIGN_BY_SOCKET, False),
+            distribute_cpus_across_cores=values.get(DISTRIBUTE_CPUS_ACROSS_CORES, False),
+            strict_cpu_reservation=values.get(STRICT_CPU_RESERVATION, False),
+            prefer_align_by_uncore_cache=values.get(PREFER_ALIGN_BY_UNCORE_CACHE, False),
+        )
+        enabled = parsed.enabled()
+        for first, second in _INCOMPATIBLE:
+            if first in enabled and second in enabled:
+                raise StateError("static policy options %s and %s can not be used at the same time"
+                                 % (first, second))
+        return parsed
+
+    def enabled(self) -> Dict[str, bool]:
+        """Option name -> True for every enabled option."""
+        flags = {
+            FULL_PCPUS_ONLY: self.full_physical_cpus_only,
+            DISTRIBUTE_CPUS_ACROSS_NUMA: self.distribute_cpus_across_numa,
+            ALIGN_BY_SOCKET: self.align_by_socket,
+            DISTRIBUTE_CPUS_ACROSS_CORES: self.distribute_cpus_across_cores,
+            STRICT_CPU_RESERVATION: self.strict_cpu_reservation,
+            PREFER_ALIGN_BY_UNCORE_CACHE: self.prefer_align_by_uncore_cache,
+        }
+        return dict((k, v) for k, v in flags.items() if v)
+
+    def validate(self, cpu_topology: object, topology_manager_policy: str) -> None:
+        """``ValidateStaticPolicyOptions``: options that the machine or the TM policy rule out."""
+        if self.align_by_socket:
+            if topology_manager_policy == "single-numa-node":
+                raise StateError("Topolgy manager %s policy is incompatible with CPUManager %s "
+                                 "policy option" % (topology_manager_policy, ALIGN_BY_SOCKET))
+            if cpu_topology.num_sockets > cpu_topology.num_numa_nodes:
+                raise StateError("Align by socket is not compatible with hardware where number of "
+                                 "sockets are more than number of NUMA")
+
+
+def _check_available(name: str, gates: Mapping[str, bool]) -> None:
+    if name in STABLE_OPTIONS:
+        return
+    if name in BETA_OPTIONS:
+        if not gates.get("CPUManagerPolicyBetaOptions", False):
+            raise StateError('CPU Manager Policy Beta-level Options not enabled, but option "%s" '
+                             'provided' % name)
+        return
+    if name in ALPHA_OPTIONS:
+        if not gates.get("CPUManagerPolicyAlphaOptions", False):
+            raise StateError('CPU Manager Policy Alpha-level Options not enabled, but option "%s" '
+                             'provided' % name)
+        return
+    raise StateError('unknown CPU Manager Policy option: "%s"' % name)

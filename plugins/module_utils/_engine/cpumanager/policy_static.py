@@ -1,0 +1,394 @@
+# -*- coding: utf-8 -*-
+# Copyright: numaguard.kubelet contributors
+# Apache License 2.0 (see LICENSE)
+"""The CPU manager's ``static`` policy: exclusive CPUs for integral requests of Guaranteed pods.
+
+Pools (as the kubelet keeps them): SHARED = the state's default cpuset (initially every CPU);
+RESERVED = ``reservedSystemCPUs`` or ceil(kube+system reserved cpu) CPUs taken by topology,
+never handed out exclusively; ASSIGNABLE = SHARED - RESERVED; per-container EXCLUSIVE sets.
+
+This module holds the policy's decisions (guaranteed CPU counts, hints, allocation, release,
+start-up validation) over a :class:`~.state.CPUState`; ``manager.py`` wires it to the Topology
+Manager's provider protocol. Spec sections: 2.2 (counts and hints), 4.3 (allocation),
+4.6 (release), 6.2 (construction and validateState).
+"""
+
+from __future__ import absolute_import, annotations, division, print_function
+
+__metaclass__ = type
+
+import itertools
+
+try:
+    from typing import Dict, FrozenSet, Iterable, List, Optional  # noqa: F401
+except ImportError:  # pragma: no cover
+    pass
+
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset import format_cpuset
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.bitmask import (
+    BitMask,
+    iterate_bitmask_values,
+)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.mask_table import (
+    hint as interned_hint,
+    table_for,
+)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.cpu_assignment import (
+    PACKED,
+    SPREAD,
+    TakeError,
+    take_distributed,
+    take_packed,
+)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors import (
+    AdmissionError,
+    StateError,
+)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import TopologyHint
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.pod import GUARANTEED
+
+POLICY_STATIC = "static"
+SMT_ALIGNMENT_ERROR = "SMTAlignmentError"
+
+
+class CPUAllocationError(AdmissionError):
+    """An allocation failure of the CPU manager (reason/message as the kubelet reports it)."""
+
+
+class SMTAlignmentError(CPUAllocationError):
+    """full-pcpus-only refused the request; the kubelet reports reason ``SMTAlignmentError``."""
+
+    def __init__(self,
+                 requested: int,
+                 cpus_per_core: int,
+                 available_physical: Optional[int] = None) -> None:
+        if available_physical is None:
+            text = ("SMT Alignment Error: requested %d cpus not multiple cpus per core = %d"
+                    % (requested, cpus_per_core))
+        else:
+            text = ("SMT Alignment Error: not enough free physical CPUs: available physical CPUs "
+                    "= %d, requested CPUs = %d, CPUs per core = %d"
+                    % (available_physical, requested, cpus_per_core))
+        super(SMTAlignmentError, self).__init__(SMT_ALIGNMENT_ERROR, text)
+
+
+def q(value: object) -> str:
+    """Go's %q for the simple strings we print."""
+    return '"%s"' % (value,)
+
+
+class StaticPolicy(object):
+    """The static policy bound to one machine's CPU topology, reserved CPUs and options."""
+
+    name = POLICY_STATIC
+
+    def __init__(self,
+                 cpu_topology: object,
+                 num_reserved: int,
+                 reserved_cpus: FrozenSet[int],
+                 options: object) -> None:
+        self.topology = cpu_topology
+        self.options = options
+        self.cpu_group_size = cpu_topology.cpus_per_core()
+        if reserved_cpus:
+            reserved = frozenset(reserved_cpus)
+        else:
+            try:
+                reserved = self.take_by_topology(cpu_topology.all_cpus, num_reserved)
+            except TakeError:
+                reserved = frozenset()
+        if len(reserved) != num_reserved:
+            raise StateError("new static policy error: [cpumanager] unable to reserve the required "
+                             "amount of CPUs (size of %s did not equal %d)"
+                             % (format_cpuset(reserved), num_reserved))
+        unknown = reserved - cpu_topology.all_cpus
+        if unknown:
+            raise StateError("new static policy error: [cpumanager] unable to build the reserved "
+                             "physical CPUs from the reserved set: unknown CPU ID: %d"
+                             % min(unknown))
+        self.reserved_cpus: FrozenSet[int] = reserved
+        self.reserved_physical_cpus: FrozenSet[int] = cpu_topology.siblings_of(reserved)
+        #: podUID -> CPUs of finished regular init containers that later containers may reuse.
+        self.cpus_to_reuse: Dict[str, FrozenSet[int]] = {}
+
+    # -- pools -------------------------------------------------------------------------------
+    def all_cpus(self) -> FrozenSet[int]:
+        """CPUs the state must account for: all, minus reserved with strict-cpu-reservation."""
+        cpus = self.topology.all_cpus
+        if self.options.strict_cpu_reservation:
+            cpus = cpus - self.reserved_cpus
+        return cpus
+
+    def available_cpus(self, state: object) -> FrozenSet[int]:
+        return state.default_cpu_set - self.reserved_cpus
+
+    # -- start-up ----------------------------------------------------------------------------
+    def validate_state(self, state: object) -> None:
+        """``validateState``: initialise a fresh state or refuse an inconsistent one (spec 6.2)."""
+        all_cpus = self.all_cpus()
+        default = state.default_cpu_set
+        if not default:
+            if state.entries:
+                raise StateError("default cpuset cannot be empty")
+            state.default_cpu_set = all_cpus
+            return
+        if self.options.strict_cpu_reservation:
+            overlap = self.reserved_cpus & default
+            if overlap:
+                raise StateError("some of strictly reserved cpus: %s are present in defaultCpuSet: %s"
+                                 % (q(format_cpuset(overlap)), q(format_cpuset(default))))
+        elif not self.reserved_cpus <= default:
+            raise StateError("not all reserved cpus: %s are present in defaultCpuSet: %s"
+                             % (q(format_cpuset(self.reserved_cpus)), q(format_cpuset(default))))
+        for pod_uid in sorted(state.entries):
+            for name, cpus in sorted(state.entries[pod_uid].items()):
+                if cpus & default:
+                    raise StateError("pod: %s, container: %s cpuset: %s overlaps with default "
+                                     "cpuset %s" % (pod_uid, name, q(format_cpuset(cpus)),
+                                                    q(format_cpuset(default))))
+        known = set(default) | state.assigned_cpus()
+        if frozenset(known) != all_cpus:
+            raise StateError("current set of available CPUs %s doesn't match with CPUs in state %s"
+                             % (q(format_cpuset(all_cpus)), q(format_cpuset(known))))
+
+    # -- counts ------------------------------------------------------------------------------
+    @staticmethod
+    def uses_ignored_pod_level_resources(pod: object) -> bool:
+        """Pod-level ``spec.resources`` without PodLevelResourceManagers: the policy ignores the pod."""
+        gates = getattr(pod, "feature_gates", {}) or {}
+        return pod.has_pod_level_resources and not (
+            gates.get("PodLevelResourceManagers", False) and gates.get("PodLevelResources", True))
+
+    def guaranteed_cpus(self, pod: object, container: object) -> int:
+        """``guaranteedCPUs``: integral cpu request of a container of a Guaranteed pod, else 0."""
+        if pod.qos_class != GUARANTEED:
+            return 0
+        milli = container.requests.get("cpu", 0)
+        if milli % 1000 != 0:
+            return 0
+        return milli // 1000
+
+    def pod_guaranteed_cpus(self, pod: object) -> int:
+        """``podGuaranteedCPUs``: max(init peak incl. earlier sidecars, apps + sidecars)."""
+        init_max = 0
+        sidecars = 0
+        for container in pod.init_containers:
+            if "cpu" not in container.requests:
+                continue
+            count = self.guaranteed_cpus(pod, container)
+            if container.restartable:
+                sidecars += count
+            elif sidecars + count > init_max:
+                init_max = sidecars + count
+        apps = sum(self.guaranteed_cpus(pod, c) for c in pod.containers if "cpu" in c.requests)
+        return max(init_max, apps + sidecars)
+
+    # -- hints -------------------------------------------------------------------------------
+    def generate_hints(self,
+                       available: FrozenSet[int],
+                       reusable: FrozenSet[int],
+                       request: int) -> List[TopologyHint]:
+        """``generateCPUTopologyHints`` (spec 2.2.5), with all mask sums computed at once.
+
+        Same result as :meth:`generate_hints_literal` (the per-mask loop), which tests compare.
+        """
+        topo = self.topology
+        table = table_for(topo.numa_ids)
+        totals = getattr(self, "_totals", None)
+        if totals is None:
+            totals = self._totals = table.sums([len(topo.cpus_in_numa[n]) for n in table.ids])
+        free = dict((n, 0) for n in table.ids)
+        for cpu in available:
+            info = topo.details.get(cpu)
+            node = info.numa_node if info is not None else 0
+            if node in free:
+                free[node] += 1
+        free_sums = table.sums([free[n] for n in table.ids])
+        nodes = set()
+        for cpu in reusable:
+            info = topo.details.get(cpu)
+            nodes.add(info.numa_node if info is not None else 0)
+        required = table.compact(nodes)
+        if len(nodes) != bin(required).count("1"):
+            return []  # a reusable CPU on a node without CPUs can never be inside a mask
+        min_affinity = table.min_affinity(totals, request)
+        selected = table.select(free_sums, request - len(reusable), required, monotone=True)
+        if not self.options.align_by_socket:
+            return list(itertools.compress(table.all_hints(min_affinity), selected))
+        real, count = table.real, table.count
+        return [interned_hint(real[m], count[m] == min_affinity
+                              or self._socket_aligned(real[m], min_affinity))
+                for m in itertools.compress(table.order, selected)]
+
+    def generate_hints_literal(self,
+                               available: FrozenSet[int],
+                               reusable: FrozenSet[int],
+                               request: int) -> List[TopologyHint]:
+        """The kubelet's per-mask loop, kept as the reference for :meth:`generate_hints`."""
+        topo = self.topology
+        numa_ids = topo.numa_ids
+        total_per_numa = dict((n, len(topo.cpus_in_numa[n])) for n in numa_ids)
+        free_per_numa = dict((n, 0) for n in numa_ids)
+        for cpu in available:
+            info = topo.details.get(cpu)
+            node = info.numa_node if info is not None else 0
+            free_per_numa[node] = free_per_numa.get(node, 0) + 1
+        reusable_mask = 0
+        for cpu in reusable:
+            info = topo.details.get(cpu)
+            reusable_mask |= 1 << (info.numa_node if info is not None else 0)
+        min_affinity = len(numa_ids)
+        found: List[int] = []
+        for mask in iterate_bitmask_values(numa_ids):
+            nodes = [n for n in numa_ids if (mask >> n) & 1]
+            if sum(total_per_numa[n] for n in nodes) >= request and len(nodes) < min_affinity:
+                min_affinity = len(nodes)
+            if reusable_mask & ~mask:
+                continue
+            matching = len(reusable) + sum(free_per_numa.get(n, 0) for n in nodes)
+            if matching < request:
+                continue
+            found.append(mask)
+        hints: List[TopologyHint] = []
+        for mask in found:
+            count = bin(mask).count("1")
+            preferred = count == min_affinity
+            if self.options.align_by_socket and self._socket_aligned(mask, min_affinity):
+                preferred = True
+            hints.append(TopologyHint(BitMask.from_value(mask), preferred))
+        return hints
+
+    def _socket_aligned(self, mask: int, min_affinity: int) -> bool:
+        topo = self.topology
+        per_socket = topo.num_numa_nodes // topo.num_sockets if topo.num_sockets else 0
+        if per_socket == 0:
+            return False
+        min_sockets = (min_affinity + per_socket - 1) // per_socket
+        nodes = [n for n in range(mask.bit_length()) if (mask >> n) & 1]
+        return len(topo.sockets_in_numa_nodes(nodes)) == min_sockets
+
+    def container_hints(self,
+                        state: object,
+                        pod: object,
+                        container: object) -> Optional[Dict[str, List[TopologyHint]]]:
+        """``GetTopologyHints`` (spec 2.2.3)."""
+        requested = self.guaranteed_cpus(pod, container)
+        if requested == 0 or self.uses_ignored_pod_level_resources(pod):
+            return None
+        allocated = state.get(pod.uid, container.name)
+        if allocated is not None:
+            if len(allocated) != requested:
+                return {"cpu": []}
+            return {"cpu": self.generate_hints(allocated, frozenset(), requested)}
+        available = self.available_cpus(state)
+        reusable = self.cpus_to_reuse.get(pod.uid, frozenset())
+        return {"cpu": self.generate_hints(available, reusable, requested)}
+
+    def pod_hints(self, state: object, pod: object) -> Optional[Dict[str, List[TopologyHint]]]:
+        """``GetPodTopologyHints`` (spec 2.2.4)."""
+        requested = self.pod_guaranteed_cpus(pod)
+        if requested == 0 or self.uses_ignored_pod_level_resources(pod):
+            return None
+        assigned: set = set()
+        for container in pod.all_containers():
+            allocated = state.get(pod.uid, container.name)
+            if allocated is not None:
+                if len(allocated) != self.guaranteed_cpus(pod, container):
+                    return {"cpu": []}
+                assigned |= allocated
+        if len(assigned) == requested:
+            return {"cpu": self.generate_hints(frozenset(assigned), frozenset(), requested)}
+        available = self.available_cpus(state)
+        reusable = self.cpus_to_reuse.get(pod.uid, frozenset()) | frozenset(assigned)
+        return {"cpu": self.generate_hints(available, reusable, requested)}
+
+    # -- allocation --------------------------------------------------------------------------
+    def take_by_topology(self, available: Iterable[int], count: int) -> FrozenSet[int]:
+        """The option-dependent choice of concrete CPUs (spec 4.3.1); raises TakeError."""
+        strategy = SPREAD if self.options.distribute_cpus_across_cores else PACKED
+        if self.options.distribute_cpus_across_numa:
+            group = self.cpu_group_size if self.options.full_physical_cpus_only else 1
+            return take_distributed(self.topology, available, count, max(group, 1), strategy,
+                                    self.options.align_by_socket)
+        return take_packed(self.topology, available, count, strategy,
+                           self.options.prefer_align_by_uncore_cache)
+
+    def enforce_smt_alignment(self, state: object, count: int) -> None:
+        if not self.options.full_physical_cpus_only:
+            return
+        group = self.cpu_group_size
+        if group and count % group != 0:
+            raise SMTAlignmentError(count, group)
+        physical = len(state.default_cpu_set - self.reserved_physical_cpus)
+        if count > physical:
+            raise SMTAlignmentError(count, group, physical)
+
+    def aligned_cpus(self, mask: BitMask, allocatable: FrozenSet[int]) -> FrozenSet[int]:
+        topo = self.topology
+        nodes = mask.bits()
+        if self.options.align_by_socket:
+            return allocatable & topo.cpus_in_sockets(topo.sockets_in_numa_nodes(nodes))
+        return allocatable & topo.cpus_in_numa_nodes(nodes)
+
+    def allocate_cpus(self,
+                      state: object,
+                      count: int,
+                      mask: Optional[BitMask],
+                      reusable: FrozenSet[int]) -> FrozenSet[int]:
+        """``allocateCPUs``: aligned CPUs first, the rest from anywhere; updates the default set."""
+        allocatable = self.available_cpus(state) | reusable
+        result: FrozenSet[int] = frozenset()
+        try:
+            if mask is not None:
+                aligned = self.aligned_cpus(mask, allocatable)
+                result = self.take_by_topology(aligned, min(count, len(aligned)))
+            result = result | self.take_by_topology(allocatable - result, count - len(result))
+        except TakeError as exc:
+            raise CPUAllocationError.unexpected(str(exc))
+        state.default_cpu_set = state.default_cpu_set - result
+        return result
+
+    def update_cpus_to_reuse(self, pod: object, container: object, cpus: FrozenSet[int]) -> None:
+        """Only the pod being admitted keeps reuse state; init CPUs become reusable (spec 4.3 step 5)."""
+        for uid in list(self.cpus_to_reuse):
+            if uid != pod.uid:
+                del self.cpus_to_reuse[uid]
+        current = self.cpus_to_reuse.get(pod.uid, frozenset())
+        if container.is_init and not container.restartable:
+            self.cpus_to_reuse[pod.uid] = current | cpus
+        else:
+            # app containers and (upstream falls through for) restartable init containers
+            self.cpus_to_reuse[pod.uid] = current - cpus
+
+    def allocate(self,
+                 state: object,
+                 pod: object,
+                 container: object,
+                 affinity: Optional[TopologyHint]) -> Optional[FrozenSet[int]]:
+        """``Allocate`` (spec 4.3); returns the container's exclusive CPUs or None (shared pool)."""
+        count = self.guaranteed_cpus(pod, container)
+        if count == 0 or self.uses_ignored_pod_level_resources(pod):
+            return None
+        self.enforce_smt_alignment(state, count)
+        existing = state.get(pod.uid, container.name)
+        if existing is not None:
+            self.update_cpus_to_reuse(pod, container, existing)
+            return existing
+        mask = affinity.affinity if affinity is not None else None
+        cpus = self.allocate_cpus(state, count, mask, self.cpus_to_reuse.get(pod.uid, frozenset()))
+        state.set(pod.uid, container.name, cpus)
+        self.update_cpus_to_reuse(pod, container, cpus)
+        return cpus
+
+    def remove_container(self, state: object, pod_uid: str, container_name: str) -> FrozenSet[int]:
+        """``RemoveContainer`` (spec 4.6): CPUs not held by siblings go back to the default set."""
+        released = state.get(pod_uid, container_name)
+        if released is None:
+            return frozenset()
+        state.delete(pod_uid, container_name)
+        in_use: set = set()
+        for cpus in state.entries.get(pod_uid, {}).values():
+            in_use |= cpus
+        released = released - frozenset(in_use)
+        state.default_cpu_set = state.default_cpu_set | released
+        return released

@@ -1,0 +1,573 @@
+# -*- coding: utf-8 -*-
+# Copyright: numaguard.kubelet contributors
+# Apache License 2.0 (see LICENSE)
+"""Device manager hints and allocation from a declared device inventory (spec 1.6, 2.4, 4.4).
+
+The kubelet learns devices from device plugins (gRPC); we cannot ask them, so the operator
+declares the inventory: extended resource name -> device id -> NUMA node(s), health, and the
+devices already held by running pods. From that we reproduce exactly what the kubelet's device
+manager contributes to NUMA admission:
+
+* hints: a resource whose devices report no NUMA node is "don't care" (``None``); a request that
+  cannot be met is ``[]`` (the Topology Manager rejects under restricted/single-numa-node);
+  "preferred" is judged against the theoretical device count of a mask (all devices, healthy or
+  not, allocated or not) -- the kubelet's rule, not free capacity;
+* allocation: reusable devices of earlier regular init containers first, then devices on the
+  NUMA nodes of the Topology Manager's hint, then the others, then devices without topology.
+  Where the kubelet picks among equivalent devices in Go's random set order (or asks the plugin's
+  optional GetPreferredAllocation), we pick in natural id order (``gpu2`` before ``gpu10``), so
+  results are reproducible. That is the one documented difference.
+
+Inventory shape (``devices`` option of ``admission_check``)::
+
+    nvidia.com/gpu:                  # resource name
+      gpu0: 0                        # device id: NUMA node
+      gpu1: [0, 1]                   # several NUMA nodes
+      gpu2: {numa: 1, healthy: false}
+      gpu3: null                     # no topology information
+    example.com/nic:                 # or a list of {id, numa, healthy}
+      - {id: nic0, numa: 0}
+
+and allocations already held (from ``kubelet_internal_checkpoint`` or declared)::
+
+    {pod_uid: {container_name: {resource: [device ids]}}}
+"""
+
+from __future__ import absolute_import, annotations, division, print_function
+
+__metaclass__ = type
+
+import itertools
+import json
+import re
+
+try:
+    from typing import Any, Dict, FrozenSet, Iterable, List, Optional, Set, Tuple  # noqa: F401
+except ImportError:  # pragma: no cover
+    pass
+
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.bitmask import (
+    BitMask,
+    iterate_bitmask_values,
+)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.mask_table import table_for
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors import (
+    AdmissionError,
+    StateError,
+)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import TopologyHint
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.pod import pod_limits
+
+
+class InvalidDeviceInventory(ValueError):
+    """A device inventory or allocation list that cannot be read, naming the bad entry."""
+
+
+class DeviceAllocationError(AdmissionError):
+    """A device manager allocation failure (reported as UnexpectedAdmissionError)."""
+
+
+_NATURAL = re.compile(r"(\d+)")
+
+
+def natural_key(device_id: str) -> Tuple[Any, ...]:
+    """Sort key putting ``gpu2`` before ``gpu10``."""
+    return tuple((0, int(part), "") if part.isdigit() else (1, 0, part)
+                 for part in _NATURAL.split(device_id) if part != "")
+
+
+def _sorted(ids: Iterable[str]) -> List[str]:
+    return sorted(ids, key=natural_key)
+
+
+def _numa_list(value: Any, where: str) -> FrozenSet[int]:
+    if value is None:
+        return frozenset()
+    if isinstance(value, bool):
+        raise InvalidDeviceInventory("%s: NUMA node must be an integer or a list, got %r" % (where, value))
+    if isinstance(value, int):
+        value = [value]
+    elif isinstance(value, str):
+        text = value.strip()
+        value = [] if not text else [part.strip() for part in text.split(",")]
+    if not isinstance(value, (list, tuple)):
+        raise InvalidDeviceInventory("%s: NUMA node must be an integer or a list, got %r" % (where, value))
+    nodes = set()
+    for item in value:
+        if isinstance(item, bool):
+            raise InvalidDeviceInventory("%s: NUMA node must be an integer, got %r" % (where, item))
+        try:
+            node = int(item)
+        except (TypeError, ValueError):
+            raise InvalidDeviceInventory("%s: NUMA node must be an integer, got %r" % (where, item))
+        if node < 0 or node > 63:
+            raise InvalidDeviceInventory("%s: NUMA node %d out of range 0-63" % (where, node))
+        nodes.add(node)
+    return frozenset(nodes)
+
+
+def _device_entry(device_id: str, value: Any, where: str) -> Tuple[FrozenSet[int], bool]:
+    if isinstance(value, dict):
+        unknown = set(value) - {"id", "numa", "numa_nodes", "healthy"}
+        if unknown:
+            raise InvalidDeviceInventory("%s: unknown key(s) %s (expected numa, healthy)"
+                                         % (where, ", ".join(sorted(map(str, unknown)))))
+        numa = value.get("numa", value.get("numa_nodes"))
+        healthy = value.get("healthy", True)
+        if not isinstance(healthy, bool):
+            raise InvalidDeviceInventory("%s.healthy must be true or false, got %r" % (where, healthy))
+        return _numa_list(numa, where + ".numa"), healthy
+    return _numa_list(value, where), True
+
+
+class DeviceInventory(object):
+    """Devices per resource: id -> NUMA nodes (empty = no topology), and health."""
+
+    def __init__(self,
+                 devices: Optional[Dict[str, Dict[str, FrozenSet[int]]]] = None,
+                 healthy: Optional[Dict[str, Set[str]]] = None) -> None:
+        self.devices = dict((r, dict(d)) for r, d in (devices or {}).items())
+        self.healthy = dict((r, set(h)) for r, h in (healthy or {}).items())
+        for resource, devs in self.devices.items():
+            self.healthy.setdefault(resource, set(devs))
+
+    @classmethod
+    def from_spec(cls, spec: Any) -> DeviceInventory:
+        """Read the declared inventory (see module docstring); raise InvalidDeviceInventory."""
+        if spec is None:
+            return cls()
+        if not isinstance(spec, dict):
+            raise InvalidDeviceInventory("devices must be a mapping of resource name to devices, "
+                                         "got %s" % type(spec).__name__)
+        devices: Dict[str, Dict[str, FrozenSet[int]]] = {}
+        healthy: Dict[str, Set[str]] = {}
+        for resource, entries in spec.items():
+            if not isinstance(resource, str) or "/" not in resource:
+                raise InvalidDeviceInventory("devices: resource name %r must be a fully-qualified "
+                                             "extended resource name such as nvidia.com/gpu"
+                                             % (resource,))
+            where = "devices[%s]" % resource
+            items: List[Tuple[str, Any]] = []
+            if isinstance(entries, dict):
+                items = [(str(k), v) for k, v in entries.items()]
+            elif isinstance(entries, list):
+                for index, entry in enumerate(entries):
+                    if not isinstance(entry, dict) or not isinstance(entry.get("id"), (str, int)) \
+                            or isinstance(entry.get("id"), bool):
+                        raise InvalidDeviceInventory("%s[%d]: each device needs an id" % (where, index))
+                    items.append((str(entry["id"]), entry))
+            elif entries is None:
+                items = []
+            else:
+                raise InvalidDeviceInventory("%s must be a mapping of device id to NUMA node(s) or a "
+                                             "list of devices, got %r" % (where, entries))
+            devices[resource] = {}
+            healthy[resource] = set()
+            for device_id, value in items:
+                if device_id in devices[resource]:
+                    raise InvalidDeviceInventory("%s: device %r is listed twice" % (where, device_id))
+                numa, ok = _device_entry(device_id, value, "%s[%s]" % (where, device_id))
+                devices[resource][device_id] = numa
+                if ok:
+                    healthy[resource].add(device_id)
+        return cls(devices, healthy)
+
+    def resources(self) -> List[str]:
+        return sorted(self.devices)
+
+    def has_topology(self, resource: str) -> bool:
+        """``deviceHasTopologyAlignment``: at least one device reports a NUMA node."""
+        return any(self.devices.get(resource, {}).values())
+
+    def to_dict(self) -> Dict[str, Any]:
+        return dict((r, dict((d, {"numa": sorted(n), "healthy": d in self.healthy.get(r, ())})
+                             for d, n in sorted(self.devices[r].items(), key=lambda kv: natural_key(kv[0]))))
+                    for r in self.resources())
+
+
+def read_allocations(spec: Any) -> Dict[str, Dict[str, Dict[str, List[str]]]]:
+    """Validate ``{pod_uid: {container: {resource: [ids]}}}``."""
+    if spec is None:
+        return {}
+    if not isinstance(spec, dict):
+        raise InvalidDeviceInventory("device allocations must be a mapping pod uid -> container -> "
+                                     "resource -> device ids, got %s" % type(spec).__name__)
+    out: Dict[str, Dict[str, Dict[str, List[str]]]] = {}
+    for pod_uid, containers in spec.items():
+        if not isinstance(containers, dict):
+            raise InvalidDeviceInventory("device allocations[%s] must be a mapping of container "
+                                         "names" % (pod_uid,))
+        for name, resources in containers.items():
+            if not isinstance(resources, dict):
+                raise InvalidDeviceInventory("device allocations[%s][%s] must be a mapping of "
+                                             "resource names" % (pod_uid, name))
+            for resource, ids in resources.items():
+                if isinstance(ids, str):
+                    ids = [ids]
+                if not isinstance(ids, list) or not all(isinstance(i, (str, int)) for i in ids):
+                    raise InvalidDeviceInventory("device allocations[%s][%s][%s] must be a list of "
+                                                 "device ids" % (pod_uid, name, resource))
+                out.setdefault(str(pod_uid), {}).setdefault(str(name), {})[str(resource)] = \
+                    [str(i) for i in ids]
+    return out
+
+
+def parse_device_checkpoint(text: str) -> Dict[str, Any]:
+    """Read ``kubelet_internal_checkpoint``: allocations and registered device ids.
+
+    Returns ``{"allocations": {pod: {container: {resource: [ids]}}}, "registered": {resource:
+    [ids]}}``. The checksum is not verified (its Go struct hash is not specified here); the NUMA
+    node of each device is not in this file, so it still comes from the declared inventory.
+    """
+    try:
+        document = json.loads(text)
+    except ValueError as exc:
+        raise StateError("kubelet_internal_checkpoint is not valid JSON: %s" % exc)
+    data = document.get("Data") if isinstance(document, dict) else None
+    if not isinstance(data, dict):
+        raise StateError("kubelet_internal_checkpoint has no Data object")
+    allocations: Dict[str, Dict[str, Dict[str, List[str]]]] = {}
+    for index, entry in enumerate(data.get("PodDeviceEntries") or []):
+        if not isinstance(entry, dict):
+            raise StateError("kubelet_internal_checkpoint: PodDeviceEntries[%d] is not an object" % index)
+        ids = entry.get("DeviceIDs") or {}
+        flat: List[str] = []
+        if isinstance(ids, dict):  # newer files: NUMA node -> ids
+            for key in sorted(ids, key=str):
+                flat.extend(str(i) for i in ids[key] or [])
+        elif isinstance(ids, list):  # older files: plain list
+            flat = [str(i) for i in ids]
+        pod_uid = str(entry.get("PodUID", ""))
+        name = str(entry.get("ContainerName", ""))
+        resource = str(entry.get("ResourceName", ""))
+        bucket = allocations.setdefault(pod_uid, {}).setdefault(name, {}).setdefault(resource, [])
+        for device in flat:
+            if device not in bucket:
+                bucket.append(device)
+    registered: Dict[str, List[str]] = {}
+    for resource, ids in (data.get("RegisteredDevices") or {}).items():
+        registered[str(resource)] = [str(i) for i in ids or []]
+    return {"allocations": allocations, "registered": registered}
+
+
+class DeviceManager(object):
+    """Stateful device manager simulator implementing the hint-provider protocol."""
+
+    def __init__(self,
+                 numa_node_ids: Iterable[int],
+                 inventory: Optional[DeviceInventory] = None,
+                 allocations: Optional[Dict[str, Dict[str, Dict[str, List[str]]]]] = None) -> None:
+        self.numa_node_ids = tuple(sorted(numa_node_ids))
+        self.inventory = inventory or DeviceInventory()
+        #: pod uid -> container -> resource -> device ids (kubelet ``podDevices``)
+        self.pod_devices: Dict[str, Dict[str, Dict[str, List[str]]]] = {}
+        for pod_uid, containers in (allocations or {}).items():
+            for name, resources in containers.items():
+                for resource, ids in resources.items():
+                    self.pod_devices.setdefault(pod_uid, {}).setdefault(name, {})[resource] = list(ids)
+        #: pod uid -> resource -> ids reusable by later containers (regular init containers')
+        self.devices_to_reuse: Dict[str, Dict[str, Set[str]]] = {}
+
+    # -- bookkeeping -------------------------------------------------------------------------
+    def allocated_devices(self, resource: str) -> Set[str]:
+        out: Set[str] = set()
+        for containers in self.pod_devices.values():
+            for resources in containers.values():
+                out.update(resources.get(resource, ()))
+        return out
+
+    def is_device_plugin_resource(self, resource: str) -> bool:
+        return resource in self.inventory.devices or bool(self.allocated_devices(resource))
+
+    def available_devices(self, resource: str) -> Set[str]:
+        return self.inventory.healthy.get(resource, set()) - self.allocated_devices(resource)
+
+    def container_devices(self, pod_uid: str, container_name: str, resource: str) -> List[str]:
+        return list(self.pod_devices.get(pod_uid, {}).get(container_name, {}).get(resource, []))
+
+    def pod_resource_devices(self, pod_uid: str, resource: str) -> Set[str]:
+        out: Set[str] = set()
+        for resources in self.pod_devices.get(pod_uid, {}).values():
+            out.update(resources.get(resource, ()))
+        return out
+
+    def container_request(self, container: object) -> Dict[str, int]:
+        """``getContainerDeviceRequest``: limits of device-plugin resources."""
+        return dict((r, v) for r, v in container.limits.items() if self.is_device_plugin_resource(r))
+
+    def pod_request(self, pod: object) -> Dict[str, int]:
+        """``getPodDeviceRequest``: PodLimits without overhead, device-plugin resources only."""
+        return dict((r, v) for r, v in pod_limits(pod, exclude_overhead=True).items()
+                    if self.is_device_plugin_resource(r))
+
+    # -- hints -------------------------------------------------------------------------------
+    def _device_sums(self,
+                     table: Any,
+                     numa_of: Dict[str, FrozenSet[int]],
+                     devices: Iterable[str]) -> List[int]:
+        """Per compact mask: how many of ``devices`` touch it (devices without topology never do)."""
+        singles = [0] * len(table.ids)
+        multi: List[int] = []
+        for device in devices:
+            compact = table.compact(numa_of.get(device, ()))
+            if compact and compact & (compact - 1) == 0:
+                singles[compact.bit_length() - 1] += 1
+            elif compact:
+                multi.append(compact)
+        sums = table.sums(singles)
+        for compact in multi:
+            sums = [x + 1 if m & compact else x for m, x in enumerate(sums)]
+        return sums
+
+    def generate_hints(self,
+                       resource: str,
+                       available: Set[str],
+                       reusable: Set[str],
+                       request: int) -> List[TopologyHint]:
+        """``generateDeviceTopologyHints`` (spec 2.4), all mask counts at once.
+
+        Same result as :meth:`generate_hints_literal` (the kubelet's per-mask loop).
+        """
+        numa_of = self.inventory.devices.get(resource, {})
+        table = table_for(self.numa_node_ids)
+        cache = self.__dict__.setdefault("_everything", {})
+        everything = cache.get(resource)
+        if everything is None:
+            everything = cache[resource] = self._device_sums(table, numa_of, numa_of)
+        free = self._device_sums(table, numa_of, available)
+        required = 0
+        touching: List[int] = []
+        counted = 0
+        for device in reusable:
+            nodes = numa_of.get(device, frozenset())
+            if not nodes:
+                continue  # reusable devices without topology are neither required nor counted
+            compact = table.compact(nodes)
+            if not compact:
+                return []  # a device on a node the machine does not have never matches a mask
+            counted += 1
+            if compact & (compact - 1) == 0:
+                required |= compact
+            else:
+                touching.append(compact)
+        min_affinity = table.min_affinity(everything, request)
+        selected = table.select(free, request - counted, required, touching, monotone=True)
+        return list(itertools.compress(table.all_hints(min_affinity), selected))
+
+    def generate_hints_literal(self,
+                               resource: str,
+                               available: Set[str],
+                               reusable: Set[str],
+                               request: int) -> List[TopologyHint]:
+        """The kubelet's per-mask loop, kept as the reference for :meth:`generate_hints`."""
+        numa_of = self.inventory.devices.get(resource, {})
+        masks = dict((d, _mask(numa_of.get(d, frozenset()))) for d in set(numa_of) | available | reusable)
+        min_affinity = len(self.numa_node_ids)
+        found: List[int] = []
+        for mask in iterate_bitmask_values(self.numa_node_ids):
+            in_mask = sum(1 for d in numa_of if masks[d] & mask)
+            if in_mask >= request and bin(mask).count("1") < min_affinity:
+                min_affinity = bin(mask).count("1")
+            matching = 0
+            skip = False
+            for device in reusable:
+                if not masks[device]:
+                    continue
+                if not masks[device] & mask:
+                    skip = True
+                    break
+                matching += 1
+            if skip:
+                continue
+            matching += sum(1 for d in available if masks[d] & mask)
+            if matching < request:
+                continue
+            found.append(mask)
+        return [TopologyHint(BitMask.from_value(m), bin(m).count("1") == min_affinity) for m in found]
+
+    def get_topology_hints(self,
+                           pod: object,
+                           container: object) -> Dict[str, Optional[List[TopologyHint]]]:
+        container = pod.container(container) if isinstance(container, str) else container
+        hints: Dict[str, Optional[List[TopologyHint]]] = {}
+        for resource, requested in sorted(self.container_request(container).items()):
+            if not self.inventory.has_topology(resource):
+                hints[resource] = None
+                continue
+            allocated = set(self.container_devices(pod.uid, container.name, resource))
+            if allocated:
+                if len(allocated) != requested:
+                    hints[resource] = []
+                else:
+                    hints[resource] = self.generate_hints(resource, allocated, set(), requested)
+                continue
+            available = self.available_devices(resource)
+            reusable = self.devices_to_reuse.get(pod.uid, {}).get(resource, set())
+            if len(available | reusable) < requested:
+                hints[resource] = []
+                continue
+            hints[resource] = self.generate_hints(resource, available, reusable, requested)
+        return hints
+
+    def get_pod_topology_hints(self, pod: object) -> Dict[str, Optional[List[TopologyHint]]]:
+        hints: Dict[str, Optional[List[TopologyHint]]] = {}
+        for resource, requested in sorted(self.pod_request(pod).items()):
+            if not self.inventory.has_topology(resource):
+                hints[resource] = None
+                continue
+            allocated = self.pod_resource_devices(pod.uid, resource)
+            if allocated:
+                if len(allocated) != requested:
+                    hints[resource] = []
+                else:
+                    hints[resource] = self.generate_hints(resource, allocated, set(), requested)
+                continue
+            available = self.available_devices(resource)
+            if len(available) < requested:
+                hints[resource] = []
+                continue
+            hints[resource] = self.generate_hints(resource, available, set(), requested)
+        return hints
+
+    # -- allocation --------------------------------------------------------------------------
+    def allocate(self,
+                 pod: object,
+                 container: object,
+                 affinity: Optional[TopologyHint]) -> Dict[str, List[str]]:
+        """``Allocate``: devices for every device-plugin resource of the container's limits.
+
+        Returns resource -> device ids newly allocated; raises :class:`DeviceAllocationError`.
+        """
+        container = pod.container(container) if isinstance(container, str) else container
+        for uid in list(self.devices_to_reuse):
+            if uid != pod.uid:
+                del self.devices_to_reuse[uid]
+        reuse = self.devices_to_reuse.setdefault(pod.uid, {})
+        result: Dict[str, List[str]] = {}
+        for resource, needed in sorted(self.container_request(container).items()):
+            chosen = self._devices_to_allocate(pod.uid, container.name, resource, needed,
+                                               reuse.get(resource, set()), affinity)
+            if not chosen:
+                continue
+            self.pod_devices.setdefault(pod.uid, {}).setdefault(container.name, {})[resource] = chosen
+            reuse[resource] = reuse.get(resource, set()) - set(chosen)
+            result[resource] = chosen
+        held = self.pod_devices.get(pod.uid, {}).get(container.name, {})
+        for resource, ids in held.items():
+            if container.is_init and not container.restartable:
+                reuse[resource] = reuse.get(resource, set()) | set(ids)
+            else:
+                reuse[resource] = reuse.get(resource, set()) - set(ids)
+        return result
+
+    def _devices_to_allocate(self,
+                             pod_uid: str,
+                             container_name: str,
+                             resource: str,
+                             required: int,
+                             reusable: Set[str],
+                             affinity: Optional[TopologyHint]) -> List[str]:
+        existing = self.container_devices(pod_uid, container_name, resource)
+        if existing:
+            if len(existing) != required:
+                raise DeviceAllocationError.unexpected(
+                    'pod "%s" container "%s" changed request for resource "%s" from %d to %d'
+                    % (pod_uid, container_name, resource, len(existing), required))
+            if set(existing) - self.inventory.healthy.get(resource, set()):
+                raise DeviceAllocationError.unexpected(
+                    "previously allocated devices are no longer healthy; cannot allocate "
+                    "unhealthy devices %s" % resource)
+            return []
+        if resource not in self.inventory.devices:
+            raise DeviceAllocationError.unexpected("cannot allocate unregistered device %s" % resource)
+        if not self.inventory.healthy.get(resource):
+            raise DeviceAllocationError.unexpected(
+                "no healthy devices present; cannot allocate unhealthy devices %s" % resource)
+        if required == 0:
+            return []
+        allocated: List[str] = []
+        state = {"needed": required}
+
+        def take_from(candidates: Iterable[str]) -> bool:
+            for device in _sorted(set(candidates) - set(allocated)):
+                allocated.append(device)
+                state["needed"] -= 1
+                if state["needed"] == 0:
+                    return True
+            return False
+
+        if take_from(reusable):
+            return allocated
+        available = self.available_devices(resource) - set(allocated)
+        if len(available) < state["needed"]:
+            raise DeviceAllocationError.unexpected(
+                "requested number of devices unavailable for %s. Requested: %d, Available: %d"
+                % (resource, state["needed"], len(available)))
+        aligned, unaligned, no_topology = self._filter_by_affinity(resource, available, affinity)
+        if state["needed"] < len(aligned):
+            if take_from(aligned):
+                return allocated
+        else:
+            if take_from(aligned) or take_from(unaligned) or take_from(no_topology):
+                return allocated
+        raise DeviceAllocationError.unexpected(
+            "unexpectedly allocated less resources than required. Requested: %d, Got: %d"
+            % (required, required - state["needed"]))
+
+    def _filter_by_affinity(self,
+                            resource: str,
+                            available: Set[str],
+                            affinity: Optional[TopologyHint]) -> Tuple[Set[str], Set[str], Set[str]]:
+        mask = affinity.affinity if affinity is not None else None
+        if not self.inventory.has_topology(resource) or mask is None:
+            return set(), set(), set(available)
+        numa_of = self.inventory.devices.get(resource, {})
+        aligned: Set[str] = set()
+        unaligned: Set[str] = set()
+        none: Set[str] = set()
+        for device in available:
+            nodes = numa_of.get(device, frozenset())
+            if not nodes:
+                none.add(device)
+            elif any(mask.is_set(n) for n in nodes):
+                aligned.add(device)
+            else:
+                unaligned.add(device)
+        return aligned, unaligned, none
+
+    # -- release -----------------------------------------------------------------------------
+    def remove(self, pod_uid: str, container_name: str) -> None:
+        """Forget one container's devices (used by failed-admission cleanup)."""
+        containers = self.pod_devices.get(pod_uid)
+        if containers is None:
+            return
+        containers.pop(container_name, None)
+        if not containers:
+            del self.pod_devices[pod_uid]
+
+    def remove_pod(self, pod_uid: str) -> None:
+        self.pod_devices.pop(pod_uid, None)
+        self.devices_to_reuse.pop(pod_uid, None)
+
+    def remove_stale_state(self, active_pod_uids: Iterable[str]) -> None:
+        """``UpdateAllocatedDevices``: free devices of pods that are no longer active."""
+        active = set(active_pod_uids)
+        for pod_uid in list(self.pod_devices):
+            if pod_uid not in active:
+                del self.pod_devices[pod_uid]
+
+    def state(self) -> Dict[str, Any]:
+        """Plain data: allocations per pod/container/resource and free devices per resource."""
+        return {
+            "allocations": dict((p, dict((c, dict((r, list(ids)) for r, ids in sorted(res.items())))
+                                         for c, res in sorted(cs.items())))
+                                for p, cs in sorted(self.pod_devices.items())),
+            "free": dict((r, _sorted(self.available_devices(r))) for r in self.inventory.resources()),
+        }
+
+
+def _mask(nodes: Iterable[int]) -> int:
+    value = 0
+    for node in nodes:
+        value |= 1 << node
+    return value

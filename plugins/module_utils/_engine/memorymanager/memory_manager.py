@@ -1,0 +1,158 @@
+# -*- coding: utf-8 -*-
+# Copyright: numaguard.kubelet contributors
+# Apache License 2.0 (see LICENSE)
+"""Building the Memory Manager the way the kubelet does at start-up (spec 6.3).
+
+:func:`new_memory_manager` takes the host topology, the effective KubeletConfiguration (plain
+camelCase dict) and the restored ``memory_manager_state`` (or None for a fresh node) and returns
+the hint provider: :class:`MemoryManagerStatic` or :class:`MemoryManagerNone`. It fails, with the
+kubelet's message, exactly where the kubelet would refuse to start:
+
+1. construction: unknown policy; ``BestEffort`` (Windows only); with ``Static``: reservedMemory
+   naming a missing NUMA node, reservedMemory totals different from the Node Allocatable
+   reservation, values that are not int64, no reserved ``memory`` at all;
+2. state restore: the state file's policy differs from the configured one (wrapped in "could
+   not restore state from checkpoint: ..., please drain this node and delete ...");
+3. ``Static`` start: ``validateState`` (empty machine state with assignments; machine state that
+   does not match the replayed assignments).
+"""
+
+from __future__ import absolute_import, annotations, division, print_function
+
+__metaclass__ = type
+
+import os
+
+try:
+    from typing import Any, Dict, Mapping, Optional  # noqa: F401
+except ImportError:  # pragma: no cover
+    pass
+
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors import StateError
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.machine_state import (
+    MEMORY,
+    default_machine_state,
+    entries_from_plain,
+    machine_state_from_plain,
+)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.reserved import (
+    CPU,
+    node_allocatable_reservation,
+    parse_reserved_memory,
+    require_system_reserved_memory,
+    system_reserved_memory,
+)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.static_policy import (
+    POD_LEVEL_RESOURCE_MANAGERS,
+    MemoryManagerNone,
+    MemoryManagerStatic,
+)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.validate_state import (
+    check_policy_name,
+    validate_state,
+)
+
+POLICY_NONE = "None"
+POLICY_STATIC = "Static"
+POLICY_BEST_EFFORT = "BestEffort"
+STATE_FILE_NAME = "memory_manager_state"
+DEFAULT_ROOT_DIR = "/var/lib/kubelet"
+
+
+class MemoryManagerConfigError(StateError):
+    """A memory manager configuration the kubelet refuses to start with."""
+
+
+def _checkpoint_field(checkpoint: Any, *names: str) -> Any:
+    """Read a field from a checkpoint object (attributes) or a plain mapping (any spelling)."""
+    for name in names:
+        if isinstance(checkpoint, Mapping):
+            if name in checkpoint:
+                return checkpoint[name]
+        elif hasattr(checkpoint, name):
+            return getattr(checkpoint, name)
+    return None
+
+
+def _reserved_cpus_count(kubelet_config: Mapping[str, Any]) -> Optional[int]:
+    text = kubelet_config.get("reservedSystemCPUs")
+    if not text:
+        return None
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset import InvalidCPUSet, parse_cpuset
+    try:
+        return len(parse_cpuset(str(text)))
+    except InvalidCPUSet as exc:
+        raise MemoryManagerConfigError("reservedSystemCPUs: %s" % exc)
+
+
+def system_reserved_from_config(topology: Any,
+                                kubelet_config: Mapping[str, Any],
+                                memory_capacity_bytes: Optional[int] = None,
+                                allocatable_reservation: Optional[Mapping[str, Any]] = None) -> Dict[int, Dict[str, int]]:
+    """Per-node reserved bytes per type for the Static policy, after the kubelet's checks.
+
+    ``allocatable_reservation`` overrides the Node Allocatable reservation computed from
+    systemReserved + kubeReserved + hard eviction (resource name -> Quantity).
+    ``memory_capacity_bytes`` is the machine's memory capacity for percentage eviction
+    thresholds (the kubelet uses /proc/meminfo MemTotal; default: the sum of the nodes).
+    """
+    node_ids = [node.id for node in topology.nodes]
+    reservations = parse_reserved_memory(kubelet_config.get("reservedMemory"))
+    if allocatable_reservation is None:
+        capacity = memory_capacity_bytes
+        if capacity is None:
+            capacity = sum(node.memory_total_bytes for node in topology.nodes)
+        names = [CPU, MEMORY] + list(topology.hugepage_sizes())
+        allocatable_reservation = node_allocatable_reservation(
+            kubelet_config, names, capacity, _reserved_cpus_count(kubelet_config))
+    system_reserved = system_reserved_memory(node_ids, allocatable_reservation, reservations)
+    require_system_reserved_memory(system_reserved)
+    return system_reserved
+
+
+def new_memory_manager(topology: Any, kubelet_config: Mapping[str, Any], checkpoint: Any = None,
+                       state_file: Optional[str] = None, feature_gates: Optional[Mapping[str, bool]] = None,
+                       memory_capacity_bytes: Optional[int] = None, allocatable_reservation: Optional[Mapping[str, Any]] = None) -> Any:
+    """The memory manager provider for a node, or :class:`StateError` where the kubelet would not start.
+
+    ``checkpoint``: the restored ``memory_manager_state`` -- an object with ``policy_name``,
+    ``machine_state`` and ``entries`` (plain data, int or str NUMA keys), or a mapping with
+    those keys (``policyName``/``machineState`` spellings accepted); None for a node without
+    the file. ``state_file`` names the file in messages (default:
+    ``<rootDir or /var/lib/kubelet>/memory_manager_state``). ``feature_gates`` defaults to the
+    config's ``featureGates``.
+    """
+    policy = kubelet_config.get("memoryManagerPolicy") or POLICY_NONE
+    gates = dict(kubelet_config.get("featureGates") or {})
+    gates.update(feature_gates or {})
+    if state_file is None:
+        state_file = os.path.join(kubelet_config.get("rootDir") or DEFAULT_ROOT_DIR, STATE_FILE_NAME)
+
+    if policy == POLICY_NONE:
+        provider = MemoryManagerNone()
+    elif policy == POLICY_STATIC:
+        system_reserved = system_reserved_from_config(topology, kubelet_config, memory_capacity_bytes,
+                                                      allocatable_reservation)
+    elif policy == POLICY_BEST_EFFORT:
+        raise MemoryManagerConfigError('policy "BestEffort" is not available for platform "linux"')
+    else:
+        raise MemoryManagerConfigError('unknown policy: "%s"' % (policy,))
+
+    machine_state: Dict[int, Any] = {}
+    entries: Dict[str, Any] = {}
+    if checkpoint is not None:
+        stored_policy = _checkpoint_field(checkpoint, "policy_name", "policyName")
+        check_policy_name(policy, "" if stored_policy is None else str(stored_policy), state_file)
+        machine_state = machine_state_from_plain(_checkpoint_field(checkpoint, "machine_state", "machineState"))
+        entries = entries_from_plain(_checkpoint_field(checkpoint, "entries", "Entries"))
+        pod_entries = _checkpoint_field(checkpoint, "pod_entries", "podEntries")
+        if pod_entries and gates.get(POD_LEVEL_RESOURCE_MANAGERS):
+            raise MemoryManagerConfigError(
+                "%s has pod-level memory assignments (podEntries) and PodLevelResourceManagers is enabled: "
+                "pod-level memory allocation (alpha) is not simulated" % state_file)
+
+    if policy == POLICY_NONE:
+        return provider
+    default_state = default_machine_state(topology, system_reserved)
+    machine_state = validate_state(machine_state, entries, default_state)
+    return MemoryManagerStatic(machine_state, entries, feature_gates=gates)

@@ -1,0 +1,112 @@
+# -*- coding: utf-8 -*-
+# Copyright: numaguard.kubelet contributors
+# Apache License 2.0 (see LICENSE)
+"""Topology hints and provider hint maps (spec 1.3).
+
+A provider answers, per container or per pod, a map resource name -> list of hints, and the
+three "empty" shapes mean different things to the Topology Manager, so they must stay distinct:
+
+=====================================  ==========================================
+provider returns                       Topology Manager reads
+=====================================  ==========================================
+``None`` or ``{}``                     provider does not care: ``[{nil, true}]``
+``{"r": None}``                        resource does not care: ``[{nil, true}]``
+``{"r": []}``                          resource cannot be satisfied: ``[{nil, false}]``
+``{"r": [hints...]}``                  the hints as given
+=====================================  ==========================================
+"""
+
+from __future__ import absolute_import, annotations, division, print_function
+
+__metaclass__ = type
+
+import operator
+from dataclasses import dataclass
+
+try:
+    from typing import Any, Dict, Iterable, List, Optional, Tuple  # noqa: F401
+except ImportError:  # pragma: no cover
+    pass
+
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.bitmask import BitMask
+
+
+@dataclass(frozen=True)
+class TopologyHint(object):
+    """A NUMA affinity (``None`` = no preference about placement) and whether it is preferred.
+
+    Equality is the kubelet's: same ``preferred`` and both masks ``None`` or equal.
+    """
+
+    affinity: "Optional[BitMask]"
+    preferred: bool
+
+    def to_dict(self) -> Dict[str, Any]:
+        """JSON-friendly form used in results: ``{"numa_affinity": [ids] or None, "preferred": bool}``."""
+        return {
+            "numa_affinity": None if self.affinity is None else list(self.affinity.bits()),
+            "preferred": self.preferred,
+        }
+
+    def __str__(self) -> str:
+        return "{%s %s}" % ("nil" if self.affinity is None else str(self.affinity),
+                            "preferred" if self.preferred else "not-preferred")
+
+
+#: The hint a provider gets for a container the Topology Manager has no stored hint for.
+ZERO_HINT = TopologyHint(None, False)
+
+#: "No preference": what nil maps / nil lists turn into, and the policy-none result.
+DONT_CARE_HINT = TopologyHint(None, True)
+
+
+#: attribute holding a hint's memoised :meth:`TopologyHint.to_dict` (not a dataclass field, so
+#: invisible to equality, hashing and repr)
+_DICT_ATTRIBUTE = "_as_dict"
+_memoised_dict = operator.attrgetter(_DICT_ATTRIBUTE)
+
+
+def _shared_dict(hint: TopologyHint) -> Dict[str, Any]:
+    """``hint.to_dict()``, built once per hint object and then reused."""
+    found = hint.__dict__.get(_DICT_ATTRIBUTE)
+    if found is None:
+        found = hint.to_dict()
+        object.__setattr__(hint, _DICT_ATTRIBUTE, found)  # frozen dataclass: bypass on purpose
+    return found
+
+
+def memoise_dicts(hints: Iterable[TopologyHint], id_tuples: Iterable[Tuple[int, ...]]) -> None:
+    """Attach ``to_dict()`` to many hints at once; ``id_tuples`` gives each hint's NUMA ids.
+
+    Why: a provider interning the 65535 hints of a 16-node machine already knows every mask's
+    ids (mask tables); building the dicts here in one loop costs a fraction of building them one
+    by one through :meth:`TopologyHint.to_dict` on the first result. Hints that already have
+    one keep it.
+    """
+    for hint, ids in zip(hints, id_tuples):
+        attributes = hint.__dict__  # frozen dataclass: only __setattr__ is blocked, on purpose
+        if _DICT_ATTRIBUTE not in attributes:
+            attributes[_DICT_ATTRIBUTE] = {"numa_affinity": list(ids), "preferred": hint.preferred}
+
+
+def hint_map_to_dict(hints: Optional[Dict[str, Optional[List[TopologyHint]]]]) -> Optional[Dict[str, Any]]:
+    """JSON-friendly form of a provider hint map, keeping the None / [] distinction.
+
+    Why the per-hint dicts are shared: at 16 NUMA nodes a map holds 65535 hints per resource and
+    building a fresh dict and list for each took longer than the whole admission decision.
+    Providers intern their hints, so each hint's dict is built once and the same (read-only)
+    dict object appears in every result that lists that hint; consumers must not mutate them.
+    """
+    if hints is None:
+        return None
+    out: Dict[str, Any] = {}
+    for resource in sorted(hints):
+        value = hints[resource]
+        if value is None:
+            out[resource] = None
+            continue
+        try:
+            out[resource] = list(map(_memoised_dict, value))  # every hint already memoised (C loop)
+        except AttributeError:
+            out[resource] = [_shared_dict(hint) for hint in value]
+    return out

@@ -1,0 +1,117 @@
+# -*- coding: utf-8 -*-
+# Copyright: numaguard.kubelet contributors
+# Apache License 2.0 (see LICENSE)
+"""NUMA node ids and distances as the Topology Manager sees them (spec 3.3, 3.5, 9.12).
+
+The kubelet keeps, per NUMA node, cadvisor's distance *list* (the node's sysfs ``distance``
+file: one entry per online node, in node order) and indexes it with the *peer node's id*. On
+machines with dense ids (0..N-1) that is the distance to the peer; with sparse ids (0,1,2,33,34)
+the index runs past the list and the kubelet would crash at the first comparison that needs
+it. We reproduce the positional lookup exactly and refuse sparse ids up front with
+prefer-closest-numa-nodes, instead of pretending to know what the kubelet would do.
+"""
+
+from __future__ import absolute_import, annotations, division, print_function
+
+__metaclass__ = type
+
+try:
+    from typing import Dict, Mapping, Optional, Sequence, Tuple  # noqa: F401
+except ImportError:  # pragma: no cover
+    pass
+
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.bitmask import (
+    bits_of, mask_value, popcount)
+
+
+class TopologyManagerError(ValueError):
+    """The kubelet's Topology Manager would refuse to start with this configuration/machine."""
+
+
+class NUMAInfo(object):
+    """Sorted NUMA ids of the machine plus (optionally) the distance lists for prefer-closest."""
+
+    def __init__(self,
+                 node_ids: Sequence[int],
+                 distances: Optional[Mapping[int, Sequence[int]]] = None) -> None:
+        """``distances`` maps node id -> list of distances in node order (cadvisor's shape)."""
+        ids = sorted(set(int(n) for n in node_ids))
+        if not ids:
+            raise TopologyManagerError("cannot discover NUMA topology: no NUMA nodes")
+        self.nodes: Tuple[int, ...] = tuple(ids)
+        self.default_mask = mask_value(ids)
+        self.distances: Optional[Dict[int, Tuple[int, ...]]] = None
+        self._avg_cache: Dict[int, float] = {}
+        if distances is not None:
+            table = {}
+            for node in ids:
+                row = distances.get(node)
+                if row is None:
+                    raise TopologyManagerError(
+                        "cannot discover NUMA topology: error getting NUMA distances from cadvisor "
+                        "(no distances for NUMA node %d)" % node)
+                row = tuple(int(v) for v in row)
+                for peer in ids:
+                    if peer >= len(row):
+                        raise TopologyManagerError(
+                            "prefer-closest-numa-nodes is not supported on this machine: the kubelet "
+                            "looks up the distance between NUMA nodes %d and %d at position %d of "
+                            "node %d's distance list, which has only %d entries (sparse NUMA ids "
+                            "%s); the kubelet would crash (index out of range)"
+                            % (node, peer, peer, node, len(row), list(ids)))
+                table[node] = row
+            self.distances = table
+
+    @classmethod
+    def from_topology(cls, topology: object, with_distances: bool) -> NUMAInfo:
+        """Build from a ``topology.Topology`` (peer-id -> distance dicts become positional lists)."""
+        nodes = list(topology.nodes)  # type: ignore[attr-defined]
+        ids = [n.id for n in nodes]
+        if not with_distances:
+            return cls(ids)
+        lists = {}
+        for node in nodes:
+            dist = dict((int(k), int(v)) for k, v in (node.distances or {}).items())
+            if not dist:
+                raise TopologyManagerError(
+                    "cannot discover NUMA topology: error getting NUMA distances from cadvisor "
+                    "(no distances for NUMA node %d)" % node.id)
+            lists[node.id] = [dist[peer] for peer in sorted(dist)]
+        return cls(ids, lists)
+
+    def average_distance(self, mask: int) -> float:
+        """Average over all ordered pairs (i, j) of the mask's nodes, i == j included (float64)."""
+        cached = self._avg_cache.get(mask)
+        if cached is not None:
+            return cached
+        bits = bits_of(mask)
+        if not bits:
+            return 0.0
+        if self.distances is None:
+            raise TopologyManagerError("NUMA distances are not known")
+        total = 0.0
+        count = 0.0
+        for first in bits:
+            row = self.distances[first]
+            for second in bits:
+                total += float(row[second])
+                count += 1.0
+        value = total / count
+        self._avg_cache[mask] = value
+        return value
+
+    def narrowest(self, first: int, second: int) -> int:
+        """Fewer nodes wins, then the numerically smaller mask."""
+        c1, c2 = popcount(first), popcount(second)
+        if c1 != c2:
+            return first if c1 < c2 else second
+        return first if first < second else second
+
+    def closest(self, first: int, second: int) -> int:
+        """Fewer nodes wins; same count: smaller average distance, then numerically smaller."""
+        if popcount(first) != popcount(second):
+            return self.narrowest(first, second)
+        d1, d2 = self.average_distance(first), self.average_distance(second)
+        if d1 == d2:
+            return first if first < second else second
+        return first if d1 < d2 else second

@@ -1,0 +1,132 @@
+# -*- coding: utf-8 -*-
+# Copyright: numaguard.kubelet contributors
+# Apache License 2.0 (see LICENSE)
+"""Topology Manager policies (spec 3.4): how the merged hint is computed and when it admits.
+
+=================  ===============================================  ===========================
+policy             merge                                            admits
+=================  ===============================================  ===========================
+none               no merge ({nil, preferred})                      always
+best-effort        filter, merge (closest or narrowest)             always
+restricted         filter, merge (closest or narrowest)             iff merged hint preferred
+single-numa-node   filter, keep nil/one-node preferred hints,       iff merged hint preferred
+                   merge (narrowest), full mask -> nil
+=================  ===============================================  ===========================
+"""
+
+from __future__ import absolute_import, annotations, division, print_function
+
+__metaclass__ = type
+
+try:
+    from typing import Dict, List, Optional, Sequence, Tuple  # noqa: F401
+except ImportError:  # pragma: no cover
+    pass
+
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import TopologyHint
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.merge import (
+    filter_providers_hints, filter_single_numa_hints, merge_exhaustive, merge_fast)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.numa_info import (
+    NUMAInfo, TopologyManagerError)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.policy_options import (
+    PolicyOptions)
+
+POLICY_NONE = "none"
+POLICY_BEST_EFFORT = "best-effort"
+POLICY_RESTRICTED = "restricted"
+POLICY_SINGLE_NUMA_NODE = "single-numa-node"
+POLICIES = (POLICY_NONE, POLICY_BEST_EFFORT, POLICY_RESTRICTED, POLICY_SINGLE_NUMA_NODE)
+
+#: merge implementations by name: "fast" (default) and "exhaustive" (the kubelet's literal loop)
+MERGERS = {"fast": merge_fast, "exhaustive": merge_exhaustive}
+
+
+class Policy(object):
+    """A Topology Manager policy bound to a machine's NUMA info and options."""
+
+    name = ""
+
+    def __init__(self,
+                 numa_info: NUMAInfo,
+                 options: Optional[PolicyOptions] = None,
+                 merger: str = "fast") -> None:
+        if merger not in MERGERS:
+            raise TopologyManagerError("unknown merge implementation %r (expected one of %s)"
+                                       % (merger, ", ".join(sorted(MERGERS))))
+        self.numa_info = numa_info
+        self.options = options or PolicyOptions()
+        self.merger = merger
+        self._merge = MERGERS[merger]
+
+    def merge(self,
+              providers_hints: Sequence[Optional[Dict[str, Optional[List[TopologyHint]]]]]) -> Tuple[TopologyHint, bool]:
+        """Merged hint and whether the pod (or container) can be admitted."""
+        raise NotImplementedError
+
+    def merge_lists(self,
+                    lists: Sequence[Sequence[TopologyHint]],
+                    prefer_closest: bool) -> TopologyHint:
+        return self._merge(lists, self.numa_info, prefer_closest)
+
+
+class NonePolicy(Policy):
+    """No alignment: never merges, always admits."""
+
+    name = POLICY_NONE
+
+    def merge(self, providers_hints):
+        return TopologyHint(None, True), True
+
+
+class BestEffortPolicy(Policy):
+    """Merge and keep the best hint, admitting whatever it is."""
+
+    name = POLICY_BEST_EFFORT
+
+    def merge(self, providers_hints):
+        lists = filter_providers_hints(providers_hints)
+        hint = self.merge_lists(lists, self.options.prefer_closest_numa)
+        return hint, True
+
+
+class RestrictedPolicy(Policy):
+    """Merge like best-effort; admit only a preferred result."""
+
+    name = POLICY_RESTRICTED
+
+    def merge(self, providers_hints):
+        lists = filter_providers_hints(providers_hints)
+        hint = self.merge_lists(lists, self.options.prefer_closest_numa)
+        return hint, hint.preferred
+
+
+class SingleNumaNodePolicy(Policy):
+    """Only preferred single-node (or don't-care) hints take part; prefer-closest is ignored."""
+
+    name = POLICY_SINGLE_NUMA_NODE
+
+    def merge(self, providers_hints):
+        lists = filter_single_numa_hints(filter_providers_hints(providers_hints))
+        hint = self.merge_lists(lists, False)
+        if hint.affinity is not None and hint.affinity.value == self.numa_info.default_mask:
+            hint = TopologyHint(None, hint.preferred)
+        return hint, hint.preferred
+
+
+_POLICY_CLASSES = {
+    POLICY_NONE: NonePolicy,
+    POLICY_BEST_EFFORT: BestEffortPolicy,
+    POLICY_RESTRICTED: RestrictedPolicy,
+    POLICY_SINGLE_NUMA_NODE: SingleNumaNodePolicy,
+}
+
+
+def create_policy(name: str,
+                  numa_info: NUMAInfo,
+                  options: Optional[PolicyOptions] = None,
+                  merger: str = "fast") -> Policy:
+    """The policy called ``name``; the kubelet's ``unknown policy: "<name>"`` otherwise."""
+    cls = _POLICY_CLASSES.get(name)
+    if cls is None:
+        raise TopologyManagerError('unknown policy: "%s"' % (name,))
+    return cls(numa_info, options, merger)

@@ -1,0 +1,105 @@
+# -*- coding: utf-8 -*-
+# Copyright: numaguard.kubelet contributors
+# Apache License 2.0 (see LICENSE)
+"""``topologyManagerPolicyOptions`` parsing with the kubelet's error texts (spec 3.5).
+
+Both options are stable in the kubelet this project follows (prefer-closest-numa-nodes since
+1.32, max-allowable-numa-nodes GA in 1.35), so no feature-gate errors can occur for them.
+Values are parsed with Go's ``strconv.ParseBool`` / ``strconv.Atoi`` rules and their error
+texts, because those texts end up in the kubelet's start-up error.
+"""
+
+from __future__ import absolute_import, annotations, division, print_function
+
+__metaclass__ = type
+
+import re
+
+try:
+    from typing import Any, Mapping, Optional  # noqa: F401
+except ImportError:  # pragma: no cover
+    pass
+
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.numa_info import (
+    TopologyManagerError)
+
+PREFER_CLOSEST_NUMA_NODES = "prefer-closest-numa-nodes"
+MAX_ALLOWABLE_NUMA_NODES = "max-allowable-numa-nodes"
+DEFAULT_MAX_ALLOWABLE_NUMA_NODES = 8
+KNOWN_OPTIONS = (PREFER_CLOSEST_NUMA_NODES, MAX_ALLOWABLE_NUMA_NODES)
+
+_TRUE = ("1", "t", "T", "TRUE", "true", "True")
+_FALSE = ("0", "f", "F", "FALSE", "false", "False")
+_ATOI = re.compile(r"^[+-]?[0-9]+$")
+_INT64_MAX = (1 << 63) - 1
+
+
+def go_parse_bool(text: str) -> bool:
+    """Go ``strconv.ParseBool``; raises ValueError with Go's message."""
+    if text in _TRUE:
+        return True
+    if text in _FALSE:
+        return False
+    raise ValueError('strconv.ParseBool: parsing "%s": invalid syntax' % text)
+
+
+def go_atoi(text: str) -> int:
+    """Go ``strconv.Atoi`` on a 64-bit platform; raises ValueError with Go's message."""
+    if not _ATOI.match(text):
+        raise ValueError('strconv.Atoi: parsing "%s": invalid syntax' % text)
+    value = int(text, 10)
+    if value > _INT64_MAX or value < -_INT64_MAX - 1:
+        raise ValueError('strconv.Atoi: parsing "%s": value out of range' % text)
+    return value
+
+
+class PolicyOptions(object):
+    """Parsed Topology Manager policy options."""
+
+    def __init__(self,
+                 prefer_closest_numa: bool = False,
+                 max_allowable_numa_nodes: int = DEFAULT_MAX_ALLOWABLE_NUMA_NODES) -> None:
+        self.prefer_closest_numa = prefer_closest_numa
+        self.max_allowable_numa_nodes = max_allowable_numa_nodes
+
+    @classmethod
+    def parse(cls, options: Optional[Mapping[str, Any]]) -> PolicyOptions:
+        """Parse the ``topologyManagerPolicyOptions`` map (values are strings in the kubelet)."""
+        opts = cls()
+        if not options:
+            return opts
+        if not isinstance(options, dict):
+            raise TopologyManagerError(
+                "topologyManagerPolicyOptions must be a map of option name to string, got %r" % (options,))
+        for name in sorted(options):
+            raw = options[name]
+            if isinstance(raw, bool):
+                value = "true" if raw else "false"
+            elif raw is None:
+                value = ""
+            else:
+                value = str(raw)
+            if name not in KNOWN_OPTIONS:
+                raise TopologyManagerError("unknown Topology Manager Policy option: %s" % _go_quote(name))
+            if name == PREFER_CLOSEST_NUMA_NODES:
+                try:
+                    opts.prefer_closest_numa = go_parse_bool(value)
+                except ValueError as err:
+                    raise TopologyManagerError("bad value for option %s: %s" % (_go_quote(name), err))
+            else:
+                try:
+                    number = go_atoi(value)
+                except ValueError as err:
+                    raise TopologyManagerError(
+                        "unable to convert policy option to integer %s: %s" % (_go_quote(name), err))
+                if number < DEFAULT_MAX_ALLOWABLE_NUMA_NODES:
+                    raise TopologyManagerError(
+                        "the minimum value of %s should not be less than %d"
+                        % (_go_quote(name), DEFAULT_MAX_ALLOWABLE_NUMA_NODES))
+                opts.max_allowable_numa_nodes = number
+        return opts
+
+
+def _go_quote(text: str) -> str:
+    """Go's ``%q`` for the plain option names users write (escapes quotes and backslashes)."""
+    return '"%s"' % text.replace("\\", "\\\\").replace('"', '\\"')

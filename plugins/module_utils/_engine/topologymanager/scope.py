@@ -1,0 +1,226 @@
+# -*- coding: utf-8 -*-
+# Copyright: numaguard.kubelet contributors
+# Apache License 2.0 (see LICENSE)
+"""Topology Manager scopes and the allocate-resources admit loop (spec 3.6, 4.1, 5.2).
+
+* ``none`` (policy none, whatever the configured scope): per container, init then app, call
+  every provider's ``allocate`` with the zero hint; first error rejects.
+* ``container``: per container, hints are asked *after* the earlier containers of the pod are
+  allocated, merged, the result stored, then allocated on the providers in order (device, CPU,
+  memory). A merge that does not admit rejects the pod with ``TopologyAffinityError``; earlier
+  containers keep what they got (no rollback, the caller's garbage collection releases it).
+* ``pod``: one merge of the pod-level hints, the same hint stored for every container, then
+  allocation container by container.
+
+Rejections are results (:class:`AdmitResult`), not exceptions; provider bugs and bad state
+still raise.
+"""
+
+from __future__ import absolute_import, annotations, division, print_function
+
+__metaclass__ = type
+
+try:
+    from typing import Any, Dict, List, Optional, Sequence, Tuple  # noqa: F401
+except ImportError:  # pragma: no cover
+    pass
+
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors import (
+    UNEXPECTED_ADMISSION_ERROR, AdmissionError)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import (
+    ZERO_HINT, TopologyHint, hint_map_to_dict)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.policy import (
+    POLICY_NONE, Policy)
+
+SCOPE_CONTAINER = "container"
+SCOPE_POD = "pod"
+SCOPE_NONE = "none"
+SCOPES = (SCOPE_CONTAINER, SCOPE_POD)
+
+TOPOLOGY_AFFINITY_ERROR = "TopologyAffinityError"
+TOPOLOGY_AFFINITY_MESSAGE = "Resources cannot be allocated with Topology locality"
+
+
+def provider_name(provider: Any) -> str:
+    """A provider's display name: its ``name`` attribute, else its class name."""
+    return str(getattr(provider, "name", None) or type(provider).__name__)
+
+
+def rejection_from_error(error: AdmissionError) -> Tuple[str, str]:
+    """(reason, message) as the kubelet records them for an allocation error (spec 5.2).
+
+    A typed error keeps its reason and text. An untyped one gets reason
+    ``UnexpectedAdmissionError`` and the "Allocate failed due to ..., which is unexpected"
+    wrapping; providers may raise either the raw text or the already wrapped message.
+    """
+    reason = getattr(error, "reason", None) or UNEXPECTED_ADMISSION_ERROR
+    message = getattr(error, "message", None)
+    if message is None:
+        message = str(error)
+    if reason == UNEXPECTED_ADMISSION_ERROR and not message.startswith("Allocate failed due to "):
+        message = "Allocate failed due to %s, which is unexpected" % message
+    return reason, message
+
+
+class Decision(object):
+    """One merge of the Topology Manager: which containers it was for, inputs and outcome."""
+
+    def __init__(self,
+                 containers: List[str],
+                 provider_hints: List[Tuple[str, Any]],
+                 merged: TopologyHint,
+                 admit: bool) -> None:
+        self.containers = containers
+        self.provider_hints = provider_hints
+        self.merged = merged
+        self.admit = admit
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {
+            "containers": list(self.containers),
+            "hints": dict((name, hint_map_to_dict(hints)) for name, hints in self.provider_hints),
+            "merged_hint": self.merged.to_dict(),
+            "admit": self.admit,
+        }
+
+
+class AdmitResult(object):
+    """The admit handler's answer for one pod plus the trace that explains it."""
+
+    def __init__(self, scope: str) -> None:
+        self.scope = scope
+        self.admitted = True
+        self.reason = ""
+        self.message = ""
+        self.decisions: List[Decision] = []
+        #: container name -> affinity stored for it (only containers that got one)
+        self.affinities: Dict[str, TopologyHint] = {}
+        #: containers whose allocation was attempted, in order (the last may have failed)
+        self.allocated: List[str] = []
+        self.failed_container: Optional[str] = None
+        self.failed_provider: Optional[str] = None
+
+    def reject(self,
+               reason: str,
+               message: str,
+               container: Optional[str] = None,
+               provider: Optional[str] = None) -> AdmitResult:
+        self.admitted = False
+        self.reason = reason
+        self.message = message
+        self.failed_container = container
+        self.failed_provider = provider
+        return self
+
+
+class Scope(object):
+    """Common machinery: providers in order, the policy, and the stored affinities."""
+
+    name = ""
+
+    def __init__(self, policy: Policy, providers: Optional[Sequence[Any]] = None) -> None:
+        self.policy = policy
+        self.providers = list(providers or [])
+        #: pod uid -> container name -> stored hint (the kubelet's podTopologyHints)
+        self.pod_topology_hints: Dict[str, Dict[str, TopologyHint]] = {}
+
+    def add_hint_provider(self, provider: Any) -> None:
+        self.providers.append(provider)
+
+    def get_affinity(self, pod_uid: str, container_name: str) -> TopologyHint:
+        """Stored hint, or the zero hint {nil, false} when there is none."""
+        return self.pod_topology_hints.get(pod_uid, {}).get(container_name, ZERO_HINT)
+
+    def remove_container(self, pod_uid: str, container_name: str) -> None:
+        hints = self.pod_topology_hints.get(pod_uid)
+        if hints is not None:
+            hints.pop(container_name, None)
+            if not hints:
+                del self.pod_topology_hints[pod_uid]
+
+    def _store(self, pod: Any, container: Any, hint: TopologyHint, result: AdmitResult) -> None:
+        self.pod_topology_hints.setdefault(pod.uid, {})[container.name] = hint
+        result.affinities[container.name] = hint
+
+    def _allocate(self, pod: Any, container: Any, hint: TopologyHint, result: AdmitResult) -> bool:
+        """Allocate on every provider in order; record a rejection on the first error."""
+        result.allocated.append(container.name)
+        for provider in self.providers:
+            try:
+                provider.allocate(pod, container, hint)
+            except AdmissionError as err:
+                reason, message = rejection_from_error(err)
+                result.reject(reason, message, container.name, provider_name(provider))
+                return False
+        return True
+
+    def admit(self, pod: Any) -> AdmitResult:
+        raise NotImplementedError
+
+
+class NoneScope(Scope):
+    """Policy none: allocate only, every provider chooses for itself."""
+
+    name = SCOPE_NONE
+
+    def admit(self, pod):
+        result = AdmitResult(self.name)
+        for container in pod.all_containers():
+            if not self._allocate(pod, container, ZERO_HINT, result):
+                return result
+        return result
+
+
+class ContainerScope(Scope):
+    """One merge per container, after the earlier containers are allocated."""
+
+    name = SCOPE_CONTAINER
+
+    def admit(self, pod):
+        result = AdmitResult(self.name)
+        for container in pod.all_containers():
+            provider_hints = [(provider_name(p), p.get_topology_hints(pod, container))
+                              for p in self.providers]
+            merged, admit = self.policy.merge([hints for _name, hints in provider_hints])
+            result.decisions.append(Decision([container.name], provider_hints, merged, admit))
+            if not admit:
+                return result.reject(TOPOLOGY_AFFINITY_ERROR, TOPOLOGY_AFFINITY_MESSAGE, container.name)
+            self._store(pod, container, merged, result)
+            if not self._allocate(pod, container, merged, result):
+                return result
+        return result
+
+
+class PodScope(Scope):
+    """One merge for the whole pod, then allocation container by container."""
+
+    name = SCOPE_POD
+
+    def admit(self, pod):
+        result = AdmitResult(self.name)
+        containers = pod.all_containers()
+        provider_hints = [(provider_name(p), p.get_pod_topology_hints(pod)) for p in self.providers]
+        merged, admit = self.policy.merge([hints for _name, hints in provider_hints])
+        result.decisions.append(Decision([c.name for c in containers], provider_hints, merged, admit))
+        if not admit:
+            return result.reject(TOPOLOGY_AFFINITY_ERROR, TOPOLOGY_AFFINITY_MESSAGE)
+        for container in containers:
+            self._store(pod, container, merged, result)
+            if not self._allocate(pod, container, merged, result):
+                return result
+        return result
+
+
+def create_scope(scope_name: str,
+                 policy: Policy,
+                 providers: Optional[Sequence[Any]] = None) -> Scope:
+    """Scope for a policy: policy none always gets the none scope (the scope name is unused)."""
+    if policy.name == POLICY_NONE:
+        return NoneScope(policy, providers)
+    if scope_name == SCOPE_CONTAINER:
+        return ContainerScope(policy, providers)
+    if scope_name == SCOPE_POD:
+        return PodScope(policy, providers)
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.numa_info import (
+        TopologyManagerError)
+    raise TopologyManagerError('unknown scope: "%s"' % (scope_name,))

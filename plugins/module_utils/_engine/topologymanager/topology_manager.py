@@ -1,0 +1,113 @@
+# -*- coding: utf-8 -*-
+# Copyright: numaguard.kubelet contributors
+# Apache License 2.0 (see LICENSE)
+"""Building the Topology Manager from a KubeletConfiguration and a machine (spec 6.1).
+
+Start-up checks happen in the kubelet's order and with its messages, so that a node whose
+kubelet would not start is reported as such instead of getting admission answers:
+
+1. policy ``none``: scope "none", nothing else is looked at (options, NUMA count);
+2. policy options parsed (unknown option, bad bool/int, max-allowable-numa-nodes < 8);
+3. NUMA info (with prefer-closest-numa-nodes every node needs distances);
+4. more NUMA nodes than max-allowable-numa-nodes (default 8): refused;
+5. unknown policy, then unknown scope.
+
+Before all that, :func:`topology_manager_from_config` applies the KubeletConfiguration
+validation of the policy and scope names (the kubelet refuses an invalid configuration before
+building any manager, with "invalid configuration: ..." messages).
+"""
+
+from __future__ import absolute_import, annotations, division, print_function
+
+__metaclass__ = type
+
+try:
+    from typing import Any, Mapping, Optional, Sequence  # noqa: F401
+except ImportError:  # pragma: no cover
+    pass
+
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.numa_info import (
+    NUMAInfo, TopologyManagerError)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.policy import (
+    POLICIES, POLICY_NONE, NonePolicy, create_policy)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.policy_options import (
+    PolicyOptions)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.scope import (
+    SCOPES, NoneScope, Scope, create_scope)
+
+DEFAULT_POLICY = POLICY_NONE
+DEFAULT_SCOPE = "container"
+
+
+def new_topology_manager(topology: Any, policy_name: str = DEFAULT_POLICY, scope_name: str = DEFAULT_SCOPE,
+                         policy_options: Optional[Mapping[str, Any]] = None, providers: Optional[Sequence[Any]] = None, merger: str = "fast") -> Scope:
+    """The Topology Manager (a scope holding policy, providers and stored hints) for ``topology``.
+
+    ``topology`` is a ``topology.Topology`` (or anything with ``.nodes`` whose items have ``id``
+    and ``distances``). Raises :class:`TopologyManagerError` with the kubelet's start-up message.
+    """
+    if policy_name is None or policy_name == "":
+        policy_name = DEFAULT_POLICY
+    if scope_name is None or scope_name == "":
+        scope_name = DEFAULT_SCOPE
+    if policy_name == POLICY_NONE:
+        ids = [node.id for node in topology.nodes]
+        return NoneScope(NonePolicy(NUMAInfo(ids) if ids else _EmptyInfo()), providers)
+    options = PolicyOptions.parse(policy_options)
+    try:
+        numa_info = NUMAInfo.from_topology(topology, options.prefer_closest_numa)
+    except TopologyManagerError as err:
+        text = str(err)
+        if not text.startswith("cannot discover NUMA topology") and "prefer-closest" not in text:
+            text = "cannot discover NUMA topology: %s" % text
+        raise TopologyManagerError(text)
+    if len(numa_info.nodes) > options.max_allowable_numa_nodes:
+        raise TopologyManagerError("unsupported on machines with more than %d NUMA Nodes"
+                                   % options.max_allowable_numa_nodes)
+    policy = create_policy(policy_name, numa_info, options, merger)
+    return create_scope(scope_name, policy, providers)
+
+
+def validate_config(kubelet_config: Mapping[str, Any]) -> None:
+    """The KubeletConfiguration validation of the two enum fields, which runs before any manager
+    is built (so an unknown scope is refused even with policy none), with the kubelet's text."""
+    config = kubelet_config or {}
+    policy = config.get("topologyManagerPolicy") or DEFAULT_POLICY
+    scope = config.get("topologyManagerScope") or DEFAULT_SCOPE
+    if policy not in POLICIES:
+        raise TopologyManagerError(
+            "invalid configuration: topologyManagerPolicy (--topology-manager-policy) %s must be one of: [%s]"
+            % (_go_quote(policy), " ".join(_go_quote(p) for p in POLICIES)))
+    if scope not in SCOPES:
+        raise TopologyManagerError(
+            "invalid configuration: topologyManagerScope (--topology-manager-scope) %s must be one of: %s, or %s"
+            % (_go_quote(scope), _go_quote(SCOPES[0]), _go_quote(SCOPES[1])))
+
+
+def _go_quote(text: Any) -> str:
+    return '"%s"' % str(text).replace("\\", "\\\\").replace('"', '\\"')
+
+
+def topology_manager_from_config(topology: Any,
+                                 kubelet_config: Mapping[str, Any],
+                                 providers: Optional[Sequence[Any]] = None,
+                                 merger: str = "fast") -> Scope:
+    """Same, reading ``topologyManagerPolicy``, ``topologyManagerScope`` and
+    ``topologyManagerPolicyOptions`` from a KubeletConfiguration dict (camelCase), after the
+    kubelet's configuration validation of the policy and scope names (:func:`validate_config`)."""
+    config = kubelet_config or {}
+    validate_config(config)
+    return new_topology_manager(
+        topology,
+        policy_name=config.get("topologyManagerPolicy") or DEFAULT_POLICY,
+        scope_name=config.get("topologyManagerScope") or DEFAULT_SCOPE,
+        policy_options=config.get("topologyManagerPolicyOptions") or None,
+        providers=providers,
+        merger=merger)
+
+
+class _EmptyInfo(object):
+    """NUMA info stand-in for policy none on a machine without NUMA nodes (nothing merges)."""
+
+    nodes = ()
+    default_mask = 0

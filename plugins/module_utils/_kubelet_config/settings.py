@@ -1,0 +1,768 @@
+# -*- coding: utf-8 -*-
+# Copyright: numaguard.kubelet contributors
+# Apache License 2.0 (see LICENSE)
+"""The NUMA-related KubeletConfiguration fields: table, schema, validation, flags, reset decision.
+
+Why: the kubelet checks most of these settings only when it starts, and then refuses to start
+(a crash-looping node). Everything the kubelet would reject at start-up because of these fields
+is checked here *before* anything is written, with the kubelet's own wording where it has one
+plus the field, the value and the fix. The checks are plain functions over dicts so that the
+module (on the target, standard library only) and tests use the same code.
+
+Sources: pkg/kubelet/apis/config/validation/validation.go (enums, messages),
+pkg/kubelet/cm/cpumanager/policy_options.go and cm/topologymanager/policy_options.go (options per
+release and their maturity), cmd/kubelet/app/server.go (``getReservedCPUs``), and the spec
+sections 6.1-6.3 (start-up checks and state restore).
+"""
+
+from __future__ import absolute_import, annotations, division, print_function
+
+__metaclass__ = type
+
+import re
+
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset import (
+    InvalidCPUSet,
+    format_cpuset,
+    parse_cpuset,
+)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import (
+    InvalidQuantity,
+    parse_quantity,
+)
+
+try:
+    from typing import Any, Dict, List, Optional, Tuple  # noqa: F401
+except ImportError:  # pragma: no cover
+    pass
+
+# --------------------------------------------------------------------------------------------
+# Field table
+# --------------------------------------------------------------------------------------------
+
+#: Managed field -> (kubelet flag, kind). Kind drives normalisation and flag rendering.
+MANAGED_FIELDS = {
+    "cpuManagerPolicy": ("--cpu-manager-policy", "string"),
+    "cpuManagerPolicyOptions": ("--cpu-manager-policy-options", "options"),
+    "cpuManagerReconcilePeriod": ("--cpu-manager-reconcile-period", "duration"),
+    "reservedSystemCPUs": ("--reserved-cpus", "cpuset"),
+    "topologyManagerPolicy": ("--topology-manager-policy", "string"),
+    "topologyManagerScope": ("--topology-manager-scope", "string"),
+    "topologyManagerPolicyOptions": ("--topology-manager-policy-options", "options"),
+    "memoryManagerPolicy": ("--memory-manager-policy", "string"),
+    "reservedMemory": ("--reserved-memory", "reservedMemory"),
+    "kubeReserved": ("--kube-reserved", "resources"),
+    "systemReserved": ("--system-reserved", "resources"),
+    "evictionHard": ("--eviction-hard", "eviction"),
+    "featureGates": ("--feature-gates", "gates"),
+}
+
+CPU_POLICIES = ("none", "static")
+TOPOLOGY_POLICIES = ("none", "best-effort", "restricted", "single-numa-node")
+TOPOLOGY_SCOPES = ("container", "pod")
+MEMORY_POLICIES = ("None", "Static")
+RESERVABLE_RESOURCES = ("cpu", "memory", "ephemeral-storage", "pid")
+
+#: JSON schema (draft-07) of the ``settings`` option. The module checks it with the stdlib
+#: validator below; tests check that jsonschema agrees and that the schema itself is valid.
+_QUANTITY_TEXT = {"type": ["string", "integer"]}
+SETTINGS_SCHEMA = {
+    "$schema": "http://json-schema.org/draft-07/schema#",
+    "title": "numaguard.kubelet kubelet_config settings",
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "cpuManagerPolicy": {"type": "string", "enum": list(CPU_POLICIES)},
+        "cpuManagerPolicyOptions": {
+            "type": "object",
+            "additionalProperties": {"type": ["string", "boolean", "integer"]},
+        },
+        "cpuManagerReconcilePeriod": {"type": "string", "pattern": r"^([0-9]+(\.[0-9]*)?(ns|us|µs|μs|ms|s|m|h))+$|^0$"},
+        "reservedSystemCPUs": {"type": ["string", "integer"]},
+        "topologyManagerPolicy": {"type": "string", "enum": list(TOPOLOGY_POLICIES)},
+        "topologyManagerScope": {"type": "string", "enum": list(TOPOLOGY_SCOPES)},
+        "topologyManagerPolicyOptions": {
+            "type": "object",
+            "additionalProperties": {"type": ["string", "boolean", "integer"]},
+        },
+        "memoryManagerPolicy": {"type": "string", "enum": list(MEMORY_POLICIES)},
+        "reservedMemory": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["numaNode", "limits"],
+                "properties": {
+                    "numaNode": {"type": "integer", "minimum": 0},
+                    "limits": {"type": "object", "additionalProperties": _QUANTITY_TEXT},
+                },
+            },
+        },
+        "kubeReserved": {"type": "object", "additionalProperties": _QUANTITY_TEXT},
+        "systemReserved": {"type": "object", "additionalProperties": _QUANTITY_TEXT},
+        "evictionHard": {"type": "object", "additionalProperties": {"type": "string"}},
+        "featureGates": {"type": "object", "additionalProperties": {"type": "boolean"}},
+    },
+}
+
+_FIX_HINT = {
+    "cpuManagerPolicy": "use one of: none, static (lower case)",
+    "topologyManagerPolicy": "use one of: none, best-effort, restricted, single-numa-node (lower case)",
+    "topologyManagerScope": "use one of: container, pod",
+    "memoryManagerPolicy": "use one of: None, Static (capitalised; 'BestEffort' is Windows only)",
+}
+
+
+class SettingsError(ValueError):
+    """One or more settings the kubelet would reject; ``errors`` lists them all."""
+
+    def __init__(self, errors: List[str]) -> None:
+        super(SettingsError, self).__init__("; ".join(errors))
+        self.errors = list(errors)
+
+
+# --------------------------------------------------------------------------------------------
+# A small JSON-schema validator (the subset SETTINGS_SCHEMA uses), standard library only
+# --------------------------------------------------------------------------------------------
+
+_JSON_TYPES = {
+    "object": lambda v: isinstance(v, dict),
+    "array": lambda v: isinstance(v, list),
+    "string": lambda v: isinstance(v, str),
+    # like JSON schema (and jsonschema): 1.0 is an integer
+    "integer": lambda v: (isinstance(v, int) and not isinstance(v, bool)) or (isinstance(v, float) and v.is_integer()),
+    "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+    "boolean": lambda v: isinstance(v, bool),
+    "null": lambda v: v is None,
+}
+
+
+def _json_type_name(value: Any) -> str:
+    for name in ("boolean", "integer", "number", "string", "array", "object", "null"):
+        if _JSON_TYPES[name](value):
+            return name
+    return type(value).__name__
+
+
+def schema_errors(value: Any, schema: Dict[str, Any], where: str = "settings") -> List[str]:
+    """Errors of ``value`` against ``schema`` (type, enum, pattern, minimum, required,
+    properties, additionalProperties, items), each naming the path and the bad value."""
+    errors: List[str] = []
+    types = schema.get("type")
+    if types is not None:
+        names = types if isinstance(types, list) else [types]
+        if not any(_JSON_TYPES[name](value) for name in names):
+            errors.append("%s: expected %s, got %s %r" % (where, " or ".join(names), _json_type_name(value), value))
+            return errors
+    if "enum" in schema and value not in schema["enum"]:
+        errors.append("%s: %r is not one of %s" % (where, value, ", ".join(repr(v) for v in schema["enum"])))
+    if "pattern" in schema and isinstance(value, str) and not re.search(schema["pattern"], value):
+        errors.append("%s: %r does not match the expected format" % (where, value))
+    if "minimum" in schema and _JSON_TYPES["number"](value) and value < schema["minimum"]:
+        errors.append("%s: %r is less than the minimum %r" % (where, value, schema["minimum"]))
+    if isinstance(value, dict):
+        for key in schema.get("required", ()):
+            if key not in value:
+                errors.append("%s: required key %r is missing" % (where, key))
+        props = schema.get("properties", {})
+        extra = schema.get("additionalProperties", True)
+        for key in sorted(value):
+            sub = "%s.%s" % (where, key)
+            if key in props:
+                errors.extend(schema_errors(value[key], props[key], sub))
+            elif extra is False:
+                errors.append("%s: unknown key %r" % (where, key))
+            elif isinstance(extra, dict):
+                errors.extend(schema_errors(value[key], extra, sub))
+    if isinstance(value, list) and "items" in schema:
+        for index, item in enumerate(value):
+            errors.extend(schema_errors(item, schema["items"], "%s[%d]" % (where, index)))
+    return errors
+
+
+# --------------------------------------------------------------------------------------------
+# Kubelet versions, policy options and feature gates
+# --------------------------------------------------------------------------------------------
+
+OLDEST_SUPPORTED = (1, 26)
+NEWEST_KNOWN = (1, 36)
+
+#: option -> ((first minor, maturity), ...) ; maturity changes in the listed releases.
+CPU_MANAGER_OPTIONS = {
+    "full-pcpus-only": ((22, "alpha"), (23, "beta"), (33, "stable")),
+    "distribute-cpus-across-numa": ((23, "alpha"), (33, "beta")),
+    "align-by-socket": ((25, "alpha"),),
+    "distribute-cpus-across-cores": ((31, "alpha"),),
+    "strict-cpu-reservation": ((32, "alpha"), (33, "beta")),
+    "prefer-align-cpus-by-uncorecache": ((32, "alpha"), (34, "beta")),
+}
+TOPOLOGY_MANAGER_OPTIONS = {
+    "prefer-closest-numa-nodes": ((26, "alpha"), (28, "beta"), (32, "stable")),
+    "max-allowable-numa-nodes": ((31, "beta"), (35, "stable")),
+}
+#: gate -> ((first minor, default), ...)
+GATE_DEFAULTS = {
+    "CPUManagerPolicyAlphaOptions": ((23, False),),
+    "CPUManagerPolicyBetaOptions": ((23, True),),
+    "TopologyManagerPolicyAlphaOptions": ((26, False),),
+    "TopologyManagerPolicyBetaOptions": ((26, False), (28, True)),
+}
+CPU_INCOMPATIBLE = (
+    ("full-pcpus-only", "distribute-cpus-across-cores"),
+    ("distribute-cpus-across-numa", "distribute-cpus-across-cores"),
+    ("prefer-align-cpus-by-uncorecache", "distribute-cpus-across-cores"),
+    ("prefer-align-cpus-by-uncorecache", "distribute-cpus-across-numa"),
+)
+DEFAULT_MAX_NUMA_NODES = 8
+
+_VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?(?:[-+].*)?$")
+
+
+def parse_kubelet_version(text: Any) -> Tuple[int, int]:
+    """``1.31``, ``v1.31.4``, ``1.32.0-rc.1`` -> (1, 31). Raises SettingsError when unusable."""
+    match = _VERSION.match(str(text).strip())
+    if not match:
+        raise SettingsError(["kubelet_version: %r is not a Kubernetes version (expected e.g. 1.31 or v1.31.4)" % (text,)])
+    version = (int(match.group(1)), int(match.group(2)))
+    if version < OLDEST_SUPPORTED:
+        raise SettingsError(
+            ["kubelet_version: %s is older than the oldest supported release %d.%d" % (text, OLDEST_SUPPORTED[0], OLDEST_SUPPORTED[1])]
+        )
+    return version
+
+
+def _table_lookup(table: Tuple[Tuple[int, Any], ...], minor: int) -> Any:
+    found = None
+    for first, value in table:
+        if minor >= first:
+            found = value
+    return found
+
+
+def option_maturity(manager: str, option: str, version: Tuple[int, int]) -> Optional[str]:
+    """'alpha'/'beta'/'stable' for an option in that release, None if the release does not know it."""
+    table = CPU_MANAGER_OPTIONS if manager == "cpu" else TOPOLOGY_MANAGER_OPTIONS
+    if option not in table:
+        return None
+    return _table_lookup(table[option], min(version, NEWEST_KNOWN)[1] if version[0] == 1 else NEWEST_KNOWN[1])
+
+
+def gate_enabled(gate: str, feature_gates: Dict[str, Any], version: Tuple[int, int]) -> bool:
+    """Whether a feature gate is on: explicit ``featureGates`` value, else the release default
+    (``AllAlpha``/``AllBeta`` honoured as the kubelet does for non-GA gates)."""
+    if gate in (feature_gates or {}):
+        return bool(feature_gates[gate])
+    if "Alpha" in gate and (feature_gates or {}).get("AllAlpha"):
+        return True
+    if "Beta" in gate and "AllBeta" in (feature_gates or {}):
+        return bool(feature_gates["AllBeta"])
+    default = _table_lookup(GATE_DEFAULTS.get(gate, ()), min(version, NEWEST_KNOWN)[1])
+    return bool(default)
+
+
+# --------------------------------------------------------------------------------------------
+# Normalisation
+# --------------------------------------------------------------------------------------------
+
+_GO_BOOL = {"1": True, "t": True, "T": True, "TRUE": True, "true": True, "True": True,
+            "0": False, "f": False, "F": False, "FALSE": False, "false": False, "False": False}
+
+
+def _option_text(value: Any) -> str:
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def normalise_settings(settings: Dict[str, Any]) -> Dict[str, Any]:
+    """Make ``settings`` what the kubelet decodes: option and quantity values as strings (the
+    API types are map[string]string / Quantity), ``reservedSystemCPUs`` as a string.
+
+    Values are otherwise kept as written (``1Gi`` stays ``1Gi``), so the file shows what the user
+    asked for and a second run compares equal.
+    """
+    result: Dict[str, Any] = {}
+    for key, value in settings.items():
+        if value is None:
+            continue
+        kind = MANAGED_FIELDS.get(key, (None, None))[1]
+        if kind == "options":
+            result[key] = dict((str(k), _option_text(v)) for k, v in value.items())
+        elif kind == "resources":
+            result[key] = dict((str(k), _option_text(v)) for k, v in value.items())
+        elif kind == "cpuset":
+            result[key] = _option_text(value)
+        elif kind == "reservedMemory":
+            result[key] = [
+                {"numaNode": int(entry.get("numaNode")),
+                 "limits": dict((str(k), _option_text(v)) for k, v in (entry.get("limits") or {}).items())}
+                for entry in value
+            ]
+        elif kind == "gates":
+            result[key] = dict((str(k), v) for k, v in value.items())
+        else:
+            result[key] = value
+    return result
+
+
+# --------------------------------------------------------------------------------------------
+# Validation
+# --------------------------------------------------------------------------------------------
+
+
+def _casing_errors(settings: Dict[str, Any]) -> List[str]:
+    """Friendlier messages than the schema's for the classic wrong-case policy names."""
+    errors = []
+    pairs = (
+        ("cpuManagerPolicy", CPU_POLICIES),
+        ("topologyManagerPolicy", TOPOLOGY_POLICIES),
+        ("topologyManagerScope", TOPOLOGY_SCOPES),
+        ("memoryManagerPolicy", MEMORY_POLICIES),
+    )
+    for field, allowed in pairs:
+        value = settings.get(field)
+        if not isinstance(value, str) or value in allowed:
+            continue
+        folded = dict((re.sub(r"[-_ ]", "", a.lower()), a) for a in allowed)
+        suggestion = folded.get(re.sub(r"[-_ ]", "", value.lower()))
+        if suggestion:
+            errors.append(
+                "%s: %r is not a valid policy name; names are case-sensitive, use %r" % (field, value, suggestion)
+            )
+        else:
+            errors.append("%s: %r is not valid; %s" % (field, value, _FIX_HINT[field]))
+    return errors
+
+
+def _check_options(manager: str,
+                   options: Dict[str, str],
+                   effective: Dict[str, Any],
+                   version: Tuple[int, int],
+                   errors: List[str],
+                   warnings: List[str]) -> None:
+    gates = effective.get("featureGates") or {}
+    field = "cpuManagerPolicyOptions" if manager == "cpu" else "topologyManagerPolicyOptions"
+    label = "CPU" if manager == "cpu" else "Topology"
+    gate_prefix = "CPUManagerPolicy" if manager == "cpu" else "TopologyManagerPolicy"
+    known = CPU_MANAGER_OPTIONS if manager == "cpu" else TOPOLOGY_MANAGER_OPTIONS
+    for option in sorted(options):
+        value = options[option]
+        maturity = option_maturity(manager, option, version)
+        where = "%s.%s" % (field, option)
+        if maturity is None:
+            if option in known:
+                first = known[option][0][0]
+                errors.append(
+                    "%s: unknown %s Manager Policy option: %r -- kubelet %d.%d does not know it (added in 1.%d); "
+                    "remove it or set kubelet_version to the release you run" % (where, label, option, version[0], version[1], first)
+                )
+            else:
+                errors.append(
+                    "%s: unknown %s Manager Policy option: %r; known options: %s"
+                    % (where, label, option, ", ".join(sorted(known)))
+                )
+            continue
+        if maturity in ("alpha", "beta"):
+            gate = "%s%sOptions" % (gate_prefix, "Alpha" if maturity == "alpha" else "Beta")
+            if not gate_enabled(gate, gates, version):
+                errors.append(
+                    "%s: %s Manager Policy %s-level Options not enabled, but option %r provided; set featureGates.%s: true"
+                    % (where, label, maturity.capitalize(), option, gate)
+                )
+        if option == "max-allowable-numa-nodes":
+            if not re.match(r"^[+-]?[0-9]+$", value):
+                errors.append("%s: unable to convert policy option to integer %r; use a whole number >= 8" % (where, value))
+            elif int(value) < DEFAULT_MAX_NUMA_NODES:
+                errors.append(
+                    "%s: the minimum value of %r should not be less than %d (got %s)" % (where, option, DEFAULT_MAX_NUMA_NODES, value)
+                )
+            elif int(value) > DEFAULT_MAX_NUMA_NODES:
+                warnings.append(
+                    "%s: %s; the kubelet warns that admission time grows exponentially with the number of NUMA nodes"
+                    % (where, value)
+                )
+        elif value not in _GO_BOOL:
+            errors.append("%s: bad value for option %r: %r is not a boolean; use true or false" % (where, option, value))
+
+
+def settings_schema_errors(settings: Any) -> List[str]:
+    """Type/enum/shape errors of the raw ``settings`` option (schema + policy-name casing hints)."""
+    if not isinstance(settings, dict):
+        return ["settings: expected a dict of KubeletConfiguration fields, got %s" % type(settings).__name__]
+    errors = _casing_errors(settings)
+    casing_fields = set(e.split(":", 1)[0] for e in errors)
+    for message in schema_errors(settings, SETTINGS_SCHEMA):
+        path = message.split(":", 1)[0]
+        field = path.split(".")[1].split("[")[0] if "." in path else ""
+        if field in casing_fields:
+            continue  # already explained with a casing hint
+        if message.startswith("settings: unknown key"):
+            message += "; managed fields: %s" % ", ".join(sorted(MANAGED_FIELDS))
+        errors.append(message)
+    return errors
+
+
+def _cpu_reserved_milli(config: Dict[str, Any], errors: Optional[List[str]] = None) -> int:
+    """``kubeReserved.cpu`` + ``systemReserved.cpu`` in millicores.
+
+    Why one function: validation needs the sum (the static policy requires it > 0) and the
+    reset decision compares it between two configurations. An unparsable value is reported in
+    ``errors``, naming its field, when a list is given; without one the result is -1, which no
+    valid sum equals.
+    """
+    total = 0
+    for field in ("kubeReserved", "systemReserved"):
+        value = (config.get(field) or {}).get("cpu")
+        if value is not None:
+            try:
+                total += parse_quantity(value).milli_value()
+            except InvalidQuantity as exc:
+                if errors is None:
+                    return -1
+                errors.append("%s.cpu: %s" % (field, exc))
+    return total
+
+
+def validate_settings(settings: Dict[str, Any],
+                      effective: Dict[str, Any],
+                      kubelet_version: Optional[str] = None,
+                      topology: Any = None,
+                      reservation_validator: Any = None) -> Tuple[List[str], List[str]]:
+    """Check ``settings`` (raw option value) and ``effective`` (the configuration the kubelet
+    would run with after the change, kubelet defaults filled in).
+
+    ``topology`` (a topology.Topology) enables the host checks (reserved CPUs exist and are
+    online, NUMA node count vs max-allowable-numa-nodes, reservedMemory node ids, distances).
+    ``reservation_validator(effective, topology)`` -> list of error strings, or (errors,
+    warnings), when given, is the reserved-memory validation (docs/reserved-memory.md); it runs
+    when the Memory Manager is Static or reservedMemory is set. Returns (errors, warnings); empty errors = valid.
+    """
+    warnings: List[str] = []
+    errors = settings_schema_errors(settings)
+    if errors:
+        return errors, warnings
+
+    if kubelet_version is None:
+        version = NEWEST_KNOWN
+        warnings.append(
+            "kubelet_version not given: policy options are checked against kubelet %d.%d" % NEWEST_KNOWN
+        )
+    else:
+        try:
+            version = parse_kubelet_version(kubelet_version)
+        except SettingsError as exc:
+            return exc.errors, warnings
+        if version > NEWEST_KNOWN:
+            warnings.append(
+                "kubelet_version %s is newer than the newest release this collection knows (%d.%d); "
+                "policy options are checked against %d.%d" % ((kubelet_version,) + NEWEST_KNOWN + NEWEST_KNOWN)
+            )
+
+    cpu_policy = effective.get("cpuManagerPolicy", "none")
+    tm_policy = effective.get("topologyManagerPolicy", "none")
+    mm_policy = effective.get("memoryManagerPolicy", "None")
+    cpu_options = dict((k, _option_text(v)) for k, v in (effective.get("cpuManagerPolicyOptions") or {}).items())
+    tm_options = dict((k, _option_text(v)) for k, v in (effective.get("topologyManagerPolicyOptions") or {}).items())
+
+    for field, allowed in (("cpuManagerPolicy", CPU_POLICIES), ("topologyManagerPolicy", TOPOLOGY_POLICIES),
+                           ("topologyManagerScope", TOPOLOGY_SCOPES), ("memoryManagerPolicy", MEMORY_POLICIES)):
+        if field in effective and effective[field] not in allowed:
+            errors.append("%s: %r (from the existing kubelet configuration) is not valid; %s"
+                          % (field, effective[field], _FIX_HINT[field]))
+
+    # CPU manager
+    if cpu_options:
+        if cpu_policy != "static":
+            errors.append(
+                "cpuManagerPolicyOptions: %s set but cpuManagerPolicy is %r; the none policy cannot apply cpu "
+                "policy options: remove the options or use cpuManagerPolicy: static" % (", ".join(sorted(cpu_options)), cpu_policy)
+            )
+        _check_options("cpu", cpu_options, effective, version, errors, warnings)
+        for first, second in CPU_INCOMPATIBLE:
+            if _GO_BOOL.get(cpu_options.get(first, "false")) and _GO_BOOL.get(cpu_options.get(second, "false")):
+                errors.append(
+                    "cpuManagerPolicyOptions: static policy options %s and %s can not be used at the same time; drop one"
+                    % (first, second)
+                )
+        if _GO_BOOL.get(cpu_options.get("align-by-socket", "false")) and tm_policy == "single-numa-node":
+            errors.append(
+                "cpuManagerPolicyOptions.align-by-socket: Topology manager single-numa-node policy is incompatible "
+                "with CPUManager align-by-socket policy option; use another topologyManagerPolicy or drop the option"
+            )
+
+    reserved_cpus = None
+    raw_reserved = effective.get("reservedSystemCPUs")
+    if raw_reserved not in (None, ""):
+        try:
+            reserved_cpus = parse_cpuset(str(raw_reserved))
+        except InvalidCPUSet as exc:
+            errors.append("reservedSystemCPUs: unable to parse %r: %s; use a CPU list such as 0-1,32-33" % (raw_reserved, exc))
+    if cpu_policy == "static" and raw_reserved in (None, ""):
+        if _cpu_reserved_milli(effective, errors) <= 0:
+            errors.append(
+                "cpuManagerPolicy: static: the static policy requires systemreserved.cpu + kubereserved.cpu to be "
+                "greater than zero; set reservedSystemCPUs (e.g. '0') or kubeReserved/systemReserved cpu"
+            )
+    for field in ("kubeReserved", "systemReserved"):
+        for resource, value in sorted((effective.get(field) or {}).items()):
+            if resource not in RESERVABLE_RESOURCES:
+                errors.append("%s.%s: only %s can be reserved" % (field, resource, ", ".join(RESERVABLE_RESOURCES)))
+                continue
+            try:
+                if parse_quantity(value).sign() < 0:
+                    errors.append("%s.%s: %r is negative" % (field, resource, value))
+            except InvalidQuantity as exc:
+                errors.append("%s.%s: %s" % (field, resource, exc))
+
+    # Topology manager
+    if tm_options:
+        if tm_policy == "none":
+            warnings.append("topologyManagerPolicyOptions are ignored while topologyManagerPolicy is none")
+        _check_options("topology", tm_options, effective, version, errors, warnings)
+
+    # Memory manager
+    if mm_policy == "Static":
+        entries = effective.get("reservedMemory") or []
+        total = 0
+        for index, entry in enumerate(entries):
+            memory = (entry.get("limits") or {}).get("memory")
+            if memory is not None:
+                try:
+                    total += parse_quantity(memory).value()
+                except InvalidQuantity as exc:
+                    errors.append("reservedMemory[%d].limits.memory: %s" % (index, exc))
+        if total <= 0:
+            errors.append(
+                "memoryManagerPolicy: Static: [memorymanager] you should specify the system reserved memory; set "
+                "reservedMemory per NUMA node so that it sums to kubeReserved + systemReserved + evictionHard memory"
+            )
+    elif effective.get("reservedMemory"):
+        warnings.append("reservedMemory is only used by memoryManagerPolicy: Static (it is %r)" % mm_policy)
+
+    # Host checks
+    if topology is not None:
+        online = frozenset(topology.online_cpus())
+        if reserved_cpus is not None and not reserved_cpus <= online:
+            errors.append(
+                "reservedSystemCPUs: reserved-cpus: %s is not a subset of online-cpus: %s; CPUs %s do not exist or are offline on this host"
+                % (raw_reserved, format_cpuset(online), format_cpuset(reserved_cpus - online))
+            )
+        if reserved_cpus is not None and reserved_cpus == online and cpu_policy == "static":
+            errors.append(
+                "reservedSystemCPUs: %s reserves every online CPU; the static policy would have no CPU to give exclusively"
+                % raw_reserved
+            )
+        if tm_policy != "none":
+            limit = DEFAULT_MAX_NUMA_NODES
+            text = tm_options.get("max-allowable-numa-nodes")
+            if text is not None and re.match(r"^[+-]?[0-9]+$", text):
+                limit = int(text)
+            count = len(topology.node_ids())
+            if count > limit:
+                errors.append(
+                    "topologyManagerPolicy: %s: unsupported on machines with more than %d NUMA Nodes (this host has %d); "
+                    "set topologyManagerPolicyOptions.max-allowable-numa-nodes: \"%d\" or topologyManagerPolicy: none"
+                    % (tm_policy, limit, count, count)
+                )
+            if _GO_BOOL.get(tm_options.get("prefer-closest-numa-nodes", "false")) and tm_policy != "single-numa-node":
+                missing = [n.id for n in topology.nodes if not n.distances]
+                if missing:
+                    errors.append(
+                        "topologyManagerPolicyOptions.prefer-closest-numa-nodes: cannot discover NUMA topology: error "
+                        "getting NUMA distances from cadvisor (no distances for node(s) %s)" % ", ".join(str(m) for m in missing)
+                    )
+        if _GO_BOOL.get(cpu_options.get("align-by-socket", "false")) and len(topology.socket_ids()) > len(topology.node_ids()):
+            errors.append(
+                "cpuManagerPolicyOptions.align-by-socket: Align by socket is not compatible with hardware where number "
+                "of sockets are more than number of NUMA"
+            )
+        if mm_policy == "Static":
+            node_ids = set(topology.node_ids())
+            for index, entry in enumerate(effective.get("reservedMemory") or []):
+                if entry.get("numaNode") not in node_ids:
+                    errors.append(
+                        "reservedMemory[%d].numaNode: the reserved memory configuration references a NUMA node %s that "
+                        "does not exist on this machine (nodes: %s)"
+                        % (index, entry.get("numaNode"), ", ".join(str(n) for n in sorted(node_ids)))
+                    )
+    if reservation_validator is not None and not errors and (mm_policy == "Static" or effective.get("reservedMemory")):
+        found = reservation_validator(effective, topology)
+        if isinstance(found, tuple):
+            errors.extend(found[0])
+            warnings.extend(found[1])
+        else:
+            errors.extend(found)
+
+    # evictionHard: partial maps zero the unset default signals
+    eviction = effective.get("evictionHard")
+    if isinstance(eviction, dict) and "evictionHard" in settings and not effective.get("mergeDefaultEvictionSettings"):
+        missing = [s for s in ("memory.available", "nodefs.available", "nodefs.inodesFree", "imagefs.available") if s not in eviction]
+        if missing:
+            warnings.append(
+                "evictionHard does not set %s: the kubelet treats unset signals as 0 (disabled); set them explicitly "
+                "or set mergeDefaultEvictionSettings: true" % ", ".join(missing)
+            )
+    return errors, warnings
+
+
+# --------------------------------------------------------------------------------------------
+# Flags
+# --------------------------------------------------------------------------------------------
+
+
+def _pairs(mapping: Dict[str, Any], sep: str = "=") -> str:
+    return ",".join("%s%s%s" % (k, sep, _option_text(mapping[k])) for k in sorted(mapping))
+
+
+def render_flags(settings: Dict[str, Any]) -> List[str]:
+    """The kubelet command-line flags equivalent to ``settings`` (sorted by flag name).
+
+    For kubelets configured by flags. ``--reserved-memory`` is rendered once per NUMA node
+    (``--reserved-memory=0:memory=1Gi,hugepages-1Gi=2Gi``), as the kubelet accepts it.
+    """
+    flags: List[str] = []
+    for field in sorted(settings, key=lambda f: MANAGED_FIELDS[f][0] if f in MANAGED_FIELDS else f):
+        if field not in MANAGED_FIELDS:
+            continue
+        flag, kind = MANAGED_FIELDS[field]
+        value = settings[field]
+        if kind in ("options", "resources", "gates"):
+            flags.append("%s=%s" % (flag, _pairs(value)))
+        elif kind == "eviction":
+            flags.append("%s=%s" % (flag, _pairs(value, "<")))
+        elif kind == "reservedMemory":
+            for entry in sorted(value, key=lambda e: e["numaNode"]):
+                flags.append("%s=%s:%s" % (flag, entry["numaNode"], _pairs(entry["limits"])))
+        else:
+            flags.append("%s=%s" % (flag, value))
+    return flags
+
+
+# --------------------------------------------------------------------------------------------
+# Does the change need the state files reset?
+# --------------------------------------------------------------------------------------------
+
+
+def _reserved_memory_bytes(config: Dict[str, Any]) -> Dict[Tuple[int, str], int]:
+    """(node, resource) -> bytes, later entries overwriting (as the kubelet converts them)."""
+    result: Dict[Tuple[int, str], int] = {}
+    for entry in config.get("reservedMemory") or []:
+        for resource, value in (entry.get("limits") or {}).items():
+            try:
+                result[(int(entry.get("numaNode")), str(resource))] = parse_quantity(value).value()
+            except (InvalidQuantity, TypeError, ValueError):
+                result[(entry.get("numaNode"), str(resource))] = -1
+    return result
+
+
+def _cpuset_or_text(value: Any) -> Any:
+    try:
+        return parse_cpuset(str(value or ""))
+    except InvalidCPUSet:
+        return str(value)
+
+
+def reset_decision(old: Dict[str, Any],
+                   new: Dict[str, Any],
+                   cpu_state: Any = None,
+                   memory_state: Any = None,
+                   topology: Any = None) -> Dict[str, Any]:
+    """Decide which state files the change makes the kubelet refuse (spec 6.2/6.3).
+
+    ``old``/``new``: effective configurations before/after (defaults filled in).
+    ``cpu_state``/``memory_state``: the parsed JSON of the state files, the string
+    ``"unreadable"`` for a file that exists but is not valid JSON, or None when absent (nothing
+    to reset then). Returns ``{"cpu_manager_state": bool, "memory_manager_state": bool,
+    "reasons": [...]}``.
+    """
+    reasons: List[str] = []
+    cpu = False
+    if cpu_state is not None:
+        if not isinstance(cpu_state, dict):
+            cpu = True
+            reasons.append("cpu_manager_state is not a readable checkpoint; the kubelet would refuse it")
+        else:
+            state_policy = cpu_state.get("policyName")
+            if state_policy != new.get("cpuManagerPolicy", "none"):
+                cpu = True
+                reasons.append(
+                    "cpuManagerPolicy %r differs from the cpu_manager_state checkpoint policy %r"
+                    % (new.get("cpuManagerPolicy", "none"), state_policy)
+                )
+        if new.get("cpuManagerPolicy", "none") == "static" and not cpu:
+            old_set = _cpuset_or_text(old.get("reservedSystemCPUs"))
+            new_set = _cpuset_or_text(new.get("reservedSystemCPUs"))
+            if old_set != new_set:
+                cpu = True
+                reasons.append("reservedSystemCPUs changed from %r to %r" % (old.get("reservedSystemCPUs") or "", new.get("reservedSystemCPUs") or ""))
+            elif not new_set and _cpu_reserved_milli(old) != _cpu_reserved_milli(new):
+                cpu = True
+                reasons.append("the CPU reservation (kubeReserved + systemReserved cpu) changed, so the reserved CPUs change")
+            old_strict = _GO_BOOL.get(_option_text((old.get("cpuManagerPolicyOptions") or {}).get("strict-cpu-reservation", "false")), False)
+            new_strict = _GO_BOOL.get(_option_text((new.get("cpuManagerPolicyOptions") or {}).get("strict-cpu-reservation", "false")), False)
+            if old_strict != new_strict and not cpu:
+                cpu = True
+                reasons.append("strict-cpu-reservation changed, so the default CPU set in the checkpoint no longer validates")
+    memory = False
+    if memory_state is not None:
+        if not isinstance(memory_state, dict):
+            memory = True
+            reasons.append("memory_manager_state is not a readable checkpoint; the kubelet would refuse it")
+        else:
+            state_policy = memory_state.get("policyName")
+            new_policy = new.get("memoryManagerPolicy", "None")
+            if state_policy != new_policy:
+                memory = True
+                reasons.append("memoryManagerPolicy %r differs from the memory_manager_state checkpoint policy %r" % (new_policy, state_policy))
+            elif new_policy == "Static":
+                if _reserved_memory_bytes(old) != _reserved_memory_bytes(new):
+                    memory = True
+                    reasons.append("reservedMemory changed, so the checkpoint's systemReserved per NUMA node no longer matches")
+                drift = _memory_drift(memory_state, topology)
+                if drift:
+                    memory = True
+                    reasons.append(drift)
+    return {"cpu_manager_state": cpu, "memory_manager_state": memory, "reasons": reasons}
+
+
+def _memory_drift(memory_state: Dict[str, Any], topology: Any) -> Optional[str]:
+    """A message when the checkpoint's per-node totals differ from the host (spec 6.3 step 3)."""
+    if topology is None:
+        return None
+    machine = memory_state.get("machineState")
+    if isinstance(memory_state.get("data"), str):
+        try:
+            import json
+
+            machine = json.loads(memory_state["data"]).get("machineState", machine)
+        except ValueError:
+            return "memory_manager_state data is not valid JSON"
+    if not machine:
+        return None
+    if not isinstance(machine, dict):
+        return "memory_manager_state machineState is not a mapping"
+    state_nodes = set()
+    for key in machine:
+        try:
+            state_nodes.add(int(key))
+        except ValueError:
+            return "memory_manager_state names NUMA node %r" % key
+    host_nodes = set(topology.node_ids())
+    if state_nodes != host_nodes:
+        return "memory_manager_state covers NUMA nodes %s but the host has %s" % (
+            ",".join(str(n) for n in sorted(state_nodes)), ",".join(str(n) for n in sorted(host_nodes)))
+    for node in topology.nodes:
+        memory_map = (machine.get(str(node.id)) or {}).get("memoryMap") or {}
+        recorded = (memory_map.get("memory") or {}).get("total")
+        if recorded != node.memory_total_bytes:
+            return "NUMA node %d memory drifted: checkpoint total %s bytes, host now %d bytes" % (node.id, recorded, node.memory_total_bytes)
+        for name, pool in node.hugepages.items():
+            recorded_hp = (memory_map.get(name) or {}).get("total")
+            if recorded_hp is not None and recorded_hp != pool.total_pages * pool.page_size_bytes:
+                return "NUMA node %d %s drifted: checkpoint total %s bytes, host now %d bytes" % (
+                    node.id, name, recorded_hp, pool.total_pages * pool.page_size_bytes)
+    return None

@@ -1,0 +1,803 @@
+# -*- coding: utf-8 -*-
+# Copyright: numaguard.kubelet contributors
+# Apache License 2.0 (see LICENSE)
+"""``reservedMemory``: compute it with a strategy, and validate it exactly as the kubelet will.
+
+The kubelet's rule (pkg/kubelet/cm/memorymanager/memory_manager.go validateReservedMemory): for
+every memory type (``memory`` and each ``hugepages-<size>``) the sum over NUMA nodes of
+``reservedMemory`` must equal the Node Allocatable reservation of that type, which is
+systemReserved + kubeReserved + the ``memory.available`` hard eviction threshold
+(node_container_manager_linux.go GetNodeAllocatableReservation). The kubelet checks that only at
+start-up, stops at the first problem, and never checks that a node's reservation plus its
+hugepages fits that node. :func:`validate_reservation` reports every problem at once, in the
+kubelet's words where it has some, each with the numbers and a concrete fix.
+
+Public API (also used by the kubelet-config module and role preflight):
+
+* :func:`validate_reservation` -> :class:`ValidationResult`
+* :func:`validate_kubelet_config` (same, reading a KubeletConfiguration dict)
+* :func:`compute_reservation` / :func:`plan_reservation` (strategies ``node0``, ``spread``,
+  ``proportional``, ``reserved_cpus``, ``explicit``)
+* :func:`node_allocatable_reservation` (the right-hand side of the equation)
+"""
+
+from __future__ import absolute_import, annotations, division, print_function
+
+__metaclass__ = type
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset import (
+    InvalidCPUSet,
+    format_cpuset,
+    parse_cpuset,
+)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.eviction import (
+    EvictionSettings,
+    describe_threshold,
+    effective_eviction_hard,
+)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import (
+    DECIMAL_SI,
+    InvalidQuantity,
+    Quantity,
+    format_bytes,
+    parse_quantity,
+)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.flags import (
+    HUGEPAGES_PREFIX,
+    MEMORY,
+    MemoryReservation,
+    ReservationSyntaxError,
+    format_reserved_memory_flag,
+    go_quote,
+    is_memory_type,
+    parse_reserved_memory,
+    parse_resource_map,
+    reservations_to_config,
+)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import Topology
+
+POLICY_NONE = "None"
+POLICY_STATIC = "Static"
+POLICIES = (POLICY_NONE, POLICY_STATIC)
+STRATEGIES = ("node0", "spread", "proportional", "reserved_cpus", "explicit")
+MIB = 1024 * 1024
+_UINT64 = 1 << 64
+
+ERROR = "error"
+WARNING = "warning"
+
+
+class ReservationError(ValueError):
+    """A reservation that cannot be computed (e.g. it does not fit the nodes the strategy may use)."""
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One validation result: which rule, what is wrong (with the numbers) and how to fix it.
+
+    ``kubelet_message`` is the kubelet's own text when the kubelet has one (quoted verbatim, so it
+    can be matched against kubelet logs); ``fatal`` says whether the kubelet refuses to start.
+    """
+
+    rule: str
+    severity: str
+    message: str
+    fix: str = ""
+    kubelet_message: Optional[str] = None
+    fatal: bool = False
+
+    def __str__(self) -> str:
+        text = "[%s] %s" % (self.rule, self.message)
+        if self.fix:
+            text += " Fix: " + self.fix
+        return text
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"rule": self.rule, "severity": self.severity, "message": self.message, "fix": self.fix,
+                "kubelet_message": self.kubelet_message, "fatal": self.fatal, "text": str(self)}
+
+
+@dataclass(frozen=True)
+class AllocatablePart:
+    """One addend of the Node Allocatable memory reservation (for the written-out equation)."""
+
+    label: str
+    quantity: Quantity
+
+
+@dataclass
+class ValidationResult:
+    """Everything :func:`validate_reservation` found; :meth:`to_dict` is the module's return."""
+
+    valid: bool
+    errors: List[Finding]
+    warnings: List[Finding]
+    reservations: List[MemoryReservation]
+    expected: Dict[str, Quantity]
+    totals: Dict[str, Dict[str, Any]]
+    nodes: List[Dict[str, Any]]
+    policy: str
+    eviction: Optional[EvictionSettings] = None
+    strategy: Optional[str] = None
+    state: Optional[Dict[str, Any]] = None
+    extra: Dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def reserved_memory(self) -> List[Dict[str, Any]]:
+        return reservations_to_config(self.reservations)
+
+    @property
+    def flag(self) -> str:
+        return format_reserved_memory_flag(self.reservations)
+
+    def to_dict(self) -> Dict[str, Any]:
+        result = {
+            "valid": self.valid,
+            "errors": [str(f) for f in self.errors],
+            "warnings": [str(f) for f in self.warnings],
+            "findings": [f.to_dict() for f in self.errors + self.warnings],
+            "reserved_memory": self.reserved_memory,
+            "flag": self.flag,
+            "totals": self.totals,
+            "nodes": self.nodes,
+            "memory_manager_policy": self.policy,
+            "strategy": self.strategy,
+        }
+        if self.eviction is not None:
+            result["eviction_hard"] = {"effective": dict(self.eviction.effective), "source": self.eviction.source,
+                                       "dropped_defaults": list(self.eviction.zeroed_defaults)}
+        if self.state is not None:
+            result["state"] = self.state
+        result.update(self.extra)
+        return result
+
+
+# -- the right-hand side: Node Allocatable reservation -------------------------------------------
+
+def node_allocatable_reservation(kube_reserved: Mapping[str, Quantity], system_reserved: Mapping[str, Quantity],
+                                 eviction: Optional[EvictionSettings], memory_capacity_bytes: int,
+                                 ignore_eviction: bool = False) -> Tuple[Optional[Quantity], List[AllocatablePart]]:
+    """The memory Node Allocatable reservation, summed in the kubelet's order and format rules.
+
+    Order is system-reserved, kube-reserved, hard eviction; the result keeps the format of the
+    first non-zero addend (apimachinery ``Add`` on a zero receiver takes the argument's format),
+    which decides how the kubelet prints it (``5220Mi``). Returns (None, parts) when the total is
+    zero: the kubelet then leaves memory out of the reservation list.
+    """
+    total = Quantity(0, 0, DECIMAL_SI)
+    parts: List[AllocatablePart] = []
+    if MEMORY in system_reserved:
+        total = total + system_reserved[MEMORY]
+        parts.append(AllocatablePart("system-reserved", system_reserved[MEMORY]))
+    if MEMORY in kube_reserved:
+        total = total + kube_reserved[MEMORY]
+        parts.append(AllocatablePart("kube-reserved", kube_reserved[MEMORY]))
+    if eviction is not None and not ignore_eviction:
+        threshold = eviction.memory_threshold()
+        if threshold is not None:
+            held = threshold.bytes_of(memory_capacity_bytes)
+            total = total + held
+            parts.append(AllocatablePart("hard eviction " + describe_threshold(threshold, memory_capacity_bytes), held))
+    return (None if total.is_zero() else total), parts
+
+
+# -- helpers --------------------------------------------------------------------------------------
+
+def _type_order(name: str) -> Tuple[int, int, str]:
+    if name == MEMORY:
+        return (0, 0, name)
+    try:
+        size = parse_quantity(name[len(HUGEPAGES_PREFIX):]).value()
+    except InvalidQuantity:
+        size = -1
+    return (1, size, name)
+
+
+def _q(value: Optional[Quantity]) -> str:
+    return "0" if value is None else str(value)
+
+
+def _join_ids(ids: Sequence[int]) -> str:
+    return ", ".join("%d" % i for i in ids) or "none"
+
+
+def _is_integral(quantity: Quantity) -> bool:
+    numerator, denominator = quantity.as_fraction()
+    return numerator % denominator == 0
+
+
+def _hugepage_bytes(node: Any) -> int:
+    return sum(pool.page_size_bytes * pool.total_pages for pool in node.hugepages.values())
+
+
+def _sum_like_kubelet(quantities: Sequence[Quantity]) -> Quantity:
+    """getTotalMemoryTypeReserved: running total, each new entry is the receiver (its format wins)."""
+    total: Optional[Quantity] = None
+    for quantity in quantities:
+        total = quantity if total is None else quantity + total
+    zero = Quantity(0, 0, DECIMAL_SI)
+    return zero if total is None else zero + total
+
+
+def _suggest_size(name: str, host_sizes: Sequence[str]) -> str:
+    try:
+        wanted = parse_quantity(name[len(HUGEPAGES_PREFIX):]).value()
+    except InvalidQuantity:
+        return ""
+    for size in host_sizes:
+        if parse_quantity(size[len(HUGEPAGES_PREFIX):]).value() == wanted:
+            return " (the kubelet spells this size %s)" % size
+    return ""
+
+
+# -- validation -----------------------------------------------------------------------------------
+
+def validate_reservation(topology: Topology, kube_reserved: Any = None, system_reserved: Any = None, eviction_hard: Any = None,
+                         reserved_memory: Any = None, memory_manager_policy: Any = POLICY_NONE,
+                         merge_default_eviction_settings: bool = False, memory_capacity_bytes: Optional[int] = None,
+                         allocatable_ignore_eviction: bool = False, memory_manager_state: Optional[str] = None,
+                         state_file: Optional[str] = None, strategy: Optional[str] = None) -> ValidationResult:
+    """Validate a reservation against a topology; never raises for bad settings, reports them.
+
+    ``kube_reserved``/``system_reserved``: flag string (``cpu=500m,memory=1Gi``) or dict.
+    ``eviction_hard``: flag string (``memory.available<500Mi``) or dict; None = kubelet defaults.
+    ``reserved_memory``: flag string, list of flag strings, KubeletConfiguration list, or a list
+    of :class:`MemoryReservation`. ``memory_capacity_bytes``: the node's memory capacity
+    (``/proc/meminfo`` MemTotal) for percentage thresholds; default: sum of the NUMA nodes.
+    ``memory_manager_state``: content of an existing ``memory_manager_state`` to predict whether
+    the kubelet will accept it with this configuration (``state_file`` names it in messages).
+    """
+    errors: List[Finding] = []
+    warnings: List[Finding] = []
+    policy = memory_manager_policy if memory_manager_policy is not None else POLICY_NONE
+    capacity = memory_capacity_bytes if memory_capacity_bytes is not None else topology.memory_total_bytes()
+
+    # 1. parse every input; a syntax error is fatal at kubelet start-up (flag/config parsing).
+    kube = _parse_map(kube_reserved, "kube_reserved", errors)
+    system = _parse_map(system_reserved, "system_reserved", errors)
+    eviction: Optional[EvictionSettings] = None
+    try:
+        eviction = effective_eviction_hard(eviction_hard, merge_default_eviction_settings, "eviction_hard")
+    except ReservationSyntaxError as exc:
+        errors.append(Finding("eviction-hard-syntax", ERROR, str(exc), "fix the evictionHard value; the kubelet "
+                              "refuses to start with it", exc.kubelet_message, True))
+    reservations: List[MemoryReservation] = []
+    if reserved_memory is not None:
+        if isinstance(reserved_memory, list) and all(isinstance(r, MemoryReservation) for r in reserved_memory):
+            reservations = list(reserved_memory)
+        else:
+            try:
+                reservations = parse_reserved_memory(reserved_memory, "reserved_memory")
+            except ReservationSyntaxError as exc:
+                errors.append(Finding("reserved-memory-syntax", ERROR, str(exc),
+                                      "write each NUMA node as <id>:<type>=<quantity>[,<type>=<quantity>], nodes "
+                                      "separated by ';' and no spaces, e.g. 0:memory=3Gi;1:memory=2148Mi",
+                                      exc.kubelet_message, True))
+                reservations = []
+
+    if policy not in POLICIES:
+        message = "unknown policy: %s" % go_quote(str(policy))
+        fix = "use None or Static (case-sensitive)"
+        for known in POLICIES:
+            if str(policy).lower() == known.lower():
+                fix = "policy names are case-sensitive: write %s" % known
+        if str(policy) == "BestEffort":
+            fix = "BestEffort exists only for Windows nodes; use None or Static"
+        errors.append(Finding("memory-manager-policy", ERROR, "memoryManagerPolicy %s: %s" % (go_quote(str(policy)), message),
+                              fix, message, True))
+    static = policy == POLICY_STATIC
+    # Rules the memory manager enforces only with Static are warnings under None (they bite on a switch).
+    sev = ERROR if static else WARNING
+    under_none = "" if static else (" memoryManagerPolicy is %s, so the kubelet ignores this today, but it will refuse "
+                                    "to start once the policy is switched to Static." % policy)
+
+    # 2. KubeletConfiguration validation (validation_reserved_memory.go): fatal for every policy.
+    host_ids = topology.node_ids()
+    host_sizes = topology.hugepage_sizes()
+    seen: Dict[int, Dict[str, bool]] = {}
+    for reservation in reservations:
+        node = reservation.numa_node
+        for name in reservation.duplicate_types():
+            errors.append(Finding(
+                "reserved-memory-duplicate", ERROR,
+                "reservedMemory entry for NUMA node %d lists %s more than once; the kubelet silently keeps "
+                "only the last value (%s)." % (node, go_quote(name), reservation.limits_map()[name]),
+                "write each type once per NUMA node", None, False))
+        for name, quantity in reservation.limits_map().items():
+            if not is_memory_type(name):
+                message = ("invalid configuration: the limit type %s for NUMA node %d is not supported, only "
+                           "[memory hugepages-<HugePageSize>] is accepted" % (go_quote(name), node))
+                errors.append(Finding("reserved-memory-type", ERROR, message,
+                                      "remove %s from NUMA node %d; only memory (and, pointlessly, hugepages) can be "
+                                      "reserved per NUMA node" % (name, node), message, True))
+            if quantity.is_zero():
+                message = ("invalid configuration: reserved memory may not be zero for NUMA node %d and resource %s"
+                           % (node, go_quote(name)))
+                errors.append(Finding("reserved-memory-zero", ERROR, message,
+                                      "drop the %s entry of NUMA node %d instead of writing 0" % (name, node),
+                                      message, True))
+            if name in seen.setdefault(node, {}):
+                message = ("invalid configuration: the reserved memory has a duplicate value for NUMA node %d and "
+                           "resource %s" % (node, go_quote(name)))
+                errors.append(Finding("reserved-memory-duplicate", ERROR, message,
+                                      "merge the %s entries of NUMA node %d into one" % (name, node), message, True))
+            seen[node][name] = True
+            if quantity.sign() < 0:
+                errors.append(Finding("reserved-memory-negative", sev,
+                                      "reservedMemory %s for NUMA node %d is negative (%s); the kubelet converts it "
+                                      "to an unsigned 64-bit number of bytes.%s" % (name, node, quantity, under_none),
+                                      "use a positive quantity", None, False))
+            elif not _is_integral(quantity):
+                message = "could not covert a variable of type Quantity to int64"
+                errors.append(Finding("reserved-memory-integer", sev,
+                                      "reservedMemory %s=%s for NUMA node %d is not a whole number of bytes: %s.%s"
+                                      % (name, quantity, node, message, under_none),
+                                      "use a whole number of bytes, e.g. %s" % format_bytes(quantity.value()),
+                                      message, static))
+
+    # 3. Memory manager start-up (Static): NUMA ids, per-type sums, non-empty reservation.
+    for node in sorted(set(r.numa_node for r in reservations)):
+        if node not in host_ids:
+            message = "the reserved memory configuration references a NUMA node %d that does not exist on this machine" % node
+            (errors if static else warnings).append(Finding(
+                "reserved-memory-numa-node", sev, "%s (host NUMA nodes: %s).%s" % (message, _join_ids(host_ids), under_none),
+                "move the NUMA node %d reservation to one of %s" % (node, _join_ids(host_ids)), message, static))
+    for reservation in reservations:
+        for name in reservation.limits_map():
+            if name.startswith(HUGEPAGES_PREFIX) and name not in host_sizes:
+                (errors if static else warnings).append(Finding(
+                    "reserved-memory-hugepage-size", sev,
+                    "reservedMemory for NUMA node %d names %s, which is not a hugepage size of this host "
+                    "(host sizes: %s)%s.%s" % (reservation.numa_node, name, ", ".join(host_sizes) or "none",
+                                               _suggest_size(name, host_sizes), under_none),
+                    "remove %s from reservedMemory" % name, None, static))
+
+    expected_memory: Optional[Quantity] = None
+    parts: List[AllocatablePart] = []
+    inputs_ok = kube is not None and system is not None and eviction is not None
+    if inputs_ok:
+        expected_memory, parts = node_allocatable_reservation(kube, system, eviction, capacity, allocatable_ignore_eviction)
+    expected: Dict[str, Quantity] = {}
+    if expected_memory is not None:
+        expected[MEMORY] = expected_memory
+
+    by_type: Dict[str, List[Tuple[int, Quantity]]] = {}
+    for reservation in reservations:
+        for name, quantity in reservation.limits_map().items():
+            if is_memory_type(name):
+                by_type.setdefault(name, []).append((reservation.numa_node, quantity))
+    types = sorted(set(by_type) | set(expected), key=_type_order)
+    if MEMORY not in types:
+        types.insert(0, MEMORY)
+    totals: Dict[str, Dict[str, Any]] = {}
+    for name in types:
+        entries = by_type.get(name, [])
+        reserved_total = _sum_like_kubelet([q for _n, q in entries])
+        wanted = Quantity(0, 0, DECIMAL_SI) + expected[name] if name in expected else Quantity(0, 0, DECIMAL_SI)
+        balanced = reserved_total == wanted
+        left = " + ".join("%s (node %d)" % (q, n) for n, q in entries) or "nothing"
+        if name == MEMORY:
+            right = " + ".join("%s %s" % (p.label, p.quantity) for p in parts) or "nothing"
+        else:
+            right = "nothing (kube-reserved and system-reserved cannot hold hugepages)"
+        equation = "%s: reservedMemory %s = %s; Node Allocatable %s = %s: %s" % (
+            name, left, reserved_total, right, wanted, "balanced" if balanced else "NOT balanced")
+        totals[name] = {
+            "reserved": str(reserved_total), "reserved_bytes": reserved_total.value(),
+            "node_allocatable": str(wanted), "node_allocatable_bytes": wanted.value(),
+            "per_node": dict(("%d" % n, str(q)) for n, q in entries),
+            "balanced": balanced, "difference_bytes": wanted.value() - reserved_total.value(),
+            "equation": equation,
+        }
+        if name == MEMORY:
+            totals[name]["parts"] = dict((p.label.split(" ")[0] if not p.label.startswith("hard") else "hard-eviction",
+                                          str(p.quantity)) for p in parts)
+        if balanced or not inputs_ok:
+            continue
+        message = ("the total amount %s of type %s is not equal to the value %s determined by Node Allocatable feature"
+                   % (go_quote(str(reserved_total)), go_quote(name), go_quote(str(wanted))))
+        if name.startswith(HUGEPAGES_PREFIX):
+            rule = "reserved-memory-hugepages"
+            detail = ("kube-reserved and system-reserved cannot hold hugepages (the kubelet accepts only cpu, memory, "
+                      "ephemeral-storage and pid there), so Node Allocatable for %s is always 0 and a hugepages entry "
+                      "in reservedMemory can never balance" % name)
+            fix = ("remove %s from reservedMemory; keep pods off those hugepages by not pre-allocating them on that "
+                   "node instead" % name)
+        else:
+            rule = "reserved-memory-sum"
+            diff = wanted.value() - reserved_total.value()
+            detail = ("reservedMemory sums to %d bytes, Node Allocatable to %d bytes: %s %s"
+                      % (reserved_total.value(), wanted.value(), format_bytes(abs(diff)),
+                         "short" if diff > 0 else "too much"))
+            fix = _sum_fix(reservations, diff, wanted, host_ids, eviction)
+        (errors if static else warnings).append(Finding(
+            rule, sev, "%s (%s; %s).%s" % (message, equation, detail, under_none), fix, message, static))
+
+    reserved_mem_total = sum(q.value() for n, q in by_type.get(MEMORY, []))
+    if static and reserved_mem_total == 0:
+        message = "[memorymanager] you should specify the system reserved memory"
+        errors.append(Finding("static-needs-reservation", ERROR,
+                              "memoryManagerPolicy Static needs a non-empty reservedMemory: %s" % message,
+                              "reserve at least kube-reserved + system-reserved + the hard eviction threshold "
+                              "(default memory.available<100Mi), e.g. 0:memory=100Mi", message, True))
+
+    # 4. Our own checks: per-node capacity (the kubelet subtracts unsigned), memory-only nodes.
+    per_node: Dict[int, Dict[str, int]] = {}
+    for reservation in reservations:  # convertReserved: later entries overwrite earlier ones
+        for name, quantity in reservation.limits_map().items():
+            per_node.setdefault(reservation.numa_node, {})[name] = quantity.value()
+    nodes = []
+    for node in topology.nodes:
+        reserved = per_node.get(node.id, {})
+        huge = _hugepage_bytes(node)
+        mem = reserved.get(MEMORY, 0)
+        left = node.memory_total_bytes - mem - huge
+        if left < 0:
+            (errors if static else warnings).append(Finding(
+                "node-capacity", sev,
+                "NUMA node %d: reserved memory %s + hugepages %s = %s exceeds the node's memory %s by %s; the kubelet "
+                "computes allocatable = total - reserved - hugepages in unsigned 64-bit arithmetic and would start "
+                "with a wrapped-around allocatable of %d bytes instead of refusing.%s"
+                % (node.id, format_bytes(mem), format_bytes(huge), format_bytes(mem + huge),
+                   format_bytes(node.memory_total_bytes), format_bytes(-left), left % _UINT64, under_none),
+                "move %s of the reservation to another NUMA node (strategy spread or proportional does this), or "
+                "pre-allocate fewer hugepages on node %d" % (format_bytes(-left), node.id), None, False))
+        for name, value in sorted(reserved.items()):
+            if name.startswith(HUGEPAGES_PREFIX) and name in node.hugepages:
+                pool = node.hugepages[name]
+                pool_bytes = pool.page_size_bytes * pool.total_pages
+                if value > pool_bytes:
+                    (errors if static else warnings).append(Finding(
+                        "node-capacity", sev,
+                        "NUMA node %d: reserved %s %s exceeds the node's %s pool of %s (%d pages); the kubelet would "
+                        "compute a wrapped-around allocatable.%s" % (node.id, name, format_bytes(value), name,
+                                                                     format_bytes(pool_bytes), pool.total_pages, under_none),
+                        "remove %s from reservedMemory" % name, None, False))
+        if reserved and node.memory_only:
+            warnings.append(Finding(
+                "memory-only-node", WARNING,
+                "NUMA node %d has no CPUs (memory-only, e.g. CXL or HBM) but gets reservedMemory %s; the kubelet "
+                "allows it, but system daemons and the kubelet rarely allocate there, so the reservation may not "
+                "protect them." % (node.id, ",".join("%s=%s" % (k, format_bytes(v)) for k, v in sorted(reserved.items()))),
+                "prefer NUMA nodes with CPUs (strategy node0 or reserved_cpus)", None, False))
+        nodes.append({
+            "id": node.id, "cpus": format_cpuset(node.cpus), "memory_only": node.memory_only,
+            "memory_total_bytes": node.memory_total_bytes, "hugepages_bytes": huge,
+            "reserved": dict((k, format_bytes(v) if v >= 0 else "%d" % v) for k, v in sorted(reserved.items())),
+            "reserved_memory_bytes": mem,
+            "guaranteed_memory_bytes": left,
+            "guaranteed_memory": format_bytes(left) if left >= 0 else "-" + format_bytes(-left),
+        })
+
+    if eviction is not None and eviction.zeroed_defaults:
+        dropped = list(eviction.zeroed_defaults)
+        memory_note = ""
+        if "memory.available" in dropped:
+            memory_note = (" In particular memory.available is unset, so the memory hard-eviction threshold is 0 and "
+                           "reservedMemory must NOT include the usual 100Mi.")
+        warnings.append(Finding(
+            "eviction-defaults-dropped", WARNING,
+            "evictionHard sets only %s and mergeDefaultEvictionSettings is false, so the kubelet drops its defaults "
+            "for %s (they become 0).%s" % (
+                ", ".join(sorted(eviction.effective)) or "nothing", ", ".join(dropped), memory_note),
+            "list every signal you want in evictionHard (defaults: memory.available<100Mi, nodefs.available<10%, "
+            "nodefs.inodesFree<5%, imagefs.available<15%, imagefs.inodesFree<5%) or set "
+            "mergeDefaultEvictionSettings: true", None, False))
+
+    state = None
+    if memory_manager_state is not None:
+        from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.state_drift import predict_state
+
+        state_findings, state = predict_state(topology, per_node, policy, memory_manager_state, state_file)
+        for finding in state_findings:
+            (errors if finding.severity == ERROR else warnings).append(finding)
+
+    return ValidationResult(valid=not errors, errors=errors, warnings=warnings, reservations=reservations,
+                            expected=expected, totals=totals, nodes=nodes, policy=str(policy), eviction=eviction,
+                            strategy=strategy, state=state, extra={"memory_capacity_bytes": capacity})
+
+
+def _parse_map(value: Any, option: str, errors: List[Finding]) -> Optional[Dict[str, Quantity]]:
+    try:
+        return parse_resource_map(value, option)
+    except ReservationSyntaxError as exc:
+        errors.append(Finding(option.replace("_", "-") + "-syntax", ERROR, str(exc),
+                              "%s accepts only cpu, memory, ephemeral-storage and pid with non-negative quantities, "
+                              "e.g. cpu=500m,memory=1Gi" % option, exc.kubelet_message, True))
+        return None
+
+
+def _sum_fix(reservations: Sequence[MemoryReservation],
+             diff: int,
+             wanted: Quantity,
+             host_ids: Sequence[int],
+             eviction: Optional[EvictionSettings]) -> str:
+    """A concrete corrected ``memory`` reservation: keep the user's split on existing nodes and
+    adjust the lowest node by what is missing (or put everything there if that cannot work)."""
+    hint = ""
+    if eviction is not None and eviction.memory_threshold() is not None and diff > 0:
+        hint = " (did you forget the hard eviction threshold %s<%s?)" % (
+            eviction.memory_threshold().signal, eviction.memory_threshold().text)
+    action = "add %s" % format_bytes(diff) if diff > 0 else "remove %s" % format_bytes(-diff)
+    if wanted.is_zero():
+        return "%s: remove the memory entries from reservedMemory%s" % (action, hint)
+    current: Dict[int, int] = {}
+    for reservation in reservations:
+        limits = reservation.limits_map()
+        if MEMORY in limits and reservation.numa_node in host_ids and limits[MEMORY].sign() > 0:
+            current[reservation.numa_node] = limits[MEMORY].value()
+    target = wanted.value()
+    if current:
+        lowest = min(current)
+        current[lowest] += target - sum(current.values())
+        if current[lowest] <= 0:
+            current = {}
+    if not current:
+        current = {(host_ids[0] if host_ids else 0): target}
+    fixed = [MemoryReservation(node, ((MEMORY, parse_quantity(format_bytes(current[node]))),))
+             for node in sorted(current)]
+    return ("%s%s, e.g. --reserved-memory %s (or let a strategy compute it)"
+            % (action, hint, format_reserved_memory_flag(fixed)))
+
+
+# -- strategies -----------------------------------------------------------------------------------
+
+def compute_reservation(topology: Topology,
+                        total_bytes: int,
+                        strategy: str,
+                        reserved_cpus: Any = None,
+                        split_unit: int = MIB) -> List[MemoryReservation]:
+    """Split ``total_bytes`` of ``memory`` over NUMA nodes; the sum is exact by construction.
+
+    ``split_unit`` (default 1Mi) keeps per-node values round: the total is split in whole units
+    and any sub-unit rest goes to the lowest node with room (so ``spread`` of 100Mi over three
+    nodes is 34Mi/33Mi/33Mi; with ``split_unit=1`` it is 34952534/34952533/34952533 bytes). Nodes
+    never get more than their memory minus their hugepages; what does not fit spills to the other
+    nodes the strategy may use (``spread``, ``proportional``, ``reserved_cpus``), or raises
+    :class:`ReservationError`.
+    """
+    if strategy not in STRATEGIES or strategy == "explicit":
+        raise ReservationError("unknown strategy %r (expected one of %s)"
+                               % (strategy, ", ".join(s for s in STRATEGIES if s != "explicit")))
+    if isinstance(split_unit, bool) or not isinstance(split_unit, int) or split_unit < 1:
+        raise ReservationError("split_unit must be a positive number of bytes, got %r" % (split_unit,))
+    if total_bytes < 0:
+        raise ReservationError("cannot reserve a negative amount of memory (%d bytes)" % total_bytes)
+    room = dict((n.id, max(0, n.memory_total_bytes - _hugepage_bytes(n))) for n in topology.nodes)
+    with_memory = [n for n in topology.nodes if n.memory_total_bytes > 0]
+    if not with_memory:
+        raise ReservationError("no NUMA node of this host reports any memory")
+    if strategy == "node0":
+        weights = {with_memory[0].id: 1}
+    elif strategy == "spread":
+        weights = dict((n.id, 1) for n in with_memory)
+    elif strategy == "proportional":
+        weights = dict((n.id, n.memory_total_bytes) for n in with_memory)
+    else:
+        weights = _reserved_cpu_weights(topology, reserved_cpus)
+    shares = _distribute(total_bytes, weights, room, split_unit, strategy)
+    return [MemoryReservation(node, ((MEMORY, parse_quantity(format_bytes(shares[node]))),))
+            for node in sorted(shares) if shares[node] > 0]
+
+
+def _reserved_cpu_weights(topology: Topology, reserved_cpus: Any) -> Dict[int, int]:
+    if reserved_cpus is None or reserved_cpus == "":
+        raise ReservationError("strategy reserved_cpus needs reservedSystemCPUs (option reserved_cpus or the "
+                               "kubelet configuration's reservedSystemCPUs), e.g. 0-1")
+    try:
+        cpus = parse_cpuset(reserved_cpus) if isinstance(reserved_cpus, str) else frozenset(int(c) for c in reserved_cpus)
+    except (InvalidCPUSet, TypeError, ValueError) as exc:
+        raise ReservationError("reserved_cpus %r is not a CPU list: %s" % (reserved_cpus, exc))
+    online = set(topology.online_cpus())
+    missing = sorted(cpus - online)
+    if missing:
+        raise ReservationError("reservedSystemCPUs %s includes CPUs that are not online on this host: %s "
+                               "(online: %s)" % (format_cpuset(cpus), format_cpuset(missing), format_cpuset(online)))
+    weights = {}
+    for node in topology.nodes:
+        count = len(cpus.intersection(node.cpus))
+        if count and node.memory_total_bytes > 0:
+            weights[node.id] = count
+    if not weights:
+        raise ReservationError("reservedSystemCPUs %s are on no NUMA node with memory" % format_cpuset(cpus))
+    return weights
+
+
+def _distribute(total: int,
+                weights: Dict[int, int],
+                room: Dict[int, int],
+                unit: int,
+                strategy: str) -> Dict[int, int]:
+    """Water-fill ``total`` bytes over ``weights`` in whole ``unit``s, capped by ``room``."""
+    alloc = dict((node, 0) for node in weights)
+    units, rest = divmod(total, unit)
+    active = sorted(node for node in weights if room[node] >= unit)
+    while units > 0 and active:
+        weight_sum = sum(weights[n] for n in active)
+        share = dict((n, units * weights[n] // weight_sum) for n in active)
+        share[active[0]] += units - sum(share.values())  # the remainder goes to the lowest node
+        clamped = False
+        for n in active:
+            fits = (room[n] - alloc[n]) // unit
+            if share[n] > fits:
+                share[n] = fits
+                clamped = True
+        for n in active:
+            alloc[n] += share[n] * unit
+            units -= share[n]
+        active = [n for n in active if room[n] - alloc[n] >= unit]
+        if not clamped:
+            break
+    rest += units * unit
+    for n in sorted(weights):
+        if rest == 0:
+            break
+        take = min(rest, room[n] - alloc[n])
+        alloc[n] += take
+        rest -= take
+    if rest:
+        raise ReservationError(
+            "strategy %s cannot place %s: NUMA node(s) %s have only %s of memory left after hugepages"
+            % (strategy, format_bytes(total), _join_ids(sorted(weights)), format_bytes(sum(room[n] for n in weights))))
+    return alloc
+
+
+def plan_reservation(topology: Topology, strategy: Optional[str] = None, kube_reserved: Any = None, system_reserved: Any = None, eviction_hard: Any = None,
+                     reserved_memory: Any = None, memory_manager_policy: Any = POLICY_STATIC, merge_default_eviction_settings: bool = False,
+                     memory_capacity_bytes: Optional[int] = None, allocatable_ignore_eviction: bool = False, reserved_cpus: Any = None,
+                     split_unit: int = MIB, memory_manager_state: Optional[str] = None, state_file: Optional[str] = None) -> ValidationResult:
+    """Compute a reservation with ``strategy`` (or take ``reserved_memory``), then validate it.
+
+    With ``strategy`` None or ``explicit`` the given ``reserved_memory`` is validated as is. A
+    strategy needs valid kube/system/eviction settings to know the total; when they are invalid,
+    or the strategy cannot place the total, the result is invalid with the reason in ``errors``.
+    """
+    common = dict(kube_reserved=kube_reserved, system_reserved=system_reserved, eviction_hard=eviction_hard,
+                  memory_manager_policy=memory_manager_policy,
+                  merge_default_eviction_settings=merge_default_eviction_settings,
+                  memory_capacity_bytes=memory_capacity_bytes, allocatable_ignore_eviction=allocatable_ignore_eviction,
+                  memory_manager_state=memory_manager_state, state_file=state_file)
+    if strategy in (None, "explicit"):
+        if strategy == "explicit" and reserved_memory is None:
+            result = validate_reservation(topology, reserved_memory=None, strategy=strategy, **common)
+            result.errors.insert(0, Finding("strategy", ERROR, "strategy explicit needs reserved_memory",
+                                            "give reserved_memory, or pick node0, spread, proportional or reserved_cpus"))
+            result.valid = False
+            return result
+        return validate_reservation(topology, reserved_memory=reserved_memory, strategy=strategy, **common)
+    probe = validate_reservation(topology, reserved_memory=[], strategy=strategy, **common)
+    input_errors = [f for f in probe.errors if f.rule.endswith("-syntax") or f.rule == "memory-manager-policy"]
+    if input_errors:
+        probe.errors = input_errors
+        probe.valid = False
+        return probe
+    total = probe.expected.get(MEMORY)
+    try:
+        computed = compute_reservation(topology, 0 if total is None else total.value(), strategy, reserved_cpus,
+                                       split_unit)
+    except ReservationError as exc:
+        probe.errors = [Finding("strategy", ERROR, "strategy %s: %s" % (strategy, exc),
+                                "pick another strategy (spread and proportional use every node with memory) or "
+                                "lower kube-reserved/system-reserved", None, False)]
+        probe.valid = False
+        return probe
+    return validate_reservation(topology, reserved_memory=computed, strategy=strategy, **common)
+
+
+# -- KubeletConfiguration ---------------------------------------------------------------------------
+
+def settings_from_kubelet_config(config: Mapping[str, Any]) -> Dict[str, Any]:
+    """Pick the reservation-related fields out of a KubeletConfiguration dict (camelCase)."""
+    if not isinstance(config, Mapping):
+        raise ReservationSyntaxError("KubeletConfiguration must be a dict, got %s" % type(config).__name__)
+    return {
+        "kube_reserved": config.get("kubeReserved"),
+        "system_reserved": config.get("systemReserved"),
+        "eviction_hard": config.get("evictionHard"),
+        "reserved_memory": config.get("reservedMemory"),
+        "memory_manager_policy": config.get("memoryManagerPolicy") or None,
+        "merge_default_eviction_settings": bool(config.get("mergeDefaultEvictionSettings", False)),
+        "reserved_cpus": config.get("reservedSystemCPUs") or None,
+    }
+
+
+def validate_kubelet_config(topology: Topology,
+                            config: Mapping[str, Any],
+                            **overrides: Any) -> ValidationResult:
+    """:func:`validate_reservation` on the fields of a KubeletConfiguration dict (overrides win)."""
+    settings = settings_from_kubelet_config(config)
+    settings.pop("reserved_cpus")
+    settings.update(overrides)
+    return validate_reservation(topology, **settings)
+
+
+def reservation_errors(effective: Mapping[str, Any], topology: Topology) -> List[str]:
+    """Adapter for ``kubelet_settings.validate_settings(reservation_validator=...)``: the error
+    strings of :func:`validate_kubelet_config` for an effective KubeletConfiguration dict."""
+    return [str(f) for f in validate_kubelet_config(topology, effective).errors]
+
+
+# -- one entry point for the module, the filter and the playbook ---------------------------------------
+
+_SETTING_KEYS = ("kube_reserved", "system_reserved", "eviction_hard", "reserved_memory", "memory_manager_policy",
+                 "merge_default_eviction_settings", "reserved_cpus")
+
+
+def topology_from_any(value: Any) -> Tuple[Topology, Optional[int]]:
+    """A Topology plus the node memory capacity, from a Topology, a ``numa_topology`` fact dict,
+    ``{"numa_topology": ...}`` or a saved ``numa_facts`` result ``{"ansible_facts": {...}}``.
+
+    The capacity is ``system.memory_total_bytes`` (``/proc/meminfo`` MemTotal, what the kubelet
+    uses for percentage thresholds) when the facts have it, else None (sum of the nodes is used).
+    """
+    if isinstance(value, Topology):
+        return value, None
+    if isinstance(value, Mapping) and isinstance(value.get("ansible_facts"), Mapping):
+        value = value["ansible_facts"]
+    if isinstance(value, Mapping) and isinstance(value.get("numa_topology"), Mapping):
+        value = value["numa_topology"]
+    if not isinstance(value, Mapping):
+        raise ReservationError("topology must be a numa_topology fact dict, got %s" % type(value).__name__)
+    # Only the nodes matter for reservations; per-CPU details are left out so that a quirk in them
+    # (e.g. die -1 on POWER) cannot stop a memory check. CPU ids still come from the node CPU lists.
+    topology = Topology.from_facts(dict((k, v) for k, v in value.items() if k != "cpus"))
+    capacity = None
+    system = value.get("system") if isinstance(value, Mapping) else None
+    if isinstance(system, Mapping):
+        raw = system.get("memory_total_bytes")
+        if isinstance(raw, int) and not isinstance(raw, bool) and raw > 0:
+            capacity = raw
+    return topology, capacity
+
+
+def evaluate(topology: Any, kubelet_config: Optional[Mapping[str, Any]] = None, strategy: Optional[str] = None,
+             split_unit: Any = MIB, memory_capacity_bytes: Any = None, allocatable_ignore_eviction: bool = False,
+             memory_manager_state: Optional[str] = None, state_file: Optional[str] = None,
+             **settings: Any) -> ValidationResult:
+    """Resolve settings (explicit ones win over ``kubelet_config``), then compute and/or validate.
+
+    ``topology`` may be anything :func:`topology_from_any` accepts. ``settings`` are the keys of
+    :data:`_SETTING_KEYS`; a value of None means "not given". ``split_unit`` and
+    ``memory_capacity_bytes`` may be quantities (``1Mi``) or ints.
+    """
+    unknown = sorted(k for k in settings if k not in _SETTING_KEYS)
+    if unknown:
+        raise TypeError("unknown setting(s): %s" % ", ".join(unknown))
+    topo, facts_capacity = topology_from_any(topology)
+    resolved = settings_from_kubelet_config(kubelet_config) if kubelet_config is not None else {}
+    if kubelet_config is not None and strategy not in (None, "explicit") and settings.get("reserved_memory") is None:
+        resolved["reserved_memory"] = None  # a strategy replaces the configured reservation
+    for key, value in settings.items():
+        if value is not None:
+            resolved[key] = value
+    if strategy not in (None, "explicit") and settings.get("reserved_memory") is not None:
+        raise ReservationError("give either reserved_memory (to validate) or a computing strategy (%s), not both"
+                               % strategy)
+    if strategy is not None and strategy not in STRATEGIES:
+        raise ReservationError("unknown strategy %r (expected one of %s)" % (strategy, ", ".join(STRATEGIES)))
+    unit = _bytes_option(split_unit, "split_unit")
+    capacity = _bytes_option(memory_capacity_bytes, "memory_capacity") if memory_capacity_bytes is not None else facts_capacity
+    policy = resolved.get("memory_manager_policy")
+    if policy is None:
+        policy = POLICY_STATIC if strategy not in (None, "explicit") else POLICY_NONE
+    return plan_reservation(
+        topo, strategy=strategy, kube_reserved=resolved.get("kube_reserved"),
+        system_reserved=resolved.get("system_reserved"), eviction_hard=resolved.get("eviction_hard"),
+        reserved_memory=resolved.get("reserved_memory"), memory_manager_policy=policy,
+        merge_default_eviction_settings=bool(resolved.get("merge_default_eviction_settings")),
+        memory_capacity_bytes=capacity, allocatable_ignore_eviction=allocatable_ignore_eviction,
+        reserved_cpus=resolved.get("reserved_cpus"), split_unit=unit,
+        memory_manager_state=memory_manager_state, state_file=state_file)
+
+
+def _bytes_option(value: Any, option: str) -> int:
+    try:
+        result = parse_quantity(value).value()
+    except InvalidQuantity as exc:
+        raise ReservationError("%s: %s" % (option, exc))
+    if result < 1:
+        raise ReservationError("%s must be at least 1 byte, got %r" % (option, value))
+    return result
