@@ -33,6 +33,8 @@ DECIMAL_EXPONENT = "DecimalExponent"
 FORMATS = (DECIMAL_SI, BINARY_SI, DECIMAL_EXPONENT)
 
 _MAX_INT64 = (1 << 63) - 1
+INT64_MIN = -(1 << 63)
+INT64_MAX = _MAX_INT64
 _NANO = -9
 _MAX_EXPONENT = 4096  # far beyond any real quantity; keeps 10**n cheap
 
@@ -130,6 +132,20 @@ class Quantity:
         """Base units as an int, rounded away from zero (the kubelet's ``Quantity.Value()``)."""
         numerator, denominator = self.as_fraction()
         return _ceil_div_away(numerator, denominator)
+
+    def as_int64(self):
+        """``Quantity.AsInt64``: the value when it is a whole number within int64, else None.
+
+        The kubelet uses it where a quantity must become an exact integer (reserved memory,
+        memory requests); unlike ``value()`` it never rounds.
+        """
+        numerator, denominator = self.as_fraction()
+        if numerator % denominator:
+            return None
+        value = numerator // denominator
+        if not INT64_MIN <= value <= INT64_MAX:
+            return None
+        return value
 
     def milli_value(self):
         """Thousandths of the base unit, rounded away from zero (``MilliValue()``: CPU millicores)."""

@@ -33,12 +33,11 @@ except ImportError:  # pragma: no cover
     pass
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors import StateError
-from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import format_bytes
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import INT64_MAX, INT64_MIN, format_bytes
 
 MEMORY = "memory"
 HUGEPAGES_PREFIX = "hugepages-"
 UINT64_MOD = 1 << 64
-INT64_MAX = (1 << 63) - 1
 
 #: JSON field names of a memory table, in the kubelet's declaration order.
 TABLE_FIELDS = ("total", "systemReserved", "allocatable", "reserved", "free")
@@ -309,7 +308,7 @@ def _int_list(value: Any, where: str) -> Optional[List[int]]:
         return None
     if not isinstance(value, (list, tuple)):
         raise MachineStateError("%s must be a list of NUMA ids, got %r" % (where, value))
-    return [_where_int(item, "%s[%d]" % (where, index), -(1 << 63), INT64_MAX)
+    return [_where_int(item, "%s[%d]" % (where, index), INT64_MIN, INT64_MAX)
             for index, item in enumerate(value)]
 
 
@@ -348,7 +347,7 @@ def machine_state_from_plain(plain: Any, where: str = "machineState") -> Machine
         raw = _mapping(raw, node_where)
         count = _field(raw, "numberOfAssignments", node_where)
         count = 0 if count is None else _where_int(count, node_where + ".numberOfAssignments",
-                                                   -(1 << 63), INT64_MAX)
+                                                   INT64_MIN, INT64_MAX)
         memory_map: Dict[str, MemoryTable] = {}
         map_where = node_where + ".memoryMap"
         for name, table in _mapping(_field(raw, "memoryMap", node_where), map_where).items():

@@ -50,7 +50,6 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity im
 MEMORY = "memory"
 CPU = "cpu"
 HUGEPAGES_PREFIX = "hugepages-"
-INT64_MAX = (1 << 63) - 1
 
 #: One ``reservedMemory`` entry: NUMA node id and resource name -> Quantity.
 MemoryReservation = namedtuple("MemoryReservation", ("numa_node", "limits"))
@@ -164,24 +163,13 @@ def validate_reserved_memory(node_ids: Iterable[int],
                 % (reserved, name, allocatable))
 
 
-def _as_int64(amount: Quantity) -> Optional[int]:
-    """``Quantity.AsInt64``: the value when it is an integer that fits in int64, else None."""
-    numerator, denominator = amount.as_fraction()
-    if numerator % denominator:
-        return None
-    value = numerator // denominator
-    if not -(1 << 63) <= value <= INT64_MAX:
-        return None
-    return value
-
-
 def convert_reserved(node_ids: Iterable[int],
                      reservations: Iterable[MemoryReservation]) -> Dict[int, Dict[str, int]]:
     """``convertReserved``: per node, per type, bytes as uint64; a later entry replaces an earlier one."""
     converted: Dict[int, Dict[str, int]] = dict((node_id, {}) for node_id in node_ids)
     for entry in reservations:
         for name, amount in entry.limits.items():
-            value = _as_int64(amount)
+            value = amount.as_int64()
             if value is None:
                 raise ReservedMemoryError("could not covert a variable of type Quantity to int64")
             converted.setdefault(entry.numa_node, {})[name] = value % (1 << 64)

@@ -46,6 +46,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topology
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.mask_table import (
     gc_paused, hint as interned_hint, table_for)
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors import AdmissionError
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import INT64_MAX, INT64_MIN
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import (
     TopologyHint, ZERO_HINT, memoise_dicts)
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.machine_state import (
@@ -64,7 +65,6 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memoryma
 GUARANTEED = "Guaranteed"
 POLICY_STATIC = "Static"
 POD_LEVEL_RESOURCE_MANAGERS = "PodLevelResourceManagers"
-INT64_MAX = (1 << 63) - 1
 _UINT64_MOD = 1 << 64
 
 ERR_INT64 = "[memorymanager] failed to represent quantity as int64"
@@ -106,17 +106,10 @@ class _RequestError(Exception):
 
 
 def _as_int64(amount: Any) -> Optional[int]:
-    """``Quantity.AsInt64`` on a quantity (or a plain int): integral and within int64, else None."""
+    """``Quantity.AsInt64`` on a quantity, or a plain int checked against the int64 range."""
     if isinstance(amount, int) and not isinstance(amount, bool):
-        value = amount
-    else:
-        numerator, denominator = amount.as_fraction()
-        if numerator % denominator:
-            return None
-        value = numerator // denominator
-    if not -(1 << 63) <= value <= INT64_MAX:
-        return None
-    return value
+        return amount if INT64_MIN <= amount <= INT64_MAX else None
+    return amount.as_int64()
 
 
 def container_requested_resources(container: Any) -> Dict[str, int]:

@@ -176,3 +176,19 @@ def test_ordering_matches_exact_values(m1, e1, m2, e2):
     assert (a == b) == (exact(a) == exact(b))
     assert exact(a + b) == exact(a) + exact(b)
     assert exact(a - b) == exact(a) - exact(b)
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("0", 0),
+    ("1Gi", 1 << 30),
+    ("-5", -5),
+    ("1.5", None),           # not whole: AsInt64 refuses, Value() would round
+    ("100m", None),
+    ("1000m", 1),
+    ("9223372036854775807", (1 << 63) - 1),
+    ("9223372036854775808", None),  # one past int64 (DecimalSI is not capped at parse time)
+    ("-9223372036854775808", -(1 << 63)),
+    ("10E", None),
+])
+def test_as_int64_is_exact_and_int64_bounded(text, expected):
+    assert Quantity.parse(text).as_int64() == expected
