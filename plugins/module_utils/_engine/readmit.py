@@ -41,7 +41,7 @@ try:
 except ImportError:  # pragma: no cover
     pass
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.errors import StateError
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors import StateError
 
 START_FRESH = "fresh"
 START_RESTORED = "restored"
