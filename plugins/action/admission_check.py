@@ -20,6 +20,9 @@ from ansible.errors import AnsibleActionFail, AnsibleError
 from ansible.module_utils.common.text.converters import to_native, to_text
 from ansible.plugins.action import ActionBase
 
+from ansible_collections.numaguard.kubelet.plugins.module_utils._backends.admission_check import (
+    INTERNAL_OPTIONS, argument_spec)
+
 
 def _plain(value):
     """YAML-loaded data with only JSON types (dates and other tags become strings)."""
@@ -36,9 +39,7 @@ class ActionModule(ActionBase):
     """Read and parse ``pod_file`` on the controller, then run the module on the host."""
 
     TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset((
-        "pod", "pod_file", "root", "topology", "kubelet_config", "kubelet_config_dir", "kubelet_flags",
-        "memory_manager_state", "cpu_manager_state", "devices", "device_allocations", "return_state", "merge_method"))
+    _VALID_ARGS = frozenset(argument_spec()) - INTERNAL_OPTIONS
 
     def _read_manifests(self, path):
         try:

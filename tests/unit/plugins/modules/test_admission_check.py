@@ -14,7 +14,7 @@ import shutil
 
 import pytest
 
-from ansible_collections.numaguard.kubelet.plugins.modules.admission_check import run_check
+from ansible_collections.numaguard.kubelet.plugins.module_utils._backends.admission_check import run_check
 from ansible_collections.numaguard.kubelet.tests.fleet import topologies
 
 

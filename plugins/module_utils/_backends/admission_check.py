@@ -1,0 +1,206 @@
+# -*- coding: utf-8 -*-
+# Copyright: numaguard.kubelet contributors
+# Apache License 2.0 (see LICENSE)
+"""Backend of ``numaguard.kubelet.admission_check`` (PRIVATE to this collection).
+
+The module file holds the documentation and hands ``module.params`` to :func:`run_check`; the
+action plugin takes its list of valid options from :func:`argument_spec`, so the options are
+declared once (and documented once, in the module's DOCUMENTATION).
+"""
+
+from __future__ import absolute_import, annotations, division, print_function
+
+__metaclass__ = type
+
+import json
+import os
+from typing import Any, Dict
+
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission import (
+    AdmissionSimulator, format_table)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission_inputs import (
+    AdmissionInputError, flags_to_config, pods_from_documents, state_input)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.devicemanager import (
+    parse_device_checkpoint)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.checkpoint import (
+    restore_cpu_manager_state, restore_memory_manager_state)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._host.kubelet_paths import (
+    locate_kubelet, under_root)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.config import (
+    kubelet_defaults, load_kubelet_config)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._host.sysfs import (
+    read_system_memory, read_topology)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import Topology
+
+
+#: Options the action plugin fills in itself; a task may not pass them.
+INTERNAL_OPTIONS = frozenset(("pod_file_content",))
+
+
+def argument_spec() -> Dict[str, Dict[str, Any]]:
+    """The module's argument spec (a fresh dict: callers may extend it)."""
+    return dict(
+        pod=dict(type="raw"),
+        pod_file=dict(type="list", elements="path"),
+        pod_file_content=dict(type="list", elements="dict"),
+        root=dict(type="path", default="/"),
+        topology=dict(type="dict"),
+        kubelet_config=dict(type="raw"),
+        kubelet_config_dir=dict(type="path"),
+        kubelet_flags=dict(type="dict"),
+        memory_manager_state=dict(type="str"),
+        cpu_manager_state=dict(type="str"),
+        devices=dict(type="dict"),
+        device_allocations=dict(type="dict"),
+        return_state=dict(type="bool", default=False),
+        merge_method=dict(type="str", default="fast", choices=["fast", "exhaustive"]),
+    )
+
+
+def _collect_pods(params):
+    pods = []
+    for item in params.get("pod_file_content") or []:
+        source = str(item.get("source", "pod_file"))
+        manifests = item.get("manifests")
+        if not isinstance(manifests, list):
+            raise AdmissionInputError("%s: pod_file_content.manifests must be a list" % source)
+        pods.extend(pods_from_documents(manifests, source))
+    if params.get("pod_file") and not params.get("pod_file_content"):
+        raise AdmissionInputError("pod_file is read on the controller by the action plugin of "
+                                  "numaguard.kubelet.admission_check; pass the manifests with 'pod' instead")
+    pod = params.get("pod")
+    if pod is not None:
+        if isinstance(pod, str):
+            try:
+                pod = json.loads(pod)
+            except ValueError:
+                raise AdmissionInputError("pod must be a manifest (dict) or a list of them, got a string "
+                                          "that is not JSON; use pod_file for YAML files")
+        documents = pod if isinstance(pod, list) else [pod]
+        pods.extend(pods_from_documents(documents, "pod" if not isinstance(pod, list) else "pod[]"))
+    if not pods:
+        raise AdmissionInputError("no pod to check: give pod or pod_file")
+    return pods
+
+
+def _read_state(root, option_value, default_path, name, sources):
+    kind, value = state_input(option_value)
+    if kind == "fresh":
+        sources[name] = "ignored (fresh node)"
+        return default_path, None
+    if kind == "content":
+        sources[name] = "option"
+        return default_path, value
+    path = value if kind == "path" else default_path
+    host_path = under_root(root, path)
+    try:
+        with open(host_path, "rb") as handle:
+            raw = handle.read()
+    except (IOError, OSError) as exc:
+        if kind == "default" and not os.path.exists(host_path):
+            sources[name] = "absent (%s)" % path
+            return path, None
+        raise AdmissionInputError("%s: cannot read %s: %s" % (name, host_path, exc.strerror or exc))
+    sources[name] = path
+    try:
+        return path, raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise AdmissionInputError("%s: %s is not UTF-8 text" % (name, host_path))
+
+
+def _config(params, root, located, sources):
+    raw = params.get("kubelet_config")
+    flags = params.get("kubelet_flags")
+    if flags is None:
+        flags = located.get("flags") or {} if raw is None else {}
+    flags_config, path_flags = flags_to_config(flags)
+    if isinstance(raw, dict):
+        config = dict(raw)
+        sources["kubelet_config"] = "option"
+    elif raw is not None and not isinstance(raw, str):
+        raise AdmissionInputError("kubelet_config must be a path or a dict, got %s" % type(raw).__name__)
+    else:
+        path = raw or path_flags.get("config") or located.get("config")
+        config_dir = params.get("kubelet_config_dir") or path_flags.get("config-dir") or located.get("config_dir")
+        host_path = under_root(root, path) if path else None
+        host_dir = under_root(root, config_dir) if config_dir else None
+        if raw and not os.path.isfile(host_path):
+            raise AdmissionInputError("kubelet_config: %s does not exist" % host_path)
+        if host_path and not os.path.isfile(host_path):
+            host_path = None
+        if host_dir and not os.path.isdir(host_dir):
+            if params.get("kubelet_config_dir"):
+                raise AdmissionInputError("kubelet_config_dir: %s is not a directory" % host_dir)
+            host_dir = None
+        config = load_kubelet_config(host_path, host_dir)
+        sources["kubelet_config"] = path if host_path else "none (flags and defaults only)"
+        sources["kubelet_config_dir"] = config_dir if host_dir else None
+    config.update(flags_config)
+    for key, value in kubelet_defaults().items():
+        if config.get(key) is None:
+            config[key] = value
+    root_dir = path_flags.get("root-dir") or located.get("root_dir") or "/var/lib/kubelet"
+    return config, root_dir
+
+
+def run_check(params):
+    """Everything the module does, returning the result dict; raises ValueError subclasses."""
+    root = params.get("root") or "/"
+    sources = {}
+    pods = _collect_pods(params)
+    if params.get("topology") is not None:
+        topology = Topology.from_facts(params["topology"])
+        sources["topology"] = "option"
+        capacity = None
+    else:
+        topology = read_topology(root)
+        sources["topology"] = "sysfs under %s" % root
+        capacity = read_system_memory(root).get("memory_total_bytes")
+    need_host = params.get("kubelet_config") is None or params.get("memory_manager_state") is None \
+        or params.get("cpu_manager_state") is None
+    located = locate_kubelet(root) if need_host else {}
+    config, root_dir = _config(params, root, located, sources)
+    sources["root_dir"] = root_dir
+    mem_path, mem_text = _read_state(root, params.get("memory_manager_state"),
+                                     os.path.join(root_dir, "memory_manager_state"), "memory_manager_state", sources)
+    cpu_path, cpu_text = _read_state(root, params.get("cpu_manager_state"),
+                                     os.path.join(root_dir, "cpu_manager_state"), "cpu_manager_state", sources)
+    memory_checkpoint = restore_memory_manager_state(mem_text, config.get("memoryManagerPolicy") or "None", mem_path)
+    cpu_checkpoint = restore_cpu_manager_state(cpu_text, config.get("cpuManagerPolicy") or "none", cpu_path)
+    allocations = params.get("device_allocations")
+    if allocations is None:
+        dev_path = os.path.join(root_dir, "device-plugins", "kubelet_internal_checkpoint")
+        host_dev = under_root(root, dev_path)
+        if os.path.isfile(host_dev):
+            try:
+                with open(host_dev, "rb") as handle:
+                    allocations = parse_device_checkpoint(handle.read().decode("utf-8", "replace"))["allocations"]
+            except (IOError, OSError) as exc:
+                raise AdmissionInputError("cannot read %s: %s" % (host_dev, exc.strerror or exc))
+            sources["device_allocations"] = dev_path
+        else:
+            sources["device_allocations"] = "absent (%s)" % dev_path
+    else:
+        sources["device_allocations"] = "option"
+    simulator = AdmissionSimulator(
+        topology, config, cpu_checkpoint=cpu_checkpoint, memory_checkpoint=memory_checkpoint,
+        devices=params.get("devices"), device_allocations=allocations, cpu_state_path=cpu_path, memory_state_path=mem_path,
+        merger=params.get("merge_method") or "fast", memory_capacity_bytes=capacity)
+    node = simulator.summary()
+    results = []
+    for index, (label, manifest) in enumerate(pods):
+        try:
+            pod = simulator.pod_from_manifest(manifest, index)
+        except ValueError as exc:
+            raise AdmissionInputError("%s: %s" % (label, exc))
+        result = simulator.admit(pod)
+        result["source"] = label
+        results.append(result)
+    run = {"pods": results, "memory": simulator.memory_map(), "pinning": simulator.pinning(),
+           "node": node, "sources": sources}
+    if params.get("return_state"):
+        run["state_after"] = simulator.state_after(
+            cpu_version=getattr(cpu_checkpoint, "version", None) if cpu_checkpoint is not None else None,
+            memory_version=getattr(memory_checkpoint, "version", None) if memory_checkpoint is not None else None)
+    run["msg"] = format_table(run)
+    return run

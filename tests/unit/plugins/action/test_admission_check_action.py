@@ -1,0 +1,26 @@
+# -*- coding: utf-8 -*-
+# Copyright: numaguard.kubelet contributors
+# Apache License 2.0 (see LICENSE)
+"""admission_check's options are declared once: the backend's spec serves the module and the action plugin."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import yaml
+
+from ansible_collections.numaguard.kubelet.plugins.action.admission_check import ActionModule
+from ansible_collections.numaguard.kubelet.plugins.module_utils._backends.admission_check import (
+    INTERNAL_OPTIONS, argument_spec)
+from ansible_collections.numaguard.kubelet.plugins.modules import admission_check
+
+
+def test_action_plugin_accepts_exactly_the_public_options():
+    assert ActionModule._VALID_ARGS == frozenset(argument_spec()) - INTERNAL_OPTIONS
+    assert "pod_file_content" not in ActionModule._VALID_ARGS
+
+
+def test_documented_options_are_the_spec():
+    """ansible-test's validate-modules wants the internal option documented too."""
+    documented = yaml.safe_load(admission_check.DOCUMENTATION)["options"]
+    assert set(documented) == set(argument_spec())
