@@ -19,47 +19,13 @@ description:
   - The input is the host's C(numa_topology) facts (a saved M(numaguard.kubelet.numa_facts) result also works).
     With a null input only the equation is checked - the sum per memory type against kube-reserved +
     system-reserved + hard eviction - not NUMA ids, hugepage sizes or node capacity.
+extends_documentation_fragment:
+  - numaguard.kubelet.reservation
 options:
   _input:
     description: A C(numa_topology) fact dict, a saved C(numa_facts) result, or null.
     type: raw
     required: true
-  kube_reserved:
-    description: C(--kube-reserved) flag string or dict.
-    type: raw
-  system_reserved:
-    description: C(--system-reserved) flag string or dict.
-    type: raw
-  eviction_hard:
-    description: C(--eviction-hard) flag string or dict; null means the kubelet defaults.
-    type: raw
-  merge_default_eviction_settings:
-    description: The kubelet's C(mergeDefaultEvictionSettings).
-    type: bool
-  reserved_memory:
-    description: The reservation to check (flag string, list of flag strings, or C(reservedMemory) list).
-    type: raw
-  memory_manager_policy:
-    description: V(None) or V(Static); default from O(kubelet_config), else V(Static) with a computing strategy,
-      else V(None).
-    type: str
-  strategy:
-    description: Compute the reservation - V(node0), V(spread), V(proportional), V(reserved_cpus) (or V(explicit)).
-    type: str
-  reserved_cpus:
-    description: C(reservedSystemCPUs) for V(reserved_cpus).
-    type: str
-  split_unit:
-    description: Granularity of computed values.
-    type: raw
-    default: 1Mi
-  memory_capacity:
-    description: Node memory capacity for percentage thresholds (default from the facts).
-    type: raw
-  allocatable_ignore_eviction:
-    description: C(--experimental-allocatable-ignore-eviction).
-    type: bool
-    default: false
   kubelet_config:
     description: A KubeletConfiguration dict to take unset settings from.
     type: dict

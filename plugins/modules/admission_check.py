@@ -30,6 +30,9 @@ description:
     (C(OutOfcpu), C(OutOfmemory), node selectors, taints) is not.
 author:
   - numaguard.kubelet contributors (@numaguard)
+extends_documentation_fragment:
+  - numaguard.kubelet.root
+  - numaguard.kubelet.topology
 options:
   pod:
     description:
@@ -53,17 +56,6 @@ options:
       - A list of C({source, manifests}) items.
     type: list
     elements: dict
-  root:
-    description:
-      - Root of the host filesystem to read (sysfs, C(/proc), kubelet files), as in
-        M(numaguard.kubelet.numa_facts). C(/) reads the live host.
-    type: path
-    default: /
-  topology:
-    description:
-      - A C(numa_topology) fact dict (as returned by M(numaguard.kubelet.numa_facts)) to use instead
-        of reading sysfs.
-    type: dict
   kubelet_config:
     description:
       - The KubeletConfiguration, either the path of the config file (relative to O(root)) or the

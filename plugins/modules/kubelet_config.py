@@ -34,6 +34,8 @@ description:
     atomic, with an optional backup.
 author:
   - numaguard.kubelet contributors (@numaguard)
+extends_documentation_fragment:
+  - numaguard.kubelet.topology
 options:
   settings:
     description:
@@ -94,10 +96,6 @@ options:
       - Root of the filesystem whose sysfs describes the host (C(/) for the live host).
     type: path
     default: /
-  topology:
-    description:
-      - A C(numa_topology) fact (from M(numaguard.kubelet.numa_facts)) to use instead of reading sysfs.
-    type: dict
   backup:
     description:
       - Keep a timestamped copy of the previous file next to it before changing it.

@@ -21,21 +21,14 @@ description:
     every online CPU and the memory of C(/proc/meminfo), as the kubelet treats it.
   - Also locates the kubelet (config file, drop-in directory and root directory, taken from the
     running kubelet's command line when it runs) and summarises its C(cpu_manager_state) and
-    C(memory_manager_state) files, including whether their checksums verify.
+    C(memory_manager_state) files, including whether their checksums verify. The kubelet files and the
+    running processes' C(proc/*/cmdline) are read below O(root) too.
   - Never changes anything on the host. A missing or malformed sysfs file fails the module with a
     message naming the file and its content.
 author:
   - numaguard.kubelet contributors (@numaguard)
-options:
-  root:
-    description:
-      - Root of the filesystem to read. C(/) reads the live host.
-      - Point it at a captured snapshot or a host filesystem mounted elsewhere; the module then
-        reads C(<root>/sys/devices/system/node), C(<root>/sys/devices/system/cpu),
-        C(<root>/sys/kernel/mm/hugepages), C(<root>/proc/meminfo), C(<root>/proc/*/cmdline) and the
-        kubelet files below C(<root>).
-    type: path
-    default: /
+extends_documentation_fragment:
+  - numaguard.kubelet.root
 attributes:
   check_mode:
     support: full

@@ -1,0 +1,21 @@
+# -*- coding: utf-8 -*-
+# Copyright: numaguard.kubelet contributors
+# Apache License 2.0 (see LICENSE)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+
+class ModuleDocFragment(object):
+    """The O(topology) option: a numa_facts result instead of reading sysfs."""
+
+    DOCUMENTATION = r"""
+options:
+  topology:
+    description:
+      - A C(numa_topology) fact dict, as returned by M(numaguard.kubelet.numa_facts) in
+        C(ansible_facts.numa_topology), to use instead of reading the host's sysfs. This lets the module
+        run against a topology captured on another host.
+    type: dict
+"""
