@@ -85,7 +85,8 @@ class AdmissionSimulator(object):
     ids), see :mod:`.devicemanager`;
     ``cpu_state_path`` / ``memory_state_path``: file names used in the kubelet's messages;
     ``memory_capacity_bytes``: the node's memory capacity (/proc/meminfo MemTotal) for
-    percentage eviction thresholds (default: the sum of the NUMA nodes).
+    percentage eviction thresholds (default: the sum of the NUMA nodes); ``proc_iomem``: the
+    host's ``/proc/iomem`` for the memory manager's ``memory-drift-tolerance: auto`` bound.
     Raises :class:`AdmissionSetupError` (a StateError) where the kubelet would refuse to start.
     """
 
@@ -93,7 +94,7 @@ class AdmissionSimulator(object):
                  device_allocations=None,
                  cpu_state_path="/var/lib/kubelet/cpu_manager_state",
                  memory_state_path="/var/lib/kubelet/memory_manager_state", merger="fast",
-                 memory_capacity_bytes=None):
+                 memory_capacity_bytes=None, proc_iomem=None):
         from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.cpu_manager import (
             new_cpu_manager)
         from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.memory_manager import (
@@ -113,7 +114,7 @@ class AdmissionSimulator(object):
         self.cpu_manager = new_cpu_manager(topology, self.config, cpu_checkpoint, checkpoint_path=cpu_state_path)
         self.memory_manager = new_memory_manager(topology, self.config, memory_checkpoint,
                                                  state_file=memory_state_path,
-                                                 memory_capacity_bytes=memory_capacity_bytes)
+                                                 memory_capacity_bytes=memory_capacity_bytes, proc_iomem=proc_iomem)
         providers = [_NamedProvider("device", self.device_manager)]
         providers.append(_NamedProvider("cpu", self.cpu_manager))
         providers.append(_NamedProvider("memory", self.memory_manager))

@@ -35,6 +35,9 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memoryma
     entries_from_plain,
     machine_state_from_plain,
 )
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.memory_drift import (
+    drift_tolerance,
+)
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.reserved import (
     CPU,
     node_allocatable_reservation,
@@ -112,7 +115,8 @@ def system_reserved_from_config(topology: Any,
 
 def new_memory_manager(topology: Any, kubelet_config: Mapping[str, Any], checkpoint: Any = None,
                        state_file: Optional[str] = None, feature_gates: Optional[Mapping[str, bool]] = None,
-                       memory_capacity_bytes: Optional[int] = None, allocatable_reservation: Optional[Mapping[str, Any]] = None) -> Any:
+                       memory_capacity_bytes: Optional[int] = None, allocatable_reservation: Optional[Mapping[str, Any]] = None,
+                       proc_iomem: Optional[str] = None) -> Any:
     """The memory manager provider for a node, or :class:`StateError` where the kubelet would not start.
 
     ``checkpoint``: the restored ``memory_manager_state`` -- an object with ``policy_name``,
@@ -120,7 +124,8 @@ def new_memory_manager(topology: Any, kubelet_config: Mapping[str, Any], checkpo
     those keys (``policyName``/``machineState`` spellings accepted); None for a node without
     the file. ``state_file`` names the file in messages (default:
     ``<rootDir or /var/lib/kubelet>/memory_manager_state``). ``feature_gates`` defaults to the
-    config's ``featureGates``.
+    config's ``featureGates``. ``proc_iomem``: the host's ``/proc/iomem`` for the
+    ``memory-drift-tolerance: auto`` bound (None = unreadable: exact comparison).
     """
     policy = kubelet_config.get("memoryManagerPolicy") or POLICY_NONE
     gates = dict(kubelet_config.get("featureGates") or {})
@@ -151,8 +156,9 @@ def new_memory_manager(topology: Any, kubelet_config: Mapping[str, Any], checkpo
                 "%s has pod-level memory assignments (podEntries) and PodLevelResourceManagers is enabled: "
                 "pod-level memory allocation (alpha) is not simulated" % state_file)
 
+    tolerance = drift_tolerance(dict(kubelet_config, featureGates=gates), proc_iomem)
     if policy == POLICY_NONE:
         return provider
     default_state = default_machine_state(topology, system_reserved)
-    machine_state = validate_state(machine_state, entries, default_state)
+    machine_state = validate_state(machine_state, entries, default_state, tolerance.bound)
     return MemoryManagerStatic(machine_state, entries, feature_gates=gates)

@@ -61,11 +61,13 @@ def check_policy_name(configured: str, stored: str, state_file: str) -> None:
 
 
 def expected_machine_state(default_state: Mapping[int, NUMANodeState],
-                           assignments: Mapping[str, Mapping[str, List[Any]]]) -> MachineState:
+                           assignments: Mapping[str, Mapping[str, List[Any]]],
+                           unfitted: Optional[List[str]] = None) -> MachineState:
     """Default state plus every block replayed like ``updateMachineState``.
 
     Pods and containers are replayed in sorted order (the kubelet iterates Go maps: only states
-    that break the group rules could depend on the order).
+    that break the group rules could depend on the order). ``unfitted`` collects the blocks the
+    machine can no longer hold (the drift tolerance's conservation check).
     """
     expected = clone_machine_state(default_state)
     for pod_uid in sorted(assignments):
@@ -85,6 +87,9 @@ def expected_machine_state(default_state: Mapping[int, NUMANodeState],
                                                "NUMA node %d has no %s" % (node_id, block.type))
                     if remaining:
                         remaining = take_free(table, remaining)
+                if remaining and unfitted is not None:
+                    unfitted.append("pod %s container %s: %s %d bytes on %s, %d bytes short"
+                                    % (pod_uid, name, block.type, block.size, list(block.numa_affinity), remaining))
     return expected
 
 
@@ -151,18 +156,28 @@ def compare_machine_states(stored: Mapping[int, NUMANodeState],
 
 def validate_state(machine_state: Mapping[int, NUMANodeState],
                    assignments: Mapping[str, Mapping[str, List[Any]]],
-                   default_state: Mapping[int, NUMANodeState]) -> MachineState:
+                   default_state: Mapping[int, NUMANodeState],
+                   max_drift: int = 0) -> MachineState:
     """The machine state the kubelet continues with, or :class:`MemoryStateError`.
 
     Empty machine state: the default one (error when assignments exist). Otherwise the stored
-    state, if it matches the replayed expectation.
+    state, if it matches the replayed expectation; with a drift bound (KEP-6232,
+    ``memory_drift.py``) the expectation itself when the difference is a tolerated drift.
     """
     if not machine_state:
         if assignments:
             raise MemoryStateError(ERR_EMPTY_WITH_ASSIGNMENTS)
         return clone_machine_state(default_state)
-    expected = expected_machine_state(default_state, assignments)
+    unfitted: List[str] = []
+    expected = expected_machine_state(default_state, assignments, unfitted)
     difference = compare_machine_states(machine_state, expected)
     if difference is not None:
+        if max_drift > 0:
+            from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.memory_drift import (
+                drift_refusal)
+            refusal = drift_refusal(machine_state, expected, max_drift, unfitted)
+            if refusal is None:
+                return expected
+            difference = "%s (drift tolerance: %s)" % (difference, refusal)
         raise MemoryStateError(ERR_DIFFERENT, difference)
     return clone_machine_state(machine_state)
