@@ -1,0 +1,265 @@
+# -*- coding: utf-8 -*-
+# Copyright: numaguard.kubelet contributors
+# Apache License 2.0 (see LICENSE)
+"""Whole admissions on big NUMA machines: time and peak RSS per row, each row in a fresh process.
+
+What one ad hoc module run pays is a fresh Python process: imports, building the simulator (the
+managers' start-up checks) and one admission. Each row runs in its own child process (so caches
+and peak RSS belong to that row alone) under a wall-clock limit (``--timeout``) and an address
+space limit (``--memory-limit``), and prints:
+
+* ``fresh ms``: in the child, from before the first engine import to the pod's result;
+* ``steady ms``: median of ``--repeat`` further admissions in the same child, each on a new
+  simulator (process-wide tables already built);
+* ``peak RSS MB``: the child's maximum resident set size;
+* the decision (admitted, NUMA nodes) and the kubelet's own forecast (``kubelet_cost``) when
+  the engine returns one.
+
+Rows: ``N`` NUMA nodes (4 CPUs and 16Gi per node, 1Gi hugepages, static CPU + Static memory,
+restricted, pod scope) with a pod that fits one node (``one``) and one that needs four
+(``four``); the GB200-like tray (2 Grace nodes with 72 CPUs each + 34 CPU-less memory nodes,
+Static memory); and the upstream worst case of the merge alone (8 nodes, four hint lists of all
+255 masks, no preferred result; kubernetes/kubernetes#137700 reports 258 s and 407 GB for it).
+
+Run: ``.venv/bin/python benchmarks/bignuma_admission.py [--nodes 2,4,8,16,24,32,64]``.
+A script that prints figures, not a test: nothing fails on time.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_ROOT = os.path.dirname(_HERE)
+
+GIB = 1 << 30
+
+
+def _importable():
+    """Make ansible_collections.numaguard.kubelet importable from a plain checkout."""
+    try:
+        import ansible_collections.numaguard.kubelet  # noqa: F401
+        return
+    except ImportError:
+        pass
+    import tempfile
+    tmp = tempfile.mkdtemp(prefix="numaguard-bench-")
+    os.makedirs(os.path.join(tmp, "ansible_collections", "numaguard"))
+    os.symlink(_ROOT, os.path.join(tmp, "ansible_collections", "numaguard", "kubelet"))
+    sys.path.insert(0, tmp)
+
+
+def _pod(resources):
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "bench"},
+            "spec": {"containers": [{"name": "c", "image": "x",
+                                     "resources": {"requests": dict(resources), "limits": dict(resources)}}]}}
+
+
+def _machine(row):
+    """(topology, config, devices, manifest) of a benchmark row."""
+    from ansible_collections.numaguard.kubelet.plugins.module_utils.topology import CPU, HugePages, NumaNode, Topology
+
+    nodes, cpus = [], []
+    if row["kind"] == "gb200":
+        # two Grace nodes (72 CPUs, 240Gi each) and 34 CPU-less GPU memory nodes (23Gi each)
+        layout = [(0, 72, 240), (1, 72, 240)] + [(node, 0, 23) for node in range(2, 36)]
+        policy, scope = "restricted", "pod"
+        manifest = _pod({"cpu": "8", "memory": "32Gi"})
+    else:
+        n = row["nodes"]
+        layout = [(node, 4, 16) for node in range(n)]
+        policy, scope = "restricted", "pod"
+        if row["kind"] == "one":
+            manifest = _pod({"cpu": "2", "memory": "4Gi", "hugepages-1Gi": "1Gi"})
+        else:  # four: 14 CPUs need four nodes (CPU 0 is reserved)
+            manifest = _pod({"cpu": "14", "memory": "56Gi", "hugepages-1Gi": "4Gi"})
+    next_cpu = 0
+    ids = [node for node, _c, _m in layout]
+    for node, count, mem in layout:
+        own = tuple(range(next_cpu, next_cpu + count))
+        next_cpu += count
+        pages = {}
+        if row["kind"] != "gb200":
+            page = HugePages(page_size_bytes=GIB, total_pages=4, free_pages=4)
+            pages[page.resource_name] = page
+        nodes.append(NumaNode(id=node, cpus=own, memory_total_bytes=mem * GIB, memory_free_bytes=mem * GIB,
+                              hugepages=pages,
+                              distances=dict((peer, 10 if peer == node else 20) for peer in ids)))
+        cpus.extend(CPU(id=c, node=node, core=c, socket=node if count else 0, die=0, online=True,
+                        siblings=(c,), cache_id=node) for c in own)
+    config = {
+        "cpuManagerPolicy": "static", "memoryManagerPolicy": "Static", "topologyManagerPolicy": policy,
+        "topologyManagerScope": scope,
+        "topologyManagerPolicyOptions": {"max-allowable-numa-nodes": str(max(8, len(ids)))},
+        "reservedSystemCPUs": "0", "systemReserved": {"memory": "1Gi"},
+        "evictionHard": {"memory.available": "100Mi"},
+        "reservedMemory": [{"numaNode": 0, "limits": {"memory": "1124Mi"}}],
+    }
+    return Topology(nodes=tuple(nodes), cpus=tuple(cpus)), config, None, manifest
+
+
+def _child_admission(row, repeat):
+    start = time.perf_counter()
+    _importable()
+    from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.admission import AdmissionSimulator
+
+    topology, config, devices, manifest = _machine(row)
+    simulator = AdmissionSimulator(topology, config, devices=devices)
+    result = simulator.admit(simulator.pod_from_manifest(manifest))
+    fresh = time.perf_counter() - start
+    steady = []
+    for _round in range(repeat):
+        begin = time.perf_counter()
+        again = AdmissionSimulator(topology, config, devices=devices)
+        again.admit(again.pod_from_manifest(manifest))
+        steady.append(time.perf_counter() - begin)
+    return fresh, steady, result
+
+
+def _child_upstream(repeat):
+    """The merge alone: four lists of all 255 masks of 8 nodes, none preferred."""
+    start = time.perf_counter()
+    _importable()
+    from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.bitmask import BitMask
+    from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.hints import TopologyHint
+    from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.topologymanager.numa_info import NUMAInfo
+    from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.topologymanager.policy import create_policy
+    from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.topologymanager.policy_options import (
+        PolicyOptions)
+
+    info = NUMAInfo(list(range(8)))
+    policy = create_policy("best-effort", info, PolicyOptions())
+    hints = [TopologyHint(BitMask.from_value(m), False) for m in range(1, 256)]
+    providers = [{"a": list(hints)}, {"b": list(hints)}, {"c": list(hints), "d": list(hints)}]
+    merged, _admit = policy.merge(providers)
+    fresh = time.perf_counter() - start
+    steady = []
+    for _round in range(repeat):
+        begin = time.perf_counter()
+        policy.merge(providers)
+        steady.append(time.perf_counter() - begin)
+    cost = None
+    try:
+        from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.topologymanager import merge as _merge
+        forecast = getattr(_merge, "kubelet_merge_cost", None)
+        if forecast is not None:
+            cost = forecast(providers, policy)
+    except Exception as exc:  # a benchmark prints what it can
+        cost = {"error": str(exc)}
+    result = {"admitted": True, "numa_nodes": list(merged.affinity.bits()) if merged.affinity else None,
+              "merged": str(merged), "kubelet_cost": cost}
+    return fresh, steady, result
+
+
+def child(argv):
+    """Entry of the per-row child process: print one JSON line."""
+    import resource
+    import statistics
+
+    row = json.loads(argv[0])
+    repeat = int(argv[1])
+    try:
+        if row["kind"] == "upstream":
+            fresh, steady, result = _child_upstream(repeat)
+        else:
+            fresh, steady, result = _child_admission(row, repeat)
+        out = {"fresh_ms": fresh * 1000.0,
+               "steady_ms": statistics.median(steady) * 1000.0 if steady else None,
+               "admitted": result.get("admitted"), "numa_nodes": result.get("numa_nodes"),
+               "reason": result.get("reason"), "kubelet_cost": result.get("kubelet_cost")}
+    except MemoryError:
+        out = {"error": "MemoryError"}
+    except Exception as exc:  # a benchmark row reports its failure instead of stopping the table
+        out = {"error": "%s: %s" % (type(exc).__name__, str(exc)[:160])}
+    out["rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    print(json.dumps(out))
+    return 0
+
+
+def _limit_memory(limit_mb):
+    def apply():
+        import resource
+        resource.setrlimit(resource.RLIMIT_AS, (limit_mb << 20, limit_mb << 20))
+    return apply
+
+
+def run_row(row, args):
+    command = [sys.executable, os.path.abspath(__file__), "--child", json.dumps(row), str(args.repeat)]
+    start = time.perf_counter()
+    try:
+        done = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=args.timeout,
+                              preexec_fn=_limit_memory(args.memory_limit), check=False)
+    except subprocess.TimeoutExpired:
+        return {"error": "no answer within %d s" % args.timeout}, time.perf_counter() - start
+    wall = time.perf_counter() - start
+    lines = done.stdout.decode("utf-8", "replace").strip().splitlines()
+    if not lines:
+        tail = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        return {"error": "child died (rc %d): %s" % (done.returncode, tail[-1] if tail else "")}, wall
+    return json.loads(lines[-1]), wall
+
+
+def _cost_text(cost):
+    if not isinstance(cost, dict):
+        return "-"
+    if "error" in cost:
+        return "error: " + cost["error"]
+    perms = cost.get("permutations")
+    seconds = cost.get("estimated_seconds")
+    return "kubelet: %s perms, ~%s" % ("%.3g" % perms if isinstance(perms, (int, float)) else perms,
+                                        _duration(seconds) if isinstance(seconds, (int, float)) else seconds)
+
+
+def _duration(seconds):
+    for unit, size in (("years", 365 * 86400.0), ("days", 86400.0), ("h", 3600.0), ("min", 60.0)):
+        if seconds >= size:
+            return "%.3g %s" % (seconds / size, unit)
+    return "%.3g s" % seconds
+
+
+def main(argv=None):
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "--child":
+        return child(argv[1:])
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--nodes", default="2,4,8,12,16,20,24,32,48,64")
+    parser.add_argument("--repeat", type=int, default=5, help="steady-state admissions per row")
+    parser.add_argument("--timeout", type=int, default=60, help="seconds per row")
+    parser.add_argument("--memory-limit", type=int, default=2048, help="address space limit per row, MB")
+    parser.add_argument("--only", default="", help="comma list of row names to run (e.g. gb200,upstream,16/one)")
+    args = parser.parse_args(argv)
+    rows = []
+    for n in [int(x) for x in args.nodes.split(",") if x]:
+        rows.append({"name": "%d/one" % n, "kind": "one", "nodes": n})
+        if n >= 4:
+            rows.append({"name": "%d/four" % n, "kind": "four", "nodes": n})
+    rows.append({"name": "gb200", "kind": "gb200", "nodes": 36})
+    rows.append({"name": "upstream", "kind": "upstream", "nodes": 8})
+    if args.only:
+        wanted = set(args.only.split(","))
+        rows = [row for row in rows if row["name"] in wanted]
+    print("python %s; limits per row: %d s, %d MB address space; steady = median of %d"
+          % (sys.version.split()[0], args.timeout, args.memory_limit, args.repeat))
+    print("%-10s %10s %10s %11s %9s  %s" % ("row", "fresh ms", "steady ms", "peak RSS MB", "wall s", "result"))
+    for row in rows:
+        out, wall = run_row(row, args)
+        if "error" in out:
+            print("%-10s %10s %10s %11s %9.1f  %s" % (row["name"], "-", "-",
+                                                      "%.0f" % out["rss_mb"] if "rss_mb" in out else "-",
+                                                      wall, out["error"]))
+            continue
+        result = "admitted=%s numa=%s %s" % (out["admitted"], out["numa_nodes"], out.get("reason") or "")
+        print("%-10s %10.1f %10s %11.0f %9.1f  %s; %s" % (
+            row["name"], out["fresh_ms"], "%.1f" % out["steady_ms"] if out["steady_ms"] is not None else "-",
+            out["rss_mb"], wall, result.strip(), _cost_text(out.get("kubelet_cost"))))
+        sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
