@@ -62,7 +62,7 @@ def _pod(resources):
 
 def _machine(row):
     """(topology, config, devices, manifest) of a benchmark row."""
-    from ansible_collections.numaguard.kubelet.plugins.module_utils.topology import CPU, HugePages, NumaNode, Topology
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import CPU, HugePages, NumaNode, Topology
 
     nodes, cpus = [], []
     if row["kind"] == "gb200":
@@ -106,7 +106,7 @@ def _machine(row):
 def _child_admission(row, repeat):
     start = time.perf_counter()
     _importable()
-    from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.admission import AdmissionSimulator
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission import AdmissionSimulator
 
     topology, config, devices, manifest = _machine(row)
     simulator = AdmissionSimulator(topology, config, devices=devices)
@@ -125,11 +125,11 @@ def _child_upstream(repeat):
     """The merge alone: four lists of all 255 masks of 8 nodes, none preferred."""
     start = time.perf_counter()
     _importable()
-    from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.bitmask import BitMask
-    from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.hints import TopologyHint
-    from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.topologymanager.numa_info import NUMAInfo
-    from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.topologymanager.policy import create_policy
-    from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.topologymanager.policy_options import (
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.bitmask import BitMask
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import TopologyHint
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.numa_info import NUMAInfo
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.policy import create_policy
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.policy_options import (
         PolicyOptions)
 
     info = NUMAInfo(list(range(8)))
@@ -145,7 +145,7 @@ def _child_upstream(repeat):
         steady.append(time.perf_counter() - begin)
     cost = None
     try:
-        from ansible_collections.numaguard.kubelet.plugins.module_utils.engine.topologymanager import merge as _merge
+        from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager import merge as _merge
         forecast = getattr(_merge, "kubelet_merge_cost", None)
         if forecast is not None:
             cost = forecast(providers, policy)
