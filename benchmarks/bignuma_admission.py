@@ -77,7 +77,7 @@ def _machine(row):
         if row["kind"] == "one":
             manifest = _pod({"cpu": "2", "memory": "4Gi", "hugepages-1Gi": "1Gi"})
         else:  # four: 14 CPUs need four nodes (CPU 0 is reserved)
-            manifest = _pod({"cpu": "14", "memory": "56Gi", "hugepages-1Gi": "4Gi"})
+            manifest = _pod({"cpu": "14", "memory": "40Gi", "hugepages-1Gi": "4Gi"})
     next_cpu = 0
     ids = [node for node, _c, _m in layout]
     for node, count, mem in layout:
