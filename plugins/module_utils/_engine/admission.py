@@ -36,6 +36,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topology
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.pod import Pod
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.topology_manager import (
     topology_manager_from_config)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.kubelet_cost import pod_cost
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.numa_info import (
     TopologyManagerError)
 
@@ -154,6 +155,7 @@ class AdmissionSimulator(object):
                 "scope": self.topology_manager.name,
             },
             "merges": [decision.to_dict() for decision in outcome.decisions],
+            "kubelet_cost": pod_cost([decision.kubelet_cost for decision in outcome.decisions]),
             "containers": self._container_results(pod, outcome),
             "failed_container": outcome.failed_container,
             "failed_provider": outcome.failed_provider,

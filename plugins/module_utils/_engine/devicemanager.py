@@ -55,7 +55,9 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors i
     AdmissionError,
     StateError,
 )
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import TopologyHint
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import HintList, TopologyHint
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hint_sets import (
+    Need, ThresholdHintSet, implicit_for)
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.pod import pod_limits
 
 
@@ -319,6 +321,58 @@ class DeviceManager(object):
             sums = [x + 1 if m & compact else x for m, x in enumerate(sums)]
         return sums
 
+    def topology_hints(self, resource: str, available: Set[str], reusable: Set[str], request: int) -> object:
+        """``generateDeviceTopologyHints``: a hint list, or on big machines a hint set (same hints)."""
+        walked = (1 << len(self.numa_node_ids)) - 1
+        if implicit_for(len(self.numa_node_ids)):
+            return self.hint_set(resource, available, reusable, request)
+        return HintList(self.generate_hints(resource, available, reusable, request), walked)
+
+    def _touch_need(self, numa_of: Dict[str, FrozenSet[int]], devices: Iterable[str], need: int) -> Need:
+        """Devices touching a mask as a :class:`Need`: one-node devices per node, others by mask."""
+        singles: Dict[int, int] = {}
+        multi: List[int] = []
+        known = set(self.numa_node_ids)
+        for device in devices:
+            nodes = [n for n in numa_of.get(device, ()) if n in known]
+            if len(nodes) == 1:
+                singles[nodes[0]] = singles.get(nodes[0], 0) + 1
+            elif nodes:
+                multi.append(_mask(nodes))
+        return Need(singles, need, multi=multi)
+
+    def hint_set(self, resource: str, available: Set[str], reusable: Set[str], request: int) -> object:
+        """The hints of :meth:`generate_hints_literal` as a rule: masks touching every reusable
+        device (with topology) whose touching devices, reusable ones included, reach the request;
+        preferred = the fewest nodes touched by enough devices of the resource (healthy or not)."""
+        ids = self.numa_node_ids
+        walked = (1 << len(ids)) - 1
+        numa_of = self.inventory.devices.get(resource, {})
+        required = 0
+        touching: List[int] = []
+        counted = 0
+        known = set(ids)
+        for device in reusable:
+            nodes = numa_of.get(device, frozenset())
+            if not nodes:
+                continue  # reusable devices without topology are neither required nor counted
+            inside = [n for n in nodes if n in known]
+            if not inside:
+                return HintList([], walked)  # never inside a mask of this machine
+            counted += 1
+            if len(inside) == 1:
+                required |= 1 << inside[0]
+            else:
+                touching.append(_mask(inside))
+        everything = ThresholdHintSet(ids, [self._touch_need(numa_of, numa_of, request)], None)
+        min_affinity = everything.min_size()
+        hint_set = ThresholdHintSet(ids, [self._touch_need(numa_of, available, request - counted)],
+                                    len(ids) if min_affinity is None else min_affinity,
+                                    required=required, touching=touching)
+        if hint_set.is_empty():
+            return HintList([], walked)
+        return hint_set
+
     def generate_hints(self,
                        resource: str,
                        available: Set[str],
@@ -399,14 +453,14 @@ class DeviceManager(object):
                 if len(allocated) != requested:
                     hints[resource] = []
                 else:
-                    hints[resource] = self.generate_hints(resource, allocated, set(), requested)
+                    hints[resource] = self.topology_hints(resource, allocated, set(), requested)
                 continue
             available = self.available_devices(resource)
             reusable = self.devices_to_reuse.get(pod.uid, {}).get(resource, set())
             if len(available | reusable) < requested:
                 hints[resource] = []
                 continue
-            hints[resource] = self.generate_hints(resource, available, reusable, requested)
+            hints[resource] = self.topology_hints(resource, available, reusable, requested)
         return hints
 
     def get_pod_topology_hints(self, pod: object) -> Dict[str, Optional[List[TopologyHint]]]:
@@ -420,13 +474,13 @@ class DeviceManager(object):
                 if len(allocated) != requested:
                     hints[resource] = []
                 else:
-                    hints[resource] = self.generate_hints(resource, allocated, set(), requested)
+                    hints[resource] = self.topology_hints(resource, allocated, set(), requested)
                 continue
             available = self.available_devices(resource)
             if len(available) < requested:
                 hints[resource] = []
                 continue
-            hints[resource] = self.generate_hints(resource, available, set(), requested)
+            hints[resource] = self.topology_hints(resource, available, set(), requested)
         return hints
 
     # -- allocation --------------------------------------------------------------------------

@@ -44,7 +44,9 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors i
     AdmissionError,
     StateError,
 )
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import TopologyHint
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import HintList, TopologyHint
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hint_sets import (
+    Need, ThresholdHintSet, implicit_for)
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.pod import GUARANTEED
 
 POLICY_STATIC = "static"
@@ -184,6 +186,46 @@ class StaticPolicy(object):
         return max(init_max, apps + sidecars)
 
     # -- hints -------------------------------------------------------------------------------
+    def topology_hints(self, available: FrozenSet[int], reusable: FrozenSet[int], request: int) -> object:
+        """``generateCPUTopologyHints``: a hint list, or on big machines a hint set (same hints)."""
+        ids = self.topology.numa_ids
+        if implicit_for(len(ids)):
+            return self.hint_set(available, reusable, request)
+        return HintList(self.generate_hints(available, reusable, request), (1 << len(ids)) - 1)
+
+    def hint_set(self, available: FrozenSet[int], reusable: FrozenSet[int], request: int) -> object:
+        """The hints of :meth:`generate_hints_literal` as a rule: masks holding every node of a
+        reusable CPU whose free CPUs plus the reusable ones reach the request; preferred = the
+        fewest nodes whose CPUs (free or not) could hold it."""
+        topo = self.topology
+        ids = topo.numa_ids
+        walked = (1 << len(ids)) - 1
+        free: Dict[int, int] = {}
+        for cpu in available:
+            info = topo.details.get(cpu)
+            node = info.numa_node if info is not None else 0
+            free[node] = free.get(node, 0) + 1
+        required = 0
+        for cpu in reusable:
+            info = topo.details.get(cpu)
+            required |= 1 << (info.numa_node if info is not None else 0)
+        totals = sorted((len(topo.cpus_in_numa[n]) for n in ids), reverse=True)
+        min_affinity = len(ids)
+        running = 0
+        for count, total in enumerate(totals, 1):
+            running += total
+            if running >= request:
+                min_affinity = count
+                break
+        extra = None
+        if self.options.align_by_socket:
+            extra = lambda mask: self._socket_aligned(mask, min_affinity)  # noqa: E731
+        hint_set = ThresholdHintSet(ids, [Need(free, request - len(reusable))], min_affinity, required=required,
+                                    extra_preferred=extra)
+        if hint_set.is_empty():
+            return HintList([], walked)
+        return hint_set
+
     def generate_hints(self,
                        available: FrozenSet[int],
                        reusable: FrozenSet[int],
@@ -279,10 +321,10 @@ class StaticPolicy(object):
         if allocated is not None:
             if len(allocated) != requested:
                 return {"cpu": []}
-            return {"cpu": self.generate_hints(allocated, frozenset(), requested)}
+            return {"cpu": self.topology_hints(allocated, frozenset(), requested)}
         available = self.available_cpus(state)
         reusable = self.cpus_to_reuse.get(pod.uid, frozenset())
-        return {"cpu": self.generate_hints(available, reusable, requested)}
+        return {"cpu": self.topology_hints(available, reusable, requested)}
 
     def pod_hints(self, state: object, pod: object) -> Optional[Dict[str, List[TopologyHint]]]:
         """``GetPodTopologyHints`` (spec 2.2.4)."""
@@ -297,10 +339,10 @@ class StaticPolicy(object):
                     return {"cpu": []}
                 assigned |= allocated
         if len(assigned) == requested:
-            return {"cpu": self.generate_hints(frozenset(assigned), frozenset(), requested)}
+            return {"cpu": self.topology_hints(frozenset(assigned), frozenset(), requested)}
         available = self.available_cpus(state)
         reusable = self.cpus_to_reuse.get(pod.uid, frozenset()) | frozenset(assigned)
-        return {"cpu": self.generate_hints(available, reusable, requested)}
+        return {"cpu": self.topology_hints(available, reusable, requested)}
 
     # -- allocation --------------------------------------------------------------------------
     def take_by_topology(self, available: Iterable[int], count: int) -> FrozenSet[int]:

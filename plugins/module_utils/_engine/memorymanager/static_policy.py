@@ -48,7 +48,9 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanag
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors import AdmissionError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import INT64_MAX, INT64_MIN
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import (
-    TopologyHint, ZERO_HINT, memoise_dicts)
+    EmptyHintMap, HintList, TopologyHint, ZERO_HINT, memoise_dicts)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hint_sets import (
+    HintSet, Need, ThresholdHintSet, implicit_for)
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.machine_state import (
     MEMORY,
     Block,
@@ -264,6 +266,13 @@ def find_best_hint(hints: Sequence[TopologyHint]) -> Optional[TopologyHint]:
     return best
 
 
+def _best_of(hints: Any, superset_of: int = 0) -> Optional[TopologyHint]:
+    """:func:`find_best_hint` over the hints (list or hint set) whose mask contains ``superset_of``."""
+    if isinstance(hints, HintSet):
+        return hints.best(superset_of)
+    return find_best_hint([h for h in hints if not superset_of & ~h.affinity.value])
+
+
 class PinningCounters(object):
     """``memory_manager_pinning_requests_total`` / ``memory_manager_pinning_errors_total``."""
 
@@ -364,7 +373,7 @@ class MemoryManagerStatic(object):
         blocks = self._entries.get(pod.uid, {}).get(container.name)
         if blocks is not None:
             return self._regenerate(blocks, requested)
-        return self.calculate_hints(pod.uid, requested)
+        return self.topology_hints(pod.uid, requested)
 
     def get_pod_topology_hints(self, pod: Any) -> Optional[HintMap]:
         """Pod-scope hints (``GetPodTopologyHints``)."""
@@ -382,7 +391,7 @@ class MemoryManagerStatic(object):
             blocks = self._entries.get(pod.uid, {}).get(container.name)
             if blocks is not None:
                 return self._regenerate(blocks, requested)
-        return self.calculate_hints(pod.uid, requested)
+        return self.topology_hints(pod.uid, requested)
 
     def allocate(self, pod: Any, container: Any, affinity: Optional[TopologyHint]) -> None:
         """Allocate the container's memory on ``affinity`` (the Topology Manager's stored hint).
@@ -446,6 +455,64 @@ class MemoryManagerStatic(object):
                 return None
             hints[block.type].append(self._hint(value, True))
         return hints
+
+    def topology_hints(self, pod_uid: str, requested: Mapping[str, int]) -> Dict[str, Any]:
+        """``calculateHints``: hint lists, or on big machines one hint set shared by every
+        requested type (the kubelet gives every type the same masks); remembers the masks walked."""
+        node_ids = tuple(sorted(self._state))
+        if not requested or not node_ids:
+            return {}
+        walked = (1 << len(node_ids)) - 1
+        if implicit_for(len(node_ids)):
+            hints: Dict[str, Any] = self.hint_sets(pod_uid, requested)
+        else:
+            hints = dict((name, HintList(value, walked))
+                         for name, value in self.calculate_hints(pod_uid, requested).items())
+        if not hints:
+            return EmptyHintMap(dict((name, walked) for name in requested))
+        return hints
+
+    def hint_sets(self, pod_uid: str, requested: Mapping[str, int]) -> Dict[str, HintSet]:
+        """The masks of :meth:`calculate_hints` as one rule: allocatable and free (plus this pod's
+        reusable memory on exactly that mask) reach every request, uint64 sums, NUMA-group rules;
+        preferred = the fewest nodes whose allocatable holds the request. Empty map: none fit."""
+        state = self._state
+        node_ids = tuple(sorted(state))
+        names = sorted(requested)
+        self._require_tables(node_ids, names)
+        allocatable = [Need(dict((n, _allocatable(state[n], name)) for n in node_ids), requested[name], wrap64=True)
+                       for name in names]
+        min_size = ThresholdHintSet(node_ids, allocatable, None).min_size()
+        if min_size is None:
+            return {}
+        reusable = self._reusable.get(pod_uid, {})
+        free = [Need(dict((n, _free(state[n], name)) for n in node_ids), requested[name],
+                     bonus=dict((mask, per.get(name, 0)) for mask, per in reusable.items() if per.get(name, 0)),
+                     wrap64=True)
+                for name in names]
+        in_group = 0
+        single_used = 0
+        groups = []
+        for node_id in node_ids:
+            node = state[node_id]
+            bit = 1 << node_id
+            cells = node.cells or []
+            if len(cells) > 1:
+                in_group |= bit
+            if node.number_of_assignments > 0:
+                if len(cells) == 1:
+                    single_used |= bit
+                else:
+                    ordered = sorted(cells)
+                    group = -1  # never equal to a mask: the node joins no multi-node hint
+                    if len(set(ordered)) == len(ordered) and all(c in state for c in ordered):
+                        group = mask_value(ordered)
+                    groups.append((bit, group))
+        hint_set = ThresholdHintSet(node_ids, allocatable + free, min_size, no_single=in_group,
+                                    multi_forbidden=single_used, groups=groups)
+        if hint_set.is_empty():
+            return {}
+        return dict((name, hint_set) for name in names)
 
     def calculate_hints(self, pod_uid: str, requested: Mapping[str, int]) -> HintMap:
         """``calculateHints`` on the current machine state (empty map when nothing fits).
@@ -616,10 +683,10 @@ class MemoryManagerStatic(object):
             raise MemoryAllocationError(str(exc))
         best = hint
         if best.affinity is None:
-            hints = self.calculate_hints(pod.uid, requested)
+            hints = self.topology_hints(pod.uid, requested)
             if not hints:
                 raise MemoryAllocationError(ERR_DEFAULT_AFFINITY)
-            default = find_best_hint(hints.get(MEMORY, []))
+            default = _best_of(hints.get(MEMORY, []))
             if default is None:
                 raise UnsupportedPod(
                     "container %r of pod %s/%s requests hugepages but no memory in a Guaranteed pod; "
@@ -631,12 +698,11 @@ class MemoryManagerStatic(object):
         for node_id in best.affinity.bits():
             self._node(node_id)
         if not self._satisfies(best.affinity, requested):
-            hints = self.calculate_hints(pod.uid, requested)
+            hints = self.topology_hints(pod.uid, requested)
             current = best.affinity
-            candidates = [h for h in hints.get(MEMORY, []) if current.is_subset_of(h.affinity)]
-            if not candidates:
+            extended = _best_of(hints.get(MEMORY, []), current.value)
+            if extended is None:
                 raise MemoryAllocationError(ERR_EXTEND)
-            extended = find_best_hint(candidates)
             if not extended.preferred and best.preferred:
                 raise MemoryAllocationError(ERR_EXTENDED_PREFERRED)
             best = extended

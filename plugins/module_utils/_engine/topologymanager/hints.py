@@ -110,3 +110,20 @@ def hint_map_to_dict(hints: Optional[Dict[str, Optional[List[TopologyHint]]]]) -
         except AttributeError:
             out[resource] = [_shared_dict(hint) for hint in value]
     return out
+
+
+class HintList(list):
+    """A provider's literal hint list that remembers how many NUMA masks the provider walked
+    to build it (for the kubelet's cost forecast); otherwise a plain list."""
+
+    def __init__(self, hints: Iterable[TopologyHint] = (), kubelet_masks: int = 0) -> None:
+        super(HintList, self).__init__(hints)
+        self.kubelet_masks = kubelet_masks
+
+
+class EmptyHintMap(dict):
+    """An empty provider map ("no preference") that remembers the masks walked per resource."""
+
+    def __init__(self, kubelet_masks: Dict[str, int]) -> None:
+        super(EmptyHintMap, self).__init__()
+        self.kubelet_masks = dict(kubelet_masks)

@@ -47,7 +47,10 @@ try:
 except ImportError:  # pragma: no cover
     pass
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.bitmask import BitMask, popcount
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.bitmask import (
+    BitMask, bits_of, popcount)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hint_sets import (
+    MAX_MASK_VISITS, Expander, HintSet, SearchBoundExceeded, SingleNumaHintSet, masks_of_size)
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import TopologyHint
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.numa_info import (
     NUMAInfo, TopologyManagerError)
@@ -71,6 +74,8 @@ def filter_providers_hints(providers_hints: Sequence[Optional[Dict[str, Optional
             value = hints[resource]
             if value is None:
                 lists.append([DONT_CARE])
+            elif isinstance(value, HintSet):
+                lists.append(value)  # providers hand over non-empty sets only
             elif len(value) == 0:
                 lists.append([CANNOT_SATISFY])
             else:
@@ -80,8 +85,12 @@ def filter_providers_hints(providers_hints: Sequence[Optional[Dict[str, Optional
 
 def filter_single_numa_hints(lists: Sequence[Sequence[TopologyHint]]) -> List[List[TopologyHint]]:
     """single-numa-node: keep only preferred nil hints and preferred one-node hints."""
-    out = []
+    out: List[Any] = []
     for hints in lists:
+        if isinstance(hints, HintSet):
+            single = SingleNumaHintSet(hints)
+            out.append(single if single.listed() else [])
+            continue
         out.append([h for h in hints if h.preferred and (h.affinity is None or h.affinity.count() == 1)])
     return out
 
@@ -91,6 +100,11 @@ def best_non_preferred_affinity_count(lists: Sequence[Sequence[TopologyHint]]) -
     best = 0
     for hints in lists:
         narrowest: Optional[int] = None
+        if isinstance(hints, HintSet):
+            narrowest = hints.min_size()
+            if narrowest is not None and narrowest > best:
+                best = narrowest
+            continue
         for hint in hints:
             if hint.affinity is None:
                 continue
@@ -160,6 +174,7 @@ def merge_exhaustive(lists: Sequence[Sequence[TopologyHint]],
                      numa_info: NUMAInfo,
                      prefer_closest: bool = False) -> TopologyHint:
     """The kubelet's HintMerger, literally: every permutation, sequential best-so-far rules."""
+    lists = [hints.hints() if isinstance(hints, HintSet) else hints for hints in lists]
     default = numa_info.default_mask
     comparer = _Comparer(numa_info, best_non_preferred_affinity_count(lists), prefer_closest)
     best: List[Optional[Tuple[int, bool]]] = [None]
@@ -440,6 +455,8 @@ def merge_fast(lists: Sequence[Sequence[TopologyHint]],
                numa_info: NUMAInfo,
                prefer_closest: bool = False) -> TopologyHint:
     """Same result as :func:`merge_exhaustive`, without enumerating permutations."""
+    if any(isinstance(hints, HintSet) for hints in lists):
+        return merge_implicit(lists, numa_info, prefer_closest)
     default = numa_info.default_mask
     if any(len(hints) == 0 for hints in lists):
         return TopologyHint(BitMask.from_value(default), False)
@@ -463,6 +480,17 @@ def merge_fast(lists: Sequence[Sequence[TopologyHint]],
     achieved = _achievable_ands(masks_per_list, default, compressor)
     if not achieved:
         return TopologyHint(BitMask.from_value(default), False)
+    return _to_hint(_rank_non_preferred(achieved, compressor, best_count, numa_info, prefer_closest), False)
+
+
+def _rank_non_preferred(achieved: List[int],
+                        compressor: _Compressor,
+                        best_count: int,
+                        numa_info: NUMAInfo,
+                        prefer_closest: bool) -> int:
+    """The kubelet's best among achievable non-preferred merged masks (compressed indices):
+    count B first, then just below B (larger first), then above B (smaller first); ties by
+    the closest/narrowest rule."""
     counts = _popcount_table(compressor.size)
     present = set(counts[index] for index in achieved)
     equal = [d for d in present if d == best_count]
@@ -475,10 +503,8 @@ def merge_fast(lists: Sequence[Sequence[TopologyHint]],
         chosen = min(present)
     finalists = [compressor.expand(index) for index in achieved if counts[index] == chosen]
     if prefer_closest:
-        best = min(finalists, key=lambda m: (numa_info.average_distance(m), m))
-    else:
-        best = min(finalists)
-    return _to_hint(best, False)
+        return min(finalists, key=lambda m: (numa_info.average_distance(m), m))
+    return min(finalists)
 
 
 def _min_popcount(masks: set) -> int:
@@ -492,3 +518,141 @@ def _min_popcount(masks: set) -> int:
             if count == 1:
                 break
     return best
+
+
+# ---------------------------------------------------------------------------------------------
+# merge over implicit hint sets (big machines)
+
+
+def merge_implicit(lists: Sequence[Any],
+                   numa_info: NUMAInfo,
+                   prefer_closest: bool = False) -> TopologyHint:
+    """Same result as :func:`merge_exhaustive` when some lists are :class:`HintSet` s.
+
+    The preferred result is searched directly, masks in the comparator's order (fewest nodes,
+    then numerically or by average distance), each checked against every list. Only when no
+    preferred result exists are the achievable ANDs needed: they are computed over the NUMA
+    nodes every list can reach (the projections of each set), at most
+    :data:`MAX_FAST_MERGE_NODES` of them.
+    """
+    default = numa_info.default_mask
+    if any(not isinstance(hints, HintSet) and len(hints) == 0 for hints in lists):
+        return TopologyHint(BitMask.from_value(default), False)
+    preferred = _implicit_preferred(lists, numa_info, prefer_closest)
+    if preferred is not None:
+        return _to_hint(preferred, True)
+    return _implicit_non_preferred(lists, numa_info, prefer_closest)
+
+
+def _implicit_preferred(lists: Sequence[Any], numa_info: NUMAInfo, prefer_closest: bool) -> Optional[int]:
+    default = numa_info.default_mask
+    sets = [hints for hints in lists if isinstance(hints, HintSet)]
+    key = _preferred_key(numa_info, prefer_closest)
+    common: Optional[set] = None
+    for hints in lists:
+        if isinstance(hints, HintSet):
+            continue
+        if any(h.preferred and h.affinity is None for h in hints):
+            continue  # a preferred "don't care" goes with any mask
+        masks = set(h.affinity.value for h in hints if h.preferred)
+        common = masks if common is None else (common & masks)
+    if common is not None:
+        found = set(m & default for m in common if all(s.member(m) == 2 for s in sets))
+        found.discard(0)
+        return min(found, key=key) if found else None
+    within = default
+    for hint_set in sets:
+        within &= hint_set.universe
+    if all(s.preferred_by_size() for s in sets):
+        sizes = sorted(set(s.preferred_size for s in sets))
+        if len(sizes) != 1:
+            return None  # a preferred merge needs one mask preferred by every resource
+    else:
+        sizes = list(range(1, popcount(within) + 1))
+    expander = Expander(bits_of(within))
+    visits = 0
+    for size in sizes:
+        found = []
+        for mask in masks_of_size(expander, size):
+            visits += 1
+            if visits > MAX_MASK_VISITS:
+                raise SearchBoundExceeded(
+                    "the search for the preferred merged hint examined %d masks of %d NUMA nodes without "
+                    "an answer" % (MAX_MASK_VISITS, popcount(within)))
+            if all(s.member(mask) == 2 for s in sets):
+                if not prefer_closest:
+                    return mask
+                found.append(mask)
+        if found:
+            return min(found, key=key)
+    return None
+
+
+class NoPreferredMerge(SearchBoundExceeded):
+    """No preferred merged hint exists (certain), but the best non-preferred one is out of bounds."""
+
+
+def _single_node_only(lists: Sequence[Any]) -> bool:
+    """single-numa-node lists: only preferred one-node or nil hints (different masks AND to 0)."""
+    for hints in lists:
+        if isinstance(hints, HintSet):
+            if not isinstance(hints, SingleNumaHintSet):
+                return False
+        elif not all(h.preferred and (h.affinity is None or h.affinity.count() == 1) for h in hints):
+            return False
+    return True
+
+
+def _implicit_non_preferred(lists: Sequence[Any], numa_info: NUMAInfo, prefer_closest: bool) -> TopologyHint:
+    default = numa_info.default_mask
+    if _single_node_only(lists):
+        # every permutation is preferred (equal masks) or merges to nothing: no best at all
+        return TopologyHint(BitMask.from_value(default), False)
+    best_count = best_non_preferred_affinity_count(lists)
+    within = default
+    for hints in lists:
+        if isinstance(hints, HintSet):
+            within &= hints.universe
+        else:
+            reach = 0
+            for hint in hints:
+                reach |= default if hint.affinity is None else hint.affinity.value
+            within &= reach
+    nodes = bits_of(within)
+    if not nodes:
+        return TopologyHint(BitMask.from_value(default), False)
+    sets = sum(1 for hints in lists if isinstance(hints, HintSet))
+    if len(nodes) > MAX_FAST_MERGE_NODES or sets * ((1 << len(nodes)) - 1) > MAX_MASK_VISITS:
+        raise NoPreferredMerge(
+            "no preferred merged hint exists; the best non-preferred one would need the ANDs of hints "
+            "over %d NUMA nodes (2^%d masks per resource), more than this simulator examines (%d masks)"
+            % (len(nodes), len(nodes), MAX_MASK_VISITS))
+    expander = Expander(nodes)
+    masks_per_list = []
+    for hints in lists:
+        if isinstance(hints, HintSet):
+            present = set()
+            for compact in range(1, 1 << len(nodes)):
+                part = expander.expand(compact)
+                if hints.projects(part, within):
+                    present.add(part)
+        else:
+            present = set((default if h.affinity is None else h.affinity.value) & within for h in hints)
+        masks_per_list.append(present)
+    compressor = _Compressor(nodes)
+    achieved = _achievable_ands(masks_per_list, within, compressor)
+    if not achieved:
+        return TopologyHint(BitMask.from_value(default), False)
+    return _to_hint(_rank_non_preferred(achieved, compressor, best_count, numa_info, prefer_closest), False)
+
+
+def merge_permutations(lists: Sequence[Any]) -> Optional[int]:
+    """Permutations the kubelet's merge loop visits: the product of the list lengths (None
+    when a hint set's length is not computable in bounds)."""
+    total = 1
+    for hints in lists:
+        length = hints.count() if isinstance(hints, HintSet) else len(hints)
+        if length is None:
+            return None
+        total *= length
+    return total

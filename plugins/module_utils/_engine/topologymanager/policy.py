@@ -19,13 +19,13 @@ from __future__ import absolute_import, annotations, division, print_function
 __metaclass__ = type
 
 try:
-    from typing import Dict, List, Optional, Sequence, Tuple  # noqa: F401
+    from typing import Any, Dict, List, Optional, Sequence, Tuple  # noqa: F401
 except ImportError:  # pragma: no cover
     pass
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import TopologyHint
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.merge import (
-    filter_providers_hints, filter_single_numa_hints, merge_exhaustive, merge_fast)
+    NoPreferredMerge, filter_providers_hints, filter_single_numa_hints, merge_exhaustive, merge_fast)
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.numa_info import (
     NUMAInfo, TopologyManagerError)
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.policy_options import (
@@ -57,6 +57,9 @@ class Policy(object):
         self.options = options or PolicyOptions()
         self.merger = merger
         self._merge = MERGERS[merger]
+        #: the hint lists the last merge iterated (for the kubelet's cost) and a note on it
+        self.last_lists: List[Any] = []
+        self.last_note: Optional[str] = None
 
     def merge(self,
               providers_hints: Sequence[Optional[Dict[str, Optional[List[TopologyHint]]]]]) -> Tuple[TopologyHint, bool]:
@@ -66,6 +69,8 @@ class Policy(object):
     def merge_lists(self,
                     lists: Sequence[Sequence[TopologyHint]],
                     prefer_closest: bool) -> TopologyHint:
+        self.last_lists = list(lists)
+        self.last_note = None
         return self._merge(lists, self.numa_info, prefer_closest)
 
 
@@ -96,7 +101,12 @@ class RestrictedPolicy(Policy):
 
     def merge(self, providers_hints):
         lists = filter_providers_hints(providers_hints)
-        hint = self.merge_lists(lists, self.options.prefer_closest_numa)
+        try:
+            hint = self.merge_lists(lists, self.options.prefer_closest_numa)
+        except NoPreferredMerge as err:
+            # the decision is certain: restricted admits only a preferred merged hint
+            self.last_note = "%s; the pod is rejected whatever that hint is" % err
+            return TopologyHint(None, False), False
         return hint, hint.preferred
 
 

@@ -28,7 +28,10 @@ except ImportError:  # pragma: no cover
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors import (
     UNEXPECTED_ADMISSION_ERROR, AdmissionError)
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import (
-    ZERO_HINT, TopologyHint, hint_map_to_dict)
+    ZERO_HINT, TopologyHint)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hint_sets import shown_hint_map
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.kubelet_cost import merge_cost
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.merge import merge_permutations
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.policy import (
     POLICY_NONE, Policy)
 
@@ -69,19 +72,28 @@ class Decision(object):
                  containers: List[str],
                  provider_hints: List[Tuple[str, Any]],
                  merged: TopologyHint,
-                 admit: bool) -> None:
+                 admit: bool,
+                 policy: Optional[Policy] = None) -> None:
         self.containers = containers
         self.provider_hints = provider_hints
         self.merged = merged
         self.admit = admit
+        lists = policy.last_lists if policy is not None else []
+        #: what the kubelet's own providers and merge loop would go through for this merge
+        self.kubelet_cost = merge_cost(provider_hints, merge_permutations(lists) if lists else 0)
+        self.note = policy.last_note if policy is not None else None
 
     def to_dict(self) -> Dict[str, Any]:
-        return {
+        out = {
             "containers": list(self.containers),
-            "hints": dict((name, hint_map_to_dict(hints)) for name, hints in self.provider_hints),
+            "hints": dict((name, shown_hint_map(hints)) for name, hints in self.provider_hints),
             "merged_hint": self.merged.to_dict(),
             "admit": self.admit,
+            "kubelet_cost": self.kubelet_cost,
         }
+        if self.note:
+            out["note"] = self.note
+        return out
 
 
 class AdmitResult(object):
@@ -182,7 +194,7 @@ class ContainerScope(Scope):
             provider_hints = [(provider_name(p), p.get_topology_hints(pod, container))
                               for p in self.providers]
             merged, admit = self.policy.merge([hints for _name, hints in provider_hints])
-            result.decisions.append(Decision([container.name], provider_hints, merged, admit))
+            result.decisions.append(Decision([container.name], provider_hints, merged, admit, self.policy))
             if not admit:
                 return result.reject(TOPOLOGY_AFFINITY_ERROR, TOPOLOGY_AFFINITY_MESSAGE, container.name)
             self._store(pod, container, merged, result)
@@ -201,7 +213,7 @@ class PodScope(Scope):
         containers = pod.all_containers()
         provider_hints = [(provider_name(p), p.get_pod_topology_hints(pod)) for p in self.providers]
         merged, admit = self.policy.merge([hints for _name, hints in provider_hints])
-        result.decisions.append(Decision([c.name for c in containers], provider_hints, merged, admit))
+        result.decisions.append(Decision([c.name for c in containers], provider_hints, merged, admit, self.policy))
         if not admit:
             return result.reject(TOPOLOGY_AFFINITY_ERROR, TOPOLOGY_AFFINITY_MESSAGE)
         for container in containers:

@@ -1,0 +1,553 @@
+# -*- coding: utf-8 -*-
+# Copyright: numaguard.kubelet contributors
+# Apache License 2.0 (see LICENSE)
+"""Implicit hint sets: which NUMA masks a provider's hint list holds, described, not listed.
+
+Every hint provider of the kubelet walks all 2^N - 1 masks of its NUMA ids and lists the masks
+that fit: 65,535 per resource at 16 nodes, 6.9e10 at 36. A :class:`ThresholdHintSet` holds the
+rule instead -- per-node amounts that must add up to a request (free CPUs, devices, free and
+allocatable memory per type), nodes a mask must hold or touch, the memory manager's NUMA-group
+rules, the size of the preferred masks -- and answers the questions the merge, the allocation
+and the explanation ask, without the list:
+
+* ``member(mask)``: 0 (not listed), 1 (listed, not preferred), 2 (listed, preferred);
+* ``count()``, ``preferred_count()`` and ``min_size()``: exact, by enumeration up to
+  :data:`BRUTE_NODES` ids and by a dynamic programme over capped sums (nodes with equal amounts
+  taken together) above, ``None`` when that would exceed its bound;
+* ``projects(part, within)``: does some listed mask meet ``within`` in exactly ``part`` (what
+  the non-preferred merge needs when the providers' NUMA ids differ);
+* ``members()``: listed masks by size, then numerically, for explanations and Allocate.
+
+Searches are bounded (:data:`MAX_MASK_VISITS` masks examined); beyond that
+:class:`SearchBoundExceeded` names what could not be decided, never a MemoryError.
+"""
+
+from __future__ import absolute_import, annotations, division, print_function
+
+__metaclass__ = type
+
+import itertools
+import math
+
+try:
+    from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple  # noqa: F401
+except ImportError:  # pragma: no cover
+    pass
+
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.bitmask import (
+    BitMask, bits_of, mask_value, popcount)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import TopologyHint
+
+#: at or below this many NUMA ids a set is answered by walking all its masks (at most 4095)
+BRUTE_NODES = 12
+#: providers describe their hints from this many NUMA ids on; below they list them (tests lower
+#: it to run the implicit path against the literal providers on small machines)
+IMPLICIT_FROM_NODES = [13]
+#: masks one search may examine before giving up with SearchBoundExceeded
+MAX_MASK_VISITS = 400000
+#: states of the counting programme before it gives up (the count is then unknown)
+DP_STATE_LIMIT = 60000
+
+_UINT64 = 1 << 64
+
+
+class SearchBoundExceeded(ValueError):
+    """A question about a hint set or a merge that this simulator will not answer in bounds."""
+
+
+def implicit_for(node_count: int) -> bool:
+    """True when a provider over ``node_count`` NUMA ids should describe, not list, its hints."""
+    return node_count >= IMPLICIT_FROM_NODES[0]
+
+
+class Expander(object):
+    """Compact masks (bit j = j-th id of ``ids``) to real masks and back, by byte tables."""
+
+    def __init__(self, ids: Sequence[int]) -> None:
+        self.ids = tuple(ids)
+        self.real_bits = [1 << node for node in self.ids]
+        self.position = dict((node, j) for j, node in enumerate(self.ids))
+        self._tables = []
+        for k in range((len(self.ids) + 7) // 8):
+            table = [0] * 256
+            chunk = self.real_bits[8 * k:8 * k + 8]
+            for byte in range(1, 1 << len(chunk)):
+                low = byte & -byte
+                table[byte] = table[byte ^ low] | chunk[low.bit_length() - 1]
+            self._tables.append(table)
+
+    def expand(self, compact: int) -> int:
+        value = 0
+        k = 0
+        while compact:
+            value |= self._tables[k][compact & 0xFF]
+            compact >>= 8
+            k += 1
+        return value
+
+    def compact(self, real: int) -> int:
+        value = 0
+        for node in bits_of(real):
+            value |= 1 << self.position[node]
+        return value
+
+
+def masks_of_size(expander: Expander, size: int) -> Iterator[int]:
+    """Real masks over the expander's ids with ``size`` nodes, numerically ascending (Gosper)."""
+    count = len(expander.ids)
+    if size <= 0 or size > count:
+        return
+    compact = (1 << size) - 1
+    limit = 1 << count
+    expand = expander.expand
+    while compact < limit:
+        yield expand(compact)
+        low = compact & -compact
+        ripple = compact + low
+        compact = ripple | (((ripple ^ compact) // low) >> 2)
+
+
+def kubelet_order_key(mask: int) -> Tuple[int, Tuple[int, ...]]:
+    """IterateBitMasks order over sorted ids: by size, then lexicographically by NUMA ids."""
+    bits = bits_of(mask)
+    return (len(bits), bits)
+
+
+class Need(object):
+    """One amount a mask must reach: sum of per-node ``weights`` (+1 per ``multi`` mask the mask
+    touches, + ``bonus`` for exactly that mask) >= ``need``; ``wrap64``: Go uint64 sums."""
+
+    __slots__ = ("weights", "need", "multi", "bonus", "wrap64")
+
+    def __init__(self,
+                 weights: Mapping[int, int],
+                 need: int,
+                 multi: Sequence[int] = (),
+                 bonus: Optional[Mapping[int, int]] = None,
+                 wrap64: bool = False) -> None:
+        self.weights = dict((node, value) for node, value in weights.items() if value)
+        self.need = need
+        self.multi = tuple(multi)
+        self.bonus = dict(bonus or {})
+        self.wrap64 = wrap64
+
+    def total(self, mask: int, bits: Sequence[int], with_bonus: bool = True) -> int:
+        weights = self.weights
+        value = 0
+        for node in bits:
+            value += weights.get(node, 0)
+        for touch in self.multi:
+            if mask & touch:
+                value += 1
+        if with_bonus and self.bonus:
+            value += self.bonus.get(mask, 0)
+        if self.wrap64:
+            value %= _UINT64
+        return value
+
+
+class HintSet(object):
+    """A provider's hints for one resource, as a rule over the masks of ``ids`` (see module doc).
+
+    Subclasses define :meth:`member`; everything else has an exact generic answer by walking
+    all masks, used at or below :data:`BRUTE_NODES` ids.
+    """
+
+    #: every preferred hint has this many nodes (None: preference is not by size alone)
+    preferred_size: Optional[int] = None
+
+    def __init__(self, ids: Sequence[int]) -> None:
+        self.ids = tuple(sorted(ids))
+        self.universe = mask_value(self.ids)
+        self.expander = Expander(self.ids)
+        self._listed: Optional[List[Tuple[int, int]]] = None
+
+    # -- the rule ----------------------------------------------------------------------------
+    def member(self, mask: int) -> int:
+        raise NotImplementedError
+
+    # -- small sets: walk every mask ---------------------------------------------------------
+    def small(self) -> bool:
+        return len(self.ids) <= BRUTE_NODES
+
+    def listed(self) -> List[Tuple[int, int]]:
+        """(mask, 1 or 2) of every listed mask in the kubelet's order (small sets only)."""
+        if self._listed is None:
+            if not self.small():
+                raise SearchBoundExceeded("%d NUMA nodes: will not list the %d masks of a hint set"
+                                          % (len(self.ids), self.masks_iterated()))
+            out = []
+            for size in range(1, len(self.ids) + 1):
+                for combo in itertools.combinations(self.expander.real_bits, size):
+                    mask = sum(combo)
+                    flag = self.member(mask)
+                    if flag:
+                        out.append((mask, flag))
+            self._listed = out
+        return self._listed
+
+    def hints(self) -> List[TopologyHint]:
+        """The literal hint list (kubelet order); small sets only."""
+        return [TopologyHint(BitMask.from_value(mask), flag == 2) for mask, flag in self.listed()]
+
+    # -- derived answers ----------------------------------------------------------------------
+    def preferred_by_size(self) -> bool:
+        """True when exactly the listed masks of ``preferred_size`` nodes are preferred."""
+        return self.preferred_size is not None
+
+    def masks_iterated(self) -> int:
+        """Masks the kubelet's provider walks for this resource."""
+        return (1 << len(self.ids)) - 1
+
+    def count(self) -> Optional[int]:
+        if self.small():
+            return len(self.listed())
+        return self._count_large(preferred_only=False)
+
+    def preferred_count(self) -> Optional[int]:
+        if self.small():
+            return sum(1 for _mask, flag in self.listed() if flag == 2)
+        return self._count_large(preferred_only=True)
+
+    def min_size(self) -> Optional[int]:
+        """Fewest nodes of a listed mask (None: nothing listed)."""
+        if self.small():
+            listed = self.listed()
+            return popcount(listed[0][0]) if listed else None
+        return self._min_size_large()
+
+    def is_empty(self) -> bool:
+        return self.min_size() is None
+
+    def projects(self, part: int, within: int) -> bool:
+        """Some listed mask ``m`` has ``m & within == part``."""
+        if self.small():
+            return any(mask & within == part for mask, _flag in self.listed())
+        return self._projects_large(part, within)
+
+    def members(self, superset_of: int = 0, start_size: int = 1) -> Iterator[Tuple[int, int]]:
+        """(mask, flag) of listed masks containing ``superset_of``, by size then numerically.
+
+        Bounded: raises SearchBoundExceeded after :data:`MAX_MASK_VISITS` masks examined.
+        """
+        if self.small():
+            found = [(m, f) for m, f in self.listed() if not superset_of & ~m and popcount(m) >= start_size]
+            found.sort(key=lambda item: (popcount(item[0]), item[0]))
+            for item in found:
+                yield item
+            return
+        rest = Expander([node for node in self.ids if not (superset_of >> node) & 1])
+        base = popcount(superset_of)
+        visits = 0
+        for extra in range(max(0, start_size - base), len(rest.ids) + 1):
+            candidates = masks_of_size(rest, extra) if extra else iter([0])
+            for add in candidates:
+                visits += 1
+                if visits > MAX_MASK_VISITS:
+                    raise SearchBoundExceeded(
+                        "searching the hints of %d NUMA nodes examined %d masks without an answer"
+                        % (len(self.ids), MAX_MASK_VISITS))
+                mask = superset_of | add
+                if not mask:
+                    continue
+                flag = self.member(mask)
+                if flag:
+                    yield mask, flag
+
+    def best(self, superset_of: int = 0) -> Optional[TopologyHint]:
+        """The memory manager's ``findBestHint`` over the listed masks containing ``superset_of``:
+        preferred first, then narrowest (fewest nodes, numerically smaller)."""
+        first = None
+        by_size = self.preferred_by_size()
+        for mask, flag in self.members(superset_of):
+            if flag == 2:
+                return TopologyHint(BitMask.from_value(mask), True)
+            if first is None:
+                first = mask
+            if by_size and popcount(mask) > self.preferred_size:
+                break  # every preferred mask has preferred_size nodes: none can come later
+        if first is None:
+            return None
+        return TopologyHint(BitMask.from_value(first), False)
+
+    # -- large sets: subclasses ----------------------------------------------------------------
+    def _count_large(self, preferred_only: bool) -> Optional[int]:
+        return None
+
+    def _min_size_large(self) -> Optional[int]:
+        for mask, _flag in self.members():
+            return popcount(mask)
+        return None
+
+    def _projects_large(self, part: int, within: int) -> bool:
+        raise SearchBoundExceeded("%d NUMA nodes: cannot project this hint set" % len(self.ids))
+
+
+class ThresholdHintSet(HintSet):
+    """Masks of ``ids`` meeting every :class:`Need`, holding ``required``, touching each of
+    ``touching``, and obeying the memory manager's group rules:
+
+    * ``no_single``: nodes that make no single-node hint (already in a multi-node group);
+    * ``multi_forbidden``: nodes that join no multi-node hint (single-node allocations);
+    * ``groups``: (node bit, group mask): a multi-node hint holding the node must be the group.
+
+    Preferred: ``preferred_size`` nodes, or ``extra_preferred(mask)`` (align-by-socket).
+    """
+
+    def __init__(self,
+                 ids: Sequence[int],
+                 needs: Sequence[Need],
+                 preferred_size: Optional[int],
+                 required: int = 0,
+                 touching: Sequence[int] = (),
+                 no_single: int = 0,
+                 multi_forbidden: int = 0,
+                 groups: Sequence[Tuple[int, int]] = (),
+                 extra_preferred: Optional[Callable[[int], bool]] = None) -> None:
+        super(ThresholdHintSet, self).__init__(ids)
+        self.needs = list(needs)
+        self.preferred_size = preferred_size
+        self.required = required
+        self.touching = tuple(touching)
+        self.no_single = no_single
+        self.multi_forbidden = multi_forbidden
+        self.groups = tuple(groups)
+        self.extra_preferred = extra_preferred
+        self._cache: Dict[Any, Any] = {}
+
+    def member(self, mask: int, with_bonus: bool = True) -> int:
+        if not mask or mask & ~self.universe or self.required & ~mask:
+            return 0
+        for touch in self.touching:
+            if not mask & touch:
+                return 0
+        bits = bits_of(mask)
+        if len(bits) == 1:
+            if mask & self.no_single:
+                return 0
+        else:
+            if mask & self.multi_forbidden:
+                return 0
+            for bit, group in self.groups:
+                if mask & bit and mask != group:
+                    return 0
+        for need in self.needs:
+            if need.total(mask, bits, with_bonus) < need.need:
+                return 0
+        if len(bits) == self.preferred_size:
+            return 2
+        if self.extra_preferred is not None and self.extra_preferred(mask):
+            return 2
+        return 1
+
+    def preferred_by_size(self) -> bool:
+        return self.preferred_size is not None and self.extra_preferred is None
+
+    # -- large sets -----------------------------------------------------------------------------
+    def _general(self) -> int:
+        """Nodes a multi-node mask other than a group mask may hold."""
+        grouped = 0
+        for bit, _group in self.groups:
+            grouped |= bit
+        return self.universe & ~self.multi_forbidden & ~grouped
+
+    def _specials(self) -> List[int]:
+        """Multi-node masks the general rule does not decide: group masks and bonus masks."""
+        out = set(group for _bit, group in self.groups if group and not group & ~self.universe)
+        for need in self.needs:
+            out.update(mask for mask in need.bonus if mask and not mask & ~self.universe)
+        return sorted(mask for mask in out if popcount(mask) >= 2)
+
+    def _dp_ok(self) -> bool:
+        return not (self.touching or any(need.multi for need in self.needs) or self._wraps())
+
+    def _sizes(self) -> Optional[Dict[int, int]]:
+        """Number of general multi-node masks (no bonus) meeting every need, by size (>= 2)."""
+        key = "sizes"
+        if key in self._cache:
+            return self._cache[key]
+        result = None
+        general = self._general()
+        if self._dp_ok() and not self.required & ~general:
+            result = _count_by_size([n for n in self.ids if (general >> n) & 1], self.needs, self.required)
+            if result is not None:
+                result = dict((size, count) for size, count in result.items() if size >= 2)
+        self._cache[key] = result
+        return result
+
+    def _singles(self) -> List[Tuple[int, int]]:
+        return [(1 << node, flag) for node in self.ids for flag in (self.member(1 << node),) if flag]
+
+    def _count_large(self, preferred_only: bool) -> Optional[int]:
+        if preferred_only and self.extra_preferred is not None:
+            return None
+        sizes = self._sizes()
+        if sizes is None:
+            return None
+        total = 0
+        for mask, flag in self._singles():
+            if not preferred_only or flag == 2:
+                total += 1
+        for size, count in sizes.items():
+            if not preferred_only or size == self.preferred_size:
+                total += count
+        general = self._general()
+        for mask in self._specials():
+            wanted = (lambda flag: flag == 2) if preferred_only else (lambda flag: flag > 0)
+            now = wanted(self.member(mask))
+            if not mask & ~general:
+                before = wanted(self.member(mask, with_bonus=False))
+                total += int(now) - int(before)
+            else:
+                total += int(now)
+        return total
+
+    def _min_size_large(self) -> Optional[int]:
+        if self._singles():
+            return 1
+        sizes = self._sizes()
+        if sizes is None:
+            return super(ThresholdHintSet, self)._min_size_large()
+        found = [size for size, count in sizes.items() if count > 0]
+        found.extend(popcount(mask) for mask in self._specials() if self.member(mask))
+        return min(found) if found else None
+
+    def _wraps(self) -> bool:
+        """Some uint64 sum could wrap around (then more nodes can mean less memory)."""
+        return any(need.wrap64 and sum(need.weights.values()) + max(list(need.bonus.values()) + [0]) >= _UINT64
+                   for need in self.needs)
+
+    def _projects_large(self, part: int, within: int) -> bool:
+        if part & ~self.universe:
+            return False
+        if part and self.member(part):
+            return True  # nothing added from outside ``within``
+        outside = self.universe & ~within
+        if not outside:
+            return False
+        if self._wraps():
+            raise SearchBoundExceeded("%d NUMA nodes: memory sums wrap around uint64; cannot project "
+                                      "this hint set" % len(self.ids))
+        # every need grows with the mask: if any general extension of ``part`` is listed, the
+        # widest one is; single-node and group/bonus masks are checked one by one
+        widest = part | (outside & self._general())
+        if widest != part and self.member(widest):
+            return True
+        if not part and any(self.member(1 << node) for node in bits_of(outside)):
+            return True
+        return any(mask & within == part and self.member(mask) for mask in self._specials())
+
+
+def _count_by_size(nodes: Sequence[int], needs: Sequence[Need], forced: int) -> Optional[Dict[int, int]]:
+    """Subsets of ``nodes`` holding ``forced`` whose per-node sums reach every need, by size.
+
+    Dynamic programme over sums capped at the need (nodes with equal amounts go in together,
+    with binomial weights); None when the states exceed :data:`DP_STATE_LIMIT`.
+    """
+    caps = [max(0, need.need) for need in needs]
+    start = [0] * len(needs)
+    size0 = 0
+    free_nodes = []
+    for node in nodes:
+        if (forced >> node) & 1:
+            size0 += 1
+            for index, need in enumerate(needs):
+                start[index] += need.weights.get(node, 0)
+        else:
+            free_nodes.append(node)
+    if forced & ~mask_value(nodes):
+        return {}
+    groups: Dict[Tuple[int, ...], int] = {}
+    for node in free_nodes:
+        key = tuple(need.weights.get(node, 0) for need in needs)
+        groups[key] = groups.get(key, 0) + 1
+    states: Dict[Tuple[Tuple[int, ...], int], int] = {
+        (tuple(min(cap, value) for cap, value in zip(caps, start)), size0): 1}
+    for weights, amount in groups.items():
+        binomials = [math.comb(amount, k) for k in range(amount + 1)]
+        nxt: Dict[Tuple[Tuple[int, ...], int], int] = {}
+        for (sums, size), ways in states.items():
+            for k in range(amount + 1):
+                key = (tuple(min(cap, value + k * weight) for cap, value, weight in zip(caps, sums, weights)),
+                       size + k)
+                nxt[key] = nxt.get(key, 0) + ways * binomials[k]
+        states = nxt
+        if len(states) > DP_STATE_LIMIT:
+            return None
+    out: Dict[int, int] = {}
+    for (sums, size), ways in states.items():
+        if all(value >= cap for value, cap in zip(sums, caps)) and size:
+            out[size] = out.get(size, 0) + ways
+    return out
+
+
+class SingleNumaHintSet(HintSet):
+    """single-numa-node's filter of a hint set: its preferred one-node hints only."""
+
+    preferred_size = 1
+
+    def __init__(self, inner: HintSet) -> None:
+        super(SingleNumaHintSet, self).__init__(inner.ids)
+        self.inner = inner
+        self._singles = [1 << node for node in self.ids if inner.member(1 << node) == 2]
+        self._listed = [(mask, 2) for mask in self._singles]
+
+    def small(self) -> bool:
+        return True  # at most one mask per node: always listed
+
+    def member(self, mask: int) -> int:
+        return 2 if mask in self._singles else 0
+
+    def masks_iterated(self) -> int:
+        return self.inner.masks_iterated()
+
+
+#: hints shown per resource in results (the best ones by the kubelet's preference)
+HINTS_SHOWN = 16
+
+
+def _best_key(item: Tuple[int, int]) -> Tuple[bool, int, int]:
+    mask, flag = item
+    return (flag != 2, popcount(mask), mask)
+
+
+def shown_hints(value: Any, limit: int = HINTS_SHOWN) -> List[Dict[str, Any]]:
+    """Up to ``limit`` hints of a list or hint set for results: the best ones (preferred first,
+    then fewest nodes, then numerically smaller), in the kubelet's order; a list that short is
+    shown whole. Nil hints come first, as providers never mix them with masks."""
+    if isinstance(value, HintSet):
+        items: List[Tuple[int, int]] = []
+        try:
+            if value.small():
+                items = sorted(value.listed(), key=_best_key)[:limit]
+            else:
+                preferred: List[Tuple[int, int]] = []
+                other: List[Tuple[int, int]] = []
+                by_size = value.preferred_by_size()
+                for mask, flag in value.members(start_size=value.min_size() or 1):
+                    (preferred if flag == 2 else other).append((mask, flag))
+                    size = popcount(mask)
+                    if len(preferred) >= limit or (len(preferred) + len(other) >= limit and by_size
+                                                   and size > (value.preferred_size or 0)):
+                        break
+                items = sorted(preferred + other, key=_best_key)[:limit]
+        except SearchBoundExceeded:
+            items = sorted(preferred + other, key=_best_key)[:limit]  # what the bounded walk found
+        items.sort(key=lambda item: kubelet_order_key(item[0]))
+        return [{"numa_affinity": list(bits_of(mask)), "preferred": flag == 2} for mask, flag in items]
+    nil = [hint for hint in value if hint.affinity is None]
+    masks = [(hint.affinity.value, 2 if hint.preferred else 1) for hint in value if hint.affinity is not None]
+    if len(value) > limit:
+        masks = sorted(masks, key=_best_key)[:max(0, limit - len(nil))]
+        masks.sort(key=lambda item: kubelet_order_key(item[0]))
+        return [h.to_dict() for h in nil] + [{"numa_affinity": list(bits_of(mask)), "preferred": flag == 2}
+                                             for mask, flag in masks]
+    return [hint.to_dict() for hint in value]
+
+
+def shown_hint_map(hints: Any, limit: int = HINTS_SHOWN) -> Optional[Dict[str, Any]]:
+    """A provider hint map for results, keeping the None / [] distinction, lists bounded."""
+    if hints is None:
+        return None
+    return dict((resource, None if hints[resource] is None else shown_hints(hints[resource], limit))
+                for resource in sorted(hints))
