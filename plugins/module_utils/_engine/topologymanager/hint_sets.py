@@ -359,7 +359,7 @@ class ThresholdHintSet(HintSet):
         return sorted(mask for mask in out if popcount(mask) >= 2)
 
     def _dp_ok(self) -> bool:
-        return not (self.touching or any(need.multi for need in self.needs) or self._wraps())
+        return not self._wraps()
 
     def _sizes(self) -> Optional[Dict[int, int]]:
         """Number of general multi-node masks (no bonus) meeting every need, by size (>= 2)."""
@@ -369,7 +369,8 @@ class ThresholdHintSet(HintSet):
         result = None
         general = self._general()
         if self._dp_ok() and not self.required & ~general:
-            result = _count_by_size([n for n in self.ids if (general >> n) & 1], self.needs, self.required)
+            result = _count_by_size([n for n in self.ids if (general >> n) & 1], self.needs, self.required,
+                                    self.touching)
             if result is not None:
                 result = dict((size, count) for size, count in result.items() if size >= 2)
         self._cache[key] = result
@@ -438,45 +439,63 @@ class ThresholdHintSet(HintSet):
         return any(mask & within == part and self.member(mask) for mask in self._specials())
 
 
-def _count_by_size(nodes: Sequence[int], needs: Sequence[Need], forced: int) -> Optional[Dict[int, int]]:
-    """Subsets of ``nodes`` holding ``forced`` whose per-node sums reach every need, by size.
+def _count_by_size(nodes: Sequence[int],
+                   needs: Sequence[Need],
+                   forced: int,
+                   touching: Sequence[int] = ()) -> Optional[Dict[int, int]]:
+    """Subsets of ``nodes`` holding ``forced`` and touching each mask of ``touching`` whose sums
+    reach every need (per-node amounts plus one per ``multi`` mask touched), by size.
 
-    Dynamic programme over sums capped at the need (nodes with equal amounts go in together,
-    with binomial weights); None when the states exceed :data:`DP_STATE_LIMIT`.
+    Dynamic programme over sums capped at the need and the sets of multi masks touched so far;
+    nodes alike in every respect go in together with binomial weights. None when the states
+    exceed :data:`DP_STATE_LIMIT`.
     """
-    caps = [max(0, need.need) for need in needs]
-    start = [0] * len(needs)
-    size0 = 0
-    free_nodes = []
-    for node in nodes:
-        if (forced >> node) & 1:
-            size0 += 1
-            for index, need in enumerate(needs):
-                start[index] += need.weights.get(node, 0)
-        else:
-            free_nodes.append(node)
     if forced & ~mask_value(nodes):
         return {}
-    groups: Dict[Tuple[int, ...], int] = {}
-    for node in free_nodes:
-        key = tuple(need.weights.get(node, 0) for need in needs)
-        groups[key] = groups.get(key, 0) + 1
-    states: Dict[Tuple[Tuple[int, ...], int], int] = {
-        (tuple(min(cap, value) for cap, value in zip(caps, start)), size0): 1}
-    for weights, amount in groups.items():
+    caps = [max(0, need.need) for need in needs]
+
+    def profile(node: int) -> Tuple[Any, ...]:
+        bit = 1 << node
+        amounts = tuple(need.weights.get(node, 0) for need in needs)
+        multis = tuple(sum(1 << k for k, mask in enumerate(need.multi) if mask & bit) for need in needs)
+        touches = sum(1 << k for k, mask in enumerate(touching) if mask & bit)
+        return amounts, multis, touches
+
+    def add(state: Tuple[Any, ...], prof: Tuple[Any, ...], times: int) -> Tuple[Any, ...]:
+        sums, multis, touches = state
+        amounts, node_multis, node_touches = prof
+        if not times:
+            return state
+        return (tuple(min(cap, value + times * amount) for cap, value, amount in zip(caps, sums, amounts)),
+                tuple(a | b for a, b in zip(multis, node_multis)), touches | node_touches)
+
+    state0: Tuple[Any, ...] = (tuple(0 for _need in needs), tuple(0 for _need in needs), 0)
+    size0 = 0
+    groups: Dict[Tuple[Any, ...], int] = {}
+    for node in nodes:
+        if (forced >> node) & 1:
+            state0 = add(state0, profile(node), 1)
+            size0 += 1
+        else:
+            key = profile(node)
+            groups[key] = groups.get(key, 0) + 1
+    states: Dict[Tuple[Any, int], int] = {(state0, size0): 1}
+    for prof, amount in groups.items():
         binomials = [math.comb(amount, k) for k in range(amount + 1)]
-        nxt: Dict[Tuple[Tuple[int, ...], int], int] = {}
-        for (sums, size), ways in states.items():
+        nxt: Dict[Tuple[Any, int], int] = {}
+        for (state, size), ways in states.items():
             for k in range(amount + 1):
-                key = (tuple(min(cap, value + k * weight) for cap, value, weight in zip(caps, sums, weights)),
-                       size + k)
+                key = (add(state, prof, k), size + k)
                 nxt[key] = nxt.get(key, 0) + ways * binomials[k]
         states = nxt
         if len(states) > DP_STATE_LIMIT:
             return None
+    everything = (1 << len(touching)) - 1
     out: Dict[int, int] = {}
-    for (sums, size), ways in states.items():
-        if all(value >= cap for value, cap in zip(sums, caps)) and size:
+    for ((sums, multis, touches), size), ways in states.items():
+        if not size or touches != everything:
+            continue
+        if all(value + popcount(multi) >= cap for value, multi, cap in zip(sums, multis, caps)):
             out[size] = out.get(size, 0) + ways
     return out
 
