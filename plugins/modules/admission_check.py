@@ -26,8 +26,15 @@ description:
     a failure. The module fails only when it cannot answer (bad manifests, unreadable or corrupt
     state files (checksum mismatch, unknown policy, state the kubelet would refuse at start-up),
     configurations the kubelet would not start with, unsupported inputs).
-  - Only the Topology Manager admit handler is simulated; the kubelet's later resource-fit check
-    (C(OutOfcpu), C(OutOfmemory), node selectors, taints) is not.
+  - After the Topology Manager admit handler the kubelet's resource-fit admission runs, as on the
+    node: the pod's requests against the node allocatable (cpu, memory, C(hugepages-*), extended
+    resources of the device inventory, the pod count) minus what the node's running pods request,
+    with the kubelet's reasons (C(OutOfcpu), C(OutOfmemory), C(OutOfhugepages-1Gi), C(OutOfpods), ...).
+    The running pods are O(running_pods) when given, plus the Guaranteed pods whose exclusive CPUs,
+    memory and devices the state files record. RV(sources) says which were used.
+  - A pod needing a resource whose node capacity is not known here (C(ephemeral-storage), an extended
+    resource without O(devices)) gets C(verdict=cannot_check), never C(admitted=true).
+  - Node selectors, affinity, taints, host ports and critical-pod preemption are not simulated.
 author:
   - numaguard.kubelet contributors (@numaguard)
 extends_documentation_fragment:
@@ -102,6 +109,21 @@ options:
         a list of device ids.
       - Default is what the kubelet's C(device-plugins/kubelet_internal_checkpoint) in its root dir
         records, or nothing when that file is absent.
+    type: dict
+  running_pods:
+    description:
+      - The node's running pods, for the resource fit. Pod manifests (a dict or a list), a C(v1) C(PodList)
+        or C(List), or the result of M(kubernetes.core.k8s_info) (its C(resources) are used).
+      - Pods in phase C(Succeeded) or C(Failed) are left out. Pods the state files show holding exclusive
+        CPUs, memory or devices but missing here are still counted (and named in a warning).
+      - Default is the pods rebuilt from the state files only (Guaranteed pods' exclusive allocations); other
+        pods and the pod count are then unknown, which the result says.
+    type: raw
+  node_allocatable:
+    description:
+      - Allocatable values to use instead of the computed ones, as in the node object's C(status.allocatable)
+        (for example C({ephemeral-storage: 95Gi, example.com/fpga: 2})). Needed for C(ephemeral-storage),
+        which is otherwise not checked.
     type: dict
   return_state:
     description:
@@ -187,8 +209,23 @@ pods:
       type: str
       returned: always
     admitted:
-      description: Whether the kubelet's allocate-resources admit handler admits the pod.
+      description: Whether the kubelet admits the pod (Topology Manager and resource fit); false when the
+        fit could not be checked.
       type: bool
+      returned: always
+    verdict:
+      description: C(admitted), C(rejected) (with the kubelet's reason) or C(cannot_check) (see cannot_check).
+      type: str
+      returned: always
+    cannot_check:
+      description: Why the fit could not be decided (resources whose node capacity is unknown); empty otherwise.
+      type: str
+      returned: always
+    resource_fit:
+      description: The resource fit, when the Topology Manager admitted the pod (C(evaluated)), with C(requested),
+        C(insufficient) (resource, requested, used, capacity), C(unchecked), C(dropped) (extended resources the
+        node lacks, ignored like the kubelet does) and C(note).
+      type: dict
       returned: always
     reason:
       description: The kubelet's rejection reason (C(TopologyAffinityError), C(UnexpectedAdmissionError),
@@ -264,9 +301,24 @@ node:
   returned: success
   type: dict
 sources:
-  description: Where the topology, configuration and state came from (paths or C(option)/C(absent)).
+  description: Where the topology, configuration, state and running pods came from (paths or
+    C(option)/C(absent)); C(resource_fit) names what the fit used.
   returned: success
   type: dict
+node_allocatable:
+  description: The node allocatable the resource fit used (cpu in millicores, bytes, counts), what the running
+    pods request (C(used)) and their number (C(pods)).
+  returned: success
+  type: dict
+running_pods:
+  description: The node's running pods as seen (C(count), C(requested), C(sources), C(warnings), C(pods)).
+  returned: success
+  type: dict
+table:
+  description: RV(msg) as a list of lines (reads as text on the default callback).
+  returned: success
+  type: list
+  elements: str
 state_after:
   description: The state files' content after the sequence (see O(return_state)).
   returned: when O(return_state=true)

@@ -16,12 +16,14 @@ import json
 import os
 from typing import Any, Dict
 
+from ansible_collections.numaguard.kubelet.plugins.module_utils._host.running_pods import (
+    combine, listed_pods, resource_fit_for_node, state_pods)
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission import (
     AdmissionSimulator, format_table)
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission_inputs import (
     AdmissionInputError, flags_to_config, pods_from_documents, state_input)
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.devicemanager import (
-    parse_device_checkpoint)
+    DeviceInventory, parse_device_checkpoint)
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.checkpoint import (
     restore_cpu_manager_state, restore_memory_manager_state)
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.kubelet_paths import (
@@ -52,6 +54,8 @@ def argument_spec() -> Dict[str, Dict[str, Any]]:
         cpu_manager_state=dict(type="str"),
         devices=dict(type="dict"),
         device_allocations=dict(type="dict"),
+        running_pods=dict(type="raw"),
+        node_allocatable=dict(type="dict"),
         return_state=dict(type="bool", default=False),
         merge_method=dict(type="str", default="fast", choices=["fast", "exhaustive"]),
     )
@@ -152,10 +156,14 @@ def run_check(params):
         topology = Topology.from_facts(params["topology"])
         sources["topology"] = "option"
         capacity = None
+        hugepages = None
     else:
         topology = read_topology(root)
         sources["topology"] = "sysfs under %s" % root
-        capacity = read_system_memory(root).get("memory_total_bytes")
+        system = read_system_memory(root)
+        capacity = system.get("memory_total_bytes")
+        hugepages = dict((name, pool["page_size_bytes"] * pool["total_pages"])
+                         for name, pool in (system.get("hugepages") or {}).items())
     need_host = params.get("kubelet_config") is None or params.get("memory_manager_state") is None \
         or params.get("cpu_manager_state") is None
     located = locate_kubelet(root) if need_host else {}
@@ -182,10 +190,26 @@ def run_check(params):
             sources["device_allocations"] = "absent (%s)" % dev_path
     else:
         sources["device_allocations"] = "option"
+    listed, inactive = None, 0
+    if params.get("running_pods") is not None:
+        listed, inactive = listed_pods(params["running_pods"], feature_gates=config.get("featureGates"))
+    state_read = [name for name in ("cpu_manager_state", "memory_manager_state", "device_allocations")
+                  if not str(sources.get(name, "")).startswith(("absent", "ignored"))]
+    running = combine(listed, state_pods(cpu_checkpoint, memory_checkpoint, allocations), inactive, state_read)
+    sources["running_pods"] = "option" if listed is not None else "state files only"
+    fit = resource_fit_for_node(topology, config, running, DeviceInventory.from_spec(params.get("devices")),
+                                capacity, hugepages, params.get("node_allocatable"))
+    sources["resource_fit"] = {
+        "allocatable": "topology %s, kubelet configuration%s%s" % (
+            "and MemTotal/hugepage pools under %s" % root if hugepages is not None else "(option)",
+            ", devices (option)" if params.get("devices") else "",
+            ", node_allocatable (option)" if params.get("node_allocatable") else ""),
+        "running_pods": running.sources or ["none"],
+    }
     simulator = AdmissionSimulator(
         topology, config, cpu_checkpoint=cpu_checkpoint, memory_checkpoint=memory_checkpoint,
         devices=params.get("devices"), device_allocations=allocations, cpu_state_path=cpu_path, memory_state_path=mem_path,
-        merger=params.get("merge_method") or "fast", memory_capacity_bytes=capacity)
+        merger=params.get("merge_method") or "fast", memory_capacity_bytes=capacity, resource_fit=fit)
     node = simulator.summary()
     results = []
     for index, (label, manifest) in enumerate(pods):
@@ -197,10 +221,12 @@ def run_check(params):
         result["source"] = label
         results.append(result)
     run = {"pods": results, "memory": simulator.memory_map(), "pinning": simulator.pinning(),
-           "node": node, "sources": sources}
+           "node": node, "sources": sources, "running_pods": running.to_dict(),
+           "node_allocatable": simulator.resource_fit.summary()}
     if params.get("return_state"):
         run["state_after"] = simulator.state_after(
             cpu_version=getattr(cpu_checkpoint, "version", None) if cpu_checkpoint is not None else None,
             memory_version=getattr(memory_checkpoint, "version", None) if memory_checkpoint is not None else None)
     run["msg"] = format_table(run)
+    run["table"] = run["msg"].split("\n")
     return run

@@ -15,8 +15,11 @@ pods one after another as the kubelet does for pods created in that order:
   next pod is admitted (spec 4.1: no rollback during admission, release at the next GC);
 * admitted pods keep their resources for the rest of the sequence.
 
-Only the Topology Manager admit handler is simulated: the later resource-fit predicate
-(OutOfcpu, OutOfmemory, node selectors, ...) needs every pod of the node and is not (spec 5.1).
+After the Topology Manager admit handler comes the kubelet's resource-fit admission
+(:mod:`..._engine.resource_fit`: OutOfcpu, OutOfmemory, OutOfhugepages-1Gi, OutOfpods, ...),
+against the node allocatable and the requests of the node's running pods (listed, or rebuilt
+from the state files). A pod whose fit cannot be decided (a resource whose node capacity is
+unknown) gets the verdict ``cannot_check`` and is not counted as admitted.
 """
 
 from __future__ import absolute_import, annotations, division, print_function
@@ -33,7 +36,7 @@ except ImportError:  # pragma: no cover
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset import format_cpuset
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors import StateError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import TopologyHint
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.pod import Pod
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.pod import Pod, pod_requests
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.topology_manager import (
     topology_manager_from_config)
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.kubelet_cost import pod_cost
@@ -42,6 +45,8 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topology
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.devicemanager import (
     DeviceInventory, DeviceManager, read_allocations)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.resource_fit import (
+    ResourceFit, node_allocatable)
 
 PROVIDER_NAMES = ("device", "cpu", "memory")
 
@@ -86,8 +91,12 @@ class AdmissionSimulator(object):
     ids), see :mod:`.devicemanager`;
     ``cpu_state_path`` / ``memory_state_path``: file names used in the kubelet's messages;
     ``memory_capacity_bytes``: the node's memory capacity (/proc/meminfo MemTotal) for
-    percentage eviction thresholds (default: the sum of the NUMA nodes); ``proc_iomem``: the
-    host's ``/proc/iomem`` for the memory manager's ``memory-drift-tolerance: auto`` bound.
+    percentage eviction thresholds and node allocatable (default: the sum of the NUMA nodes);
+    ``proc_iomem``: the host's ``/proc/iomem`` for the memory manager's
+    ``memory-drift-tolerance: auto`` bound;
+    ``resource_fit``: the node's :class:`ResourceFit` (default: node allocatable from topology,
+    configuration and device inventory, with no running pod; callers that know the node's pods,
+    see ``_host/running_pods.py``, pass their own).
     Raises :class:`AdmissionSetupError` (a StateError) where the kubelet would refuse to start.
     """
 
@@ -95,7 +104,7 @@ class AdmissionSimulator(object):
                  device_allocations=None,
                  cpu_state_path="/var/lib/kubelet/cpu_manager_state",
                  memory_state_path="/var/lib/kubelet/memory_manager_state", merger="fast",
-                 memory_capacity_bytes=None, proc_iomem=None):
+                 memory_capacity_bytes=None, proc_iomem=None, resource_fit=None):
         from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.cpu_manager import (
             new_cpu_manager)
         from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.memory_manager import (
@@ -123,6 +132,14 @@ class AdmissionSimulator(object):
             self.topology_manager.add_hint_provider(provider)
         self.providers = providers
         self._used_uids: set = set()
+        if resource_fit is None:
+            inventory = self.device_manager.inventory
+            extended = dict((r, len(inventory.healthy.get(r, ()))) for r in inventory.resources()) \
+                if inventory.resources() else None
+            resource_fit = ResourceFit(node_allocatable(topology, self.config, memory_capacity_bytes,
+                                                        extended_capacity=extended),
+                                       extended_known=extended is not None)
+        self.resource_fit = resource_fit
 
     # ---- pods ----------------------------------------------------------------------------
     def pod_from_manifest(self, manifest: Mapping[str, Any], index: int = 0) -> Pod:
@@ -140,15 +157,33 @@ class AdmissionSimulator(object):
         return pod
 
     def admit(self, pod: Pod) -> Dict[str, Any]:
-        """Admit one pod; returns its result dict. Rejected pods are garbage-collected."""
+        """Admit one pod; returns its result dict. Rejected pods are garbage-collected.
+
+        The Topology Manager decides first; only a pod it admits reaches the resource fit, as in
+        the kubelet's chain of admit handlers.
+        """
         outcome = self.topology_manager.admit(pod)
+        admitted, reason, message = outcome.admitted, outcome.reason, outcome.message
+        verdict = "admitted" if admitted else "rejected"
+        fit: Dict[str, Any] = {"evaluated": False}
+        requests = pod_requests(pod)
+        if admitted:
+            fit = dict(self.resource_fit.check(requests), evaluated=True)
+            if not fit["fits"]:
+                admitted, reason, message, verdict = False, fit["reason"], fit["message"], "rejected"
+            elif fit["unchecked"]:
+                admitted, verdict = False, "cannot_check"
         result = {
             "name": pod.name,
             "namespace": pod.namespace,
             "uid": pod.uid,
-            "admitted": outcome.admitted,
-            "reason": outcome.reason,
-            "message": outcome.message,
+            "admitted": admitted,
+            "verdict": verdict,
+            "reason": reason,
+            "message": message,
+            "cannot_check": "; ".join("%s: %s" % (u["resource"], u["why"]) for u in fit.get("unchecked", [])
+                                      ) if verdict == "cannot_check" else "",
+            "resource_fit": fit,
             "qos_class": pod.qos_class,
             "topology_manager": {
                 "policy": self.topology_manager.policy.name,
@@ -169,7 +204,9 @@ class AdmissionSimulator(object):
             for ids in container.get("device_numa_nodes", {}).values():
                 numa.update(ids)
         result["numa_nodes"] = sorted(numa)
-        if not outcome.admitted:
+        if admitted:
+            self.resource_fit.add(requests)
+        else:
             self._garbage_collect(pod)
             result["released"] = True
         return result
@@ -300,18 +337,21 @@ def _cpu_node(topology: Any, cpu_id: int) -> Optional[int]:
 
 def format_table(run: Mapping[str, Any]) -> str:
     """A human-readable table of a run's pods (the module's ``msg``)."""
-    rows = [("POD", "ADMITTED", "NUMA", "CPUS", "REASON")]
+    rows = [("POD", "VERDICT", "NUMA", "CPUS", "REASON")]
     for pod in run.get("pods", []):
         cpus = ",".join(c["cpus"] for c in pod["containers"] if c["cpus"])
+        verdict = pod.get("verdict") or ("admitted" if pod["admitted"] else "rejected")
         rows.append(("%s/%s" % (pod["namespace"], pod["name"]),
-                     "yes" if pod["admitted"] else "no",
+                     verdict.replace("_", " "),
                      ",".join(str(n) for n in pod["numa_nodes"]) or "-",
                      cpus or "-",
                      pod["reason"] or "-"))
     widths = [max(len(str(row[i])) for row in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(str(cell).ljust(widths[i]) for i, cell in enumerate(row)).rstrip() for row in rows]
     for pod in run.get("pods", []):
-        if not pod["admitted"]:
+        if pod.get("verdict") == "cannot_check":
+            lines.append("%s/%s: cannot check: %s" % (pod["namespace"], pod["name"], pod.get("cannot_check")))
+        elif not pod["admitted"]:
             lines.append("%s/%s: %s: %s" % (pod["namespace"], pod["name"], pod["reason"], pod["message"]))
             if pod["reason"] == "TopologyAffinityError" and pod.get("merges"):
                 lines.append("  " + explain_merge(pod["merges"][-1]))

@@ -86,7 +86,8 @@ def test_fresh_node_reads_config_and_admits(host):
     assert result["memory"]["1"]["memory"]["reserved"] == 0   # the rejected pod was released
     assert result["pinning"]["memory_manager_pinning_requests_total"] == 2
     assert result["pinning"]["memory_manager_pinning_errors_total"] == 1
-    assert "default/huge  no" in result["msg"]
+    assert "default/huge  rejected" in result["msg"]
+    assert result["table"] == result["msg"].split("\n")
     assert "default/huge: UnexpectedAdmissionError: Allocate failed due to [memorymanager]" in result["msg"]
     state = result["state_after"]
     assert json.loads(state["memory_manager_state"])["policyName"] == "Static"

@@ -142,9 +142,9 @@ def test_format_table_explains_topology_rejections():
     ok = {"name": "q", "namespace": "n", "admitted": True, "reason": "", "message": "", "numa_nodes": [1],
           "containers": [{"cpus": "4-5"}, {"cpus": ""}], "merges": []}
     assert format_table({"pods": [ok, pod]}).splitlines() == [
-        "POD  ADMITTED  NUMA  CPUS  REASON",
-        "n/q  yes       1     4-5   -",
-        "n/p  no        -     -     TopologyAffinityError",
+        "POD  VERDICT   NUMA  CPUS  REASON",
+        "n/q  admitted  1     4-5   -",
+        "n/p  rejected  -     -     TopologyAffinityError",
         "n/p: TopologyAffinityError: Resources cannot be allocated with Topology locality",
         "  " + explain_merge(merge),
     ]
