@@ -26,8 +26,8 @@ description:
     a failure. The module fails only when it cannot answer (bad manifests, unreadable or corrupt
     state files (checksum mismatch, unknown policy, state the kubelet would refuse at start-up),
     configurations the kubelet would not start with, unsupported inputs).
-  - After the Topology Manager admit handler the kubelet's resource-fit admission runs, as on the
-    node: the pod's requests against the node allocatable (cpu, memory, C(hugepages-*), extended
+  - After the Topology Manager admit handler the kubelet's resource-fit admission runs as on the
+    node, checking the pod's requests against the node allocatable (cpu, memory, C(hugepages-*), extended
     resources of the device inventory, the pod count) minus what the node's running pods request,
     with the kubelet's reasons (C(OutOfcpu), C(OutOfmemory), C(OutOfhugepages-1Gi), C(OutOfpods), ...).
     The running pods are O(running_pods) when given, plus the Guaranteed pods whose exclusive CPUs,
@@ -121,9 +121,9 @@ options:
     type: raw
   node_allocatable:
     description:
-      - Allocatable values to use instead of the computed ones, as in the node object's C(status.allocatable)
+      - "Allocatable values to use instead of the computed ones, as in the node object's C(status.allocatable)
         (for example C({ephemeral-storage: 95Gi, example.com/fpga: 2})). Needed for C(ephemeral-storage),
-        which is otherwise not checked.
+        which is otherwise not checked."
     type: dict
   return_state:
     description:
