@@ -140,6 +140,14 @@ options:
     type: str
     choices: [fast, exhaustive]
     default: fast
+  kubelet_version:
+    description:
+      - Kubernetes release of the kubelet to decide as (V(1.36), V(v1.36.1), C(kubelet --version) output):
+        option maturity, feature-gate defaults (merged with the configuration's C(featureGates)) and the
+        behaviour switches of C(docs/kubelet-versions.md), such as device-manager hints from 1.36.
+      - Default - what C(kubelet --version) prints on the host when O(root) is C(/); otherwise (snapshots)
+        the newest released kubelet the collection knows, with a warning.
+    type: str
 attributes:
   check_mode:
     support: full
@@ -332,6 +340,21 @@ state_after:
       description: File content.
       type: str
       returned: always
+kubelet_version:
+  description: The kubelet release the decisions followed (as given or as C(kubelet --version) printed it).
+  returned: success
+  type: str
+  sample: v1.36.1
+kubelet_version_source:
+  description: Where the version came from, V(option), V(host) (C(kubelet --version)) or V(default).
+  returned: success
+  type: str
+  sample: host
+feature_gates:
+  description: The NUMA-relevant feature gates the decisions assumed (release defaults merged with C(featureGates)).
+  returned: success
+  type: dict
+  sample: {"PodLevelResources": true, "PodLevelResourceManagers": false}
 msg:
   description: A table of the pods and the reasons of rejections, for ad hoc use.
   returned: always
@@ -342,14 +365,20 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._backends.admission_check import (
     argument_spec, run_check)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import host_kubelet_version
 
 
 def main():
     module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
+    params = dict(module.params)
+    if not params.get("kubelet_version") and (params.get("root") or "/") == "/":
+        params["host_kubelet_version"] = host_kubelet_version(module)
     try:
-        result = run_check(module.params)
+        result = run_check(params)
     except ValueError as exc:
         module.fail_json(msg=str(exc), changed=False)
+    for warning in result.pop("kubelet_warnings", []):
+        module.warn(warning)
     module.exit_json(changed=False, **result)
 
 

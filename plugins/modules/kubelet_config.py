@@ -83,7 +83,9 @@ options:
       - Kubernetes release of the kubelet (V(1.31), V(v1.31.4)); decides which policy options exist
         and their feature gates.
       - Default is what C(kubelet --version) on the host says; when there is no kubelet binary the
-        newest release the collection knows is assumed, with a warning.
+        newest released kubelet the collection knows (1.37) is assumed, with a warning.
+      - The release decides option maturity, feature-gate defaults and locked gates
+        (see C(docs/kubelet-versions.md)).
     type: str
   validate_host:
     description:
@@ -247,6 +249,21 @@ state_files:
   returned: always
   type: dict
   sample: {"cpu_manager_state": {"path": "/var/lib/kubelet/cpu_manager_state", "exists": true}}
+kubelet_version:
+  description: The kubelet release the checks assumed (as given or as C(kubelet --version) printed it).
+  returned: always
+  type: str
+  sample: v1.35.2
+kubelet_version_source:
+  description: Where O(kubelet_version) came from, V(option), V(host) (C(kubelet --version)) or V(default).
+  returned: always
+  type: str
+  sample: host
+feature_gates:
+  description: The NUMA-relevant feature gates the checks assumed, the release defaults merged with the configured C(featureGates).
+  returned: always
+  type: dict
+  sample: {"CPUManagerPolicyAlphaOptions": false, "CPUManagerPolicyBetaOptions": true}
 locations:
   description: The kubelet config file, drop-in directory and root directory used.
   returned: always
@@ -272,6 +289,8 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.
     plan_change,
 )
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.settings import MANAGED_FIELDS, SettingsError
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import (
+    KubeletAssumption, VersionError, host_kubelet_version)
 
 try:
     from ansible_collections.numaguard.kubelet.plugins.module_utils._host.kubelet_paths import locate_kubelet
@@ -308,14 +327,8 @@ def found_running_without_config_dir(found):
 
 
 def detect_kubelet_version(module):
-    """``kubelet --version`` (``Kubernetes v1.31.4``) of the host, or None with a warning."""
-    binary = module.get_bin_path("kubelet")
-    if binary:
-        rc, out, _err = module.run_command([binary, "--version"])
-        words = out.split()
-        if rc == 0 and words and words[-1].startswith("v"):
-            return words[-1]
-    return None
+    """``kubelet --version`` output of the host, or None."""
+    return host_kubelet_version(module)
 
 
 def write_atomically(module, path, text, mode_bits):
@@ -390,9 +403,11 @@ def main():
                              "are changing the flags, or use mode: merge" % config_dir, locations=locations)
         module.warn(message + "; make sure it is restarted with --config-dir=%s" % config_dir)
 
-    kubelet_version = p["kubelet_version"]
-    if not kubelet_version:
-        kubelet_version = detect_kubelet_version(module)
+    try:
+        kubelet_version = KubeletAssumption.resolve(
+            p["kubelet_version"], None if p["kubelet_version"] else detect_kubelet_version(module))
+    except VersionError as exc:
+        module.fail_json(msg=str(exc), errors=[str(exc)], locations=locations)
 
     topology = None
     if p["validate_host"]:
@@ -413,7 +428,7 @@ def main():
         )
     except SettingsError as exc:
         module.fail_json(msg="invalid kubelet settings: %s" % "; ".join(exc.errors), errors=exc.errors,
-                         locations=locations)
+                         locations=locations, **kubelet_version.result())
     except KubeletConfigError as exc:
         module.fail_json(msg=str(exc), errors=[str(exc)], locations=locations)
 
@@ -434,6 +449,7 @@ def main():
         state_files=plan["state_files"],
         locations=locations,
     )
+    result.update(kubelet_version.with_gates(plan["effective"].get("featureGates")).result())
     if module._diff:
         result["diff"] = dict(before=plan["before"] or "", after=plan["after"],
                               before_header=plan["path"] if plan["before"] is not None else "%s (absent)" % plan["path"],

@@ -53,6 +53,13 @@ options:
         per-node totals, system reserved, hugepages, replayed assignments). A path that does not exist is
         reported as a warning (the kubelet starts with a fresh state).
     type: str
+  kubelet_version:
+    description:
+      - Kubernetes release of the kubelet (V(1.35), V(v1.35.2), C(kubelet --version) output); decides the
+        version-dependent rules (feature-gate defaults merged with C(featureGates) of O(kubelet_config)).
+      - Default - what C(kubelet --version) prints on the host when O(root) is C(/) and O(topology) is not
+        given; otherwise the newest released kubelet the collection knows, with a warning.
+    type: str
   fail_on_invalid:
     description:
       - Fail the task, listing every error, when the reservation is invalid. With V(false) the task succeeds and
@@ -229,12 +236,29 @@ topology_fingerprint:
   description: Fingerprint of the topology checked against.
   returned: always
   type: str
+kubelet_version:
+  description: The kubelet release the checks assumed (as given or as C(kubelet --version) printed it).
+  returned: success and on validation failure
+  type: str
+  sample: v1.35.2
+kubelet_version_source:
+  description: Where the version came from, V(option), V(host) (C(kubelet --version)) or V(default).
+  returned: success and on validation failure
+  type: str
+  sample: default
+feature_gates:
+  description: The NUMA-relevant feature gates the checks assumed (release defaults merged with C(featureGates)).
+  returned: success and on validation failure
+  type: dict
+  sample: {"SystemReservedHugepages": false}
 """
 
 import os
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import (
+    KubeletAssumption, VersionError, host_kubelet_version)
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.config import (
     KubeletConfigError,
     load_kubelet_config,
@@ -286,6 +310,7 @@ def main():
             allocatable_ignore_eviction=dict(type="bool", default=False),
             memory_manager_state=dict(type="str"),
             fail_on_invalid=dict(type="bool", default=True),
+            kubelet_version=dict(type="str"),
         ),
         supports_check_mode=True,
     )
@@ -299,6 +324,10 @@ def main():
         config = None
         if p["kubelet_config"] or p["kubelet_config_dir"]:
             config = load_kubelet_config(p["kubelet_config"], p["kubelet_config_dir"])
+        host_version = None
+        if not p["kubelet_version"] and p["topology"] is None and p["root"] == "/":
+            host_version = host_kubelet_version(module)
+        kubelet = KubeletAssumption.resolve(p["kubelet_version"], host_version, (config or {}).get("featureGates"))
         state, state_file, state_warning = _state_text(p["memory_manager_state"])
         if p["memory_capacity"] is not None:
             capacity = p["memory_capacity"]
@@ -311,9 +340,11 @@ def main():
             merge_default_eviction_settings=p["merge_default_eviction_settings"], reserved_cpus=p["reserved_cpus"],
         )
     except (InvalidTopology, SysfsError, KubeletConfigError, ReservationError, ReservationSyntaxError,
-            EnvironmentError) as exc:
+            VersionError, EnvironmentError) as exc:
         module.fail_json(msg=str(exc))
     output = result.to_dict()
+    output.update(kubelet.result())
+    output["warnings"][:0] = kubelet.warnings
     if state_warning:
         output["warnings"].append("[state-file] " + state_warning)
         output["findings"].append({"rule": "state-file", "severity": "warning", "message": state_warning, "fix": "",

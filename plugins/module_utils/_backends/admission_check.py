@@ -18,6 +18,7 @@ from typing import Any, Dict
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.running_pods import (
     combine, listed_pods, resource_fit_for_node, state_pods)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import KubeletAssumption
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission import (
     AdmissionSimulator, format_table)
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission_inputs import (
@@ -58,6 +59,7 @@ def argument_spec() -> Dict[str, Dict[str, Any]]:
         node_allocatable=dict(type="dict"),
         return_state=dict(type="bool", default=False),
         merge_method=dict(type="str", default="fast", choices=["fast", "exhaustive"]),
+        kubelet_version=dict(type="str"),
     )
 
 
@@ -190,9 +192,11 @@ def run_check(params):
             sources["device_allocations"] = "absent (%s)" % dev_path
     else:
         sources["device_allocations"] = "option"
+    kubelet = KubeletAssumption.resolve(params.get("kubelet_version"), params.get("host_kubelet_version"),
+                                        config.get("featureGates"))
     listed, inactive = None, 0
     if params.get("running_pods") is not None:
-        listed, inactive = listed_pods(params["running_pods"], feature_gates=config.get("featureGates"))
+        listed, inactive = listed_pods(params["running_pods"], feature_gates=kubelet.gates)
     state_read = [name for name in ("cpu_manager_state", "memory_manager_state", "device_allocations")
                   if not str(sources.get(name, "")).startswith(("absent", "ignored"))]
     running = combine(listed, state_pods(cpu_checkpoint, memory_checkpoint, allocations), inactive, state_read)
@@ -209,7 +213,8 @@ def run_check(params):
     simulator = AdmissionSimulator(
         topology, config, cpu_checkpoint=cpu_checkpoint, memory_checkpoint=memory_checkpoint,
         devices=params.get("devices"), device_allocations=allocations, cpu_state_path=cpu_path, memory_state_path=mem_path,
-        merger=params.get("merge_method") or "fast", memory_capacity_bytes=capacity, resource_fit=fit)
+        merger=params.get("merge_method") or "fast", memory_capacity_bytes=capacity, resource_fit=fit,
+        kubelet_version=kubelet)
     node = simulator.summary()
     results = []
     for index, (label, manifest) in enumerate(pods):
@@ -222,7 +227,8 @@ def run_check(params):
         results.append(result)
     run = {"pods": results, "memory": simulator.memory_map(), "pinning": simulator.pinning(),
            "node": node, "sources": sources, "running_pods": running.to_dict(),
-           "node_allocatable": simulator.resource_fit.summary()}
+           "node_allocatable": simulator.resource_fit.summary(), "kubelet_warnings": list(simulator.kubelet.warnings)}
+    run.update(simulator.kubelet.result())
     if params.get("return_state"):
         run["state_after"] = simulator.state_after(
             cpu_version=getattr(cpu_checkpoint, "version", None) if cpu_checkpoint is not None else None,

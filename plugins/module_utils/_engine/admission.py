@@ -33,6 +33,7 @@ try:
 except ImportError:  # pragma: no cover
     pass
 
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import KubeletAssumption, VersionError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset import format_cpuset
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors import StateError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import TopologyHint
@@ -81,6 +82,19 @@ def _hint_numa(hint: Optional[TopologyHint]) -> Optional[List[int]]:
     return list(hint.affinity.bits())
 
 
+def _assumption(kubelet_version: Any, configured_gates: Any) -> KubeletAssumption:
+    """The kubelet release the simulation follows: a KubeletAssumption, a version text or tuple,
+    or None (the newest released kubelet)."""
+    if isinstance(kubelet_version, KubeletAssumption):
+        return kubelet_version.with_gates(configured_gates)
+    if isinstance(kubelet_version, tuple):
+        return KubeletAssumption(kubelet_version, "option", configured_gates)
+    try:
+        return KubeletAssumption.resolve(kubelet_version, None, configured_gates)
+    except VersionError as err:
+        raise AdmissionSetupError(str(err))
+
+
 class AdmissionSimulator(object):
     """The node's admission machinery, built from topology, configuration and state.
 
@@ -97,6 +111,9 @@ class AdmissionSimulator(object):
     ``resource_fit``: the node's :class:`ResourceFit` (default: node allocatable from topology,
     configuration and device inventory, with no running pod; callers that know the node's pods,
     see ``_host/running_pods.py``, pass their own).
+    ``kubelet_version``: the release to decide as (a ``_k8s.versions.KubeletAssumption``, a
+    version text, or None for the newest released kubelet); its gate defaults merge with the
+    configuration's ``featureGates``.
     Raises :class:`AdmissionSetupError` (a StateError) where the kubelet would refuse to start.
     """
 
@@ -104,7 +121,7 @@ class AdmissionSimulator(object):
                  device_allocations=None,
                  cpu_state_path="/var/lib/kubelet/cpu_manager_state",
                  memory_state_path="/var/lib/kubelet/memory_manager_state", merger="fast",
-                 memory_capacity_bytes=None, proc_iomem=None, resource_fit=None):
+                 memory_capacity_bytes=None, proc_iomem=None, resource_fit=None, kubelet_version=None):
         from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.cpu_manager import (
             new_cpu_manager)
         from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.memory_manager import (
@@ -112,18 +129,23 @@ class AdmissionSimulator(object):
 
         self.topology = topology
         self.config = dict(kubelet_config or {})
-        self.feature_gates = dict(self.config.get("featureGates") or {})
+        self.kubelet = _assumption(kubelet_version, self.config.get("featureGates"))
+        version = self.kubelet.version
+        #: the gates of that release merged with the configured ones (what the kubelet decides with)
+        self.feature_gates = dict(self.kubelet.gates)
         try:
-            self.topology_manager = topology_manager_from_config(topology, self.config, merger=merger)
+            self.topology_manager = topology_manager_from_config(topology, self.config, merger=merger, version=version)
         except TopologyManagerError as err:
             raise AdmissionSetupError("topology manager: %s" % err)
         # the device manager is always present in the kubelet (no plugins = no device resources)
         self.device_manager = DeviceManager([node.id for node in topology.nodes],
                                             DeviceInventory.from_spec(devices),
                                             read_allocations(device_allocations))
-        self.cpu_manager = new_cpu_manager(topology, self.config, cpu_checkpoint, checkpoint_path=cpu_state_path)
+        self.cpu_manager = new_cpu_manager(topology, self.config, cpu_checkpoint, checkpoint_path=cpu_state_path,
+                                           feature_gates=self.feature_gates, version=version)
         self.memory_manager = new_memory_manager(topology, self.config, memory_checkpoint,
                                                  state_file=memory_state_path,
+                                                 feature_gates=self.feature_gates,
                                                  memory_capacity_bytes=memory_capacity_bytes, proc_iomem=proc_iomem)
         providers = [_NamedProvider("device", self.device_manager)]
         providers.append(_NamedProvider("cpu", self.cpu_manager))

@@ -32,6 +32,7 @@ try:
 except ImportError:  # pragma: no cover
     pass
 
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import NEWEST_RELEASED, effective_gates
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import (
     InvalidQuantity,
     Quantity,
@@ -48,11 +49,9 @@ MEMORY = "memory"
 EPHEMERAL_STORAGE = "ephemeral-storage"
 HUGEPAGES_PREFIX = "hugepages-"
 
-#: Feature gates that change how a pod is read, with the kubelet's defaults at the spec baseline
-#: (PodLevelResources is beta and on by default since 1.34).
-DEFAULT_FEATURE_GATES: Dict[str, bool] = {
-    "PodLevelResources": True,
-}
+#: Feature gates deciding how a pod is read when the caller gives none: the newest released
+#: kubelet's (PodLevelResources is beta and on by default since 1.34); see _k8s/versions.py.
+DEFAULT_FEATURE_GATES: Dict[str, bool] = effective_gates(NEWEST_RELEASED)
 
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")

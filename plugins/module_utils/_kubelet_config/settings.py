@@ -26,6 +26,17 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset impo
     format_cpuset,
     parse_cpuset,
 )
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import (
+    CPU_INCOMPATIBLE_OPTIONS,
+    KubeletAssumption,
+    VersionError,
+    gate_errors,
+    known_options,
+    option_availability_error,
+    option_gate,
+    option_introduced,
+    option_maturity,
+)
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import (
     InvalidQuantity,
     parse_quantity,
@@ -184,80 +195,19 @@ def schema_errors(value: Any, schema: Dict[str, Any], where: str = "settings") -
 # Kubelet versions, policy options and feature gates
 # --------------------------------------------------------------------------------------------
 
-OLDEST_SUPPORTED = (1, 26)
-NEWEST_KNOWN = (1, 36)
-
-#: option -> ((first minor, maturity), ...) ; maturity changes in the listed releases.
-CPU_MANAGER_OPTIONS = {
-    "full-pcpus-only": ((22, "alpha"), (23, "beta"), (33, "stable")),
-    "distribute-cpus-across-numa": ((23, "alpha"), (33, "beta")),
-    "align-by-socket": ((25, "alpha"),),
-    "distribute-cpus-across-cores": ((31, "alpha"),),
-    "strict-cpu-reservation": ((32, "alpha"), (33, "beta")),
-    "prefer-align-cpus-by-uncorecache": ((32, "alpha"), (34, "beta")),
-}
-TOPOLOGY_MANAGER_OPTIONS = {
-    "prefer-closest-numa-nodes": ((26, "alpha"), (28, "beta"), (32, "stable")),
-    "max-allowable-numa-nodes": ((31, "beta"), (35, "stable")),
-}
-#: gate -> ((first minor, default), ...)
-GATE_DEFAULTS = {
-    "CPUManagerPolicyAlphaOptions": ((23, False),),
-    "CPUManagerPolicyBetaOptions": ((23, True),),
-    "TopologyManagerPolicyAlphaOptions": ((26, False),),
-    "TopologyManagerPolicyBetaOptions": ((26, False), (28, True)),
-}
-CPU_INCOMPATIBLE = (
-    ("full-pcpus-only", "distribute-cpus-across-cores"),
-    ("distribute-cpus-across-numa", "distribute-cpus-across-cores"),
-    ("prefer-align-cpus-by-uncorecache", "distribute-cpus-across-cores"),
-    ("prefer-align-cpus-by-uncorecache", "distribute-cpus-across-numa"),
-)
 DEFAULT_MAX_NUMA_NODES = 8
 
-_VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?(?:[-+].*)?$")
 
-
-def parse_kubelet_version(text: Any) -> Tuple[int, int]:
-    """``1.31``, ``v1.31.4``, ``1.32.0-rc.1`` -> (1, 31). Raises SettingsError when unusable."""
-    match = _VERSION.match(str(text).strip())
-    if not match:
-        raise SettingsError(["kubelet_version: %r is not a Kubernetes version (expected e.g. 1.31 or v1.31.4)" % (text,)])
-    version = (int(match.group(1)), int(match.group(2)))
-    if version < OLDEST_SUPPORTED:
-        raise SettingsError(
-            ["kubelet_version: %s is older than the oldest supported release %d.%d" % (text, OLDEST_SUPPORTED[0], OLDEST_SUPPORTED[1])]
-        )
-    return version
-
-
-def _table_lookup(table: Tuple[Tuple[int, Any], ...], minor: int) -> Any:
-    found = None
-    for first, value in table:
-        if minor >= first:
-            found = value
-    return found
-
-
-def option_maturity(manager: str, option: str, version: Tuple[int, int]) -> Optional[str]:
-    """'alpha'/'beta'/'stable' for an option in that release, None if the release does not know it."""
-    table = CPU_MANAGER_OPTIONS if manager == "cpu" else TOPOLOGY_MANAGER_OPTIONS
-    if option not in table:
-        return None
-    return _table_lookup(table[option], min(version, NEWEST_KNOWN)[1] if version[0] == 1 else NEWEST_KNOWN[1])
-
-
-def gate_enabled(gate: str, feature_gates: Dict[str, Any], version: Tuple[int, int]) -> bool:
-    """Whether a feature gate is on: explicit ``featureGates`` value, else the release default
-    (``AllAlpha``/``AllBeta`` honoured as the kubelet does for non-GA gates)."""
-    if gate in (feature_gates or {}):
-        return bool(feature_gates[gate])
-    if "Alpha" in gate and (feature_gates or {}).get("AllAlpha"):
-        return True
-    if "Beta" in gate and "AllBeta" in (feature_gates or {}):
-        return bool(feature_gates["AllBeta"])
-    default = _table_lookup(GATE_DEFAULTS.get(gate, ()), min(version, NEWEST_KNOWN)[1])
-    return bool(default)
+def resolve_assumption(kubelet_version: Any, feature_gates: Optional[Dict[str, Any]]) -> KubeletAssumption:
+    """The release and gates to check against: a ready KubeletAssumption (the module resolved it
+    from the host), a version string, or None (newest released kubelet, with a warning).
+    Raises SettingsError for an unusable version string."""
+    if isinstance(kubelet_version, KubeletAssumption):
+        return kubelet_version.with_gates(feature_gates)
+    try:
+        return KubeletAssumption.resolve(kubelet_version, None, feature_gates)
+    except VersionError as exc:
+        raise SettingsError([str(exc)])
 
 
 # --------------------------------------------------------------------------------------------
@@ -340,39 +290,26 @@ def _casing_errors(settings: Dict[str, Any]) -> List[str]:
 
 def _check_options(manager: str,
                    options: Dict[str, str],
-                   effective: Dict[str, Any],
-                   version: Tuple[int, int],
+                   assumed: KubeletAssumption,
                    errors: List[str],
                    warnings: List[str]) -> None:
-    gates = effective.get("featureGates") or {}
     field = "cpuManagerPolicyOptions" if manager == "cpu" else "topologyManagerPolicyOptions"
-    label = "CPU" if manager == "cpu" else "Topology"
-    gate_prefix = "CPUManagerPolicy" if manager == "cpu" else "TopologyManagerPolicy"
-    known = CPU_MANAGER_OPTIONS if manager == "cpu" else TOPOLOGY_MANAGER_OPTIONS
+    version = assumed.version
     for option in sorted(options):
         value = options[option]
-        maturity = option_maturity(manager, option, version)
         where = "%s.%s" % (field, option)
-        if maturity is None:
-            if option in known:
-                first = known[option][0][0]
-                errors.append(
-                    "%s: unknown %s Manager Policy option: %r -- kubelet %d.%d does not know it (added in 1.%d); "
-                    "remove it or set kubelet_version to the release you run" % (where, label, option, version[0], version[1], first)
-                )
+        problem = option_availability_error(manager, option, version, assumed.gates)
+        if problem is not None:
+            first = option_introduced(manager, option)
+            if option_maturity(manager, option, version) is None and first is not None:
+                problem += " -- kubelet %d.%d does not know it (added in 1.%d); remove it or set kubelet_version to the release you run" % (
+                    assumed.minor + (first,))
+            elif option_maturity(manager, option, version) is None:
+                problem += "; known options: %s" % ", ".join(known_options(manager, version))
             else:
-                errors.append(
-                    "%s: unknown %s Manager Policy option: %r; known options: %s"
-                    % (where, label, option, ", ".join(sorted(known)))
-                )
+                problem += "; set featureGates.%s: true" % option_gate(manager, option, version)
+            errors.append("%s: %s" % (where, problem))
             continue
-        if maturity in ("alpha", "beta"):
-            gate = "%s%sOptions" % (gate_prefix, "Alpha" if maturity == "alpha" else "Beta")
-            if not gate_enabled(gate, gates, version):
-                errors.append(
-                    "%s: %s Manager Policy %s-level Options not enabled, but option %r provided; set featureGates.%s: true"
-                    % (where, label, maturity.capitalize(), option, gate)
-                )
         if option == "max-allowable-numa-nodes":
             if not re.match(r"^[+-]?[0-9]+$", value):
                 errors.append("%s: unable to convert policy option to integer %r; use a whole number >= 8" % (where, value))
@@ -429,7 +366,7 @@ def _cpu_reserved_milli(config: Dict[str, Any], errors: Optional[List[str]] = No
 
 def validate_settings(settings: Dict[str, Any],
                       effective: Dict[str, Any],
-                      kubelet_version: Optional[str] = None,
+                      kubelet_version: Any = None,
                       topology: Any = None,
                       reservation_validator: Any = None) -> Tuple[List[str], List[str]]:
     """Check ``settings`` (raw option value) and ``effective`` (the configuration the kubelet
@@ -446,21 +383,13 @@ def validate_settings(settings: Dict[str, Any],
     if errors:
         return errors, warnings
 
-    if kubelet_version is None:
-        version = NEWEST_KNOWN
-        warnings.append(
-            "kubelet_version not given: policy options are checked against kubelet %d.%d" % NEWEST_KNOWN
-        )
-    else:
-        try:
-            version = parse_kubelet_version(kubelet_version)
-        except SettingsError as exc:
-            return exc.errors, warnings
-        if version > NEWEST_KNOWN:
-            warnings.append(
-                "kubelet_version %s is newer than the newest release this collection knows (%d.%d); "
-                "policy options are checked against %d.%d" % ((kubelet_version,) + NEWEST_KNOWN + NEWEST_KNOWN)
-            )
+    try:
+        assumed = resolve_assumption(kubelet_version, effective.get("featureGates"))
+    except SettingsError as exc:
+        return exc.errors, warnings
+    warnings.extend(assumed.warnings)
+    for gate, message in sorted(gate_errors(assumed.version, effective.get("featureGates")).items()):
+        errors.append("featureGates.%s: %s" % (gate, message))
 
     cpu_policy = effective.get("cpuManagerPolicy", "none")
     tm_policy = effective.get("topologyManagerPolicy", "none")
@@ -481,8 +410,8 @@ def validate_settings(settings: Dict[str, Any],
                 "cpuManagerPolicyOptions: %s set but cpuManagerPolicy is %r; the none policy cannot apply cpu "
                 "policy options: remove the options or use cpuManagerPolicy: static" % (", ".join(sorted(cpu_options)), cpu_policy)
             )
-        _check_options("cpu", cpu_options, effective, version, errors, warnings)
-        for first, second in CPU_INCOMPATIBLE:
+        _check_options("cpu", cpu_options, assumed, errors, warnings)
+        for first, second in CPU_INCOMPATIBLE_OPTIONS:
             if _GO_BOOL.get(cpu_options.get(first, "false")) and _GO_BOOL.get(cpu_options.get(second, "false")):
                 errors.append(
                     "cpuManagerPolicyOptions: static policy options %s and %s can not be used at the same time; drop one"
@@ -522,7 +451,7 @@ def validate_settings(settings: Dict[str, Any],
     if tm_options:
         if tm_policy == "none":
             warnings.append("topologyManagerPolicyOptions are ignored while topologyManagerPolicy is none")
-        _check_options("topology", tm_options, effective, version, errors, warnings)
+        _check_options("topology", tm_options, assumed, errors, warnings)
 
     # Memory manager
     if mm_policy == "Static":

@@ -18,10 +18,11 @@ __metaclass__ = type
 import math
 
 try:
-    from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, Optional  # noqa: F401
+    from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Tuple  # noqa: F401
 except ImportError:  # pragma: no cover
     pass
 
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import NEWEST_RELEASED
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset import (
     InvalidCPUSet,
     format_cpuset,
@@ -222,13 +223,15 @@ def _container(pod: object, container: object) -> object:
 
 
 def new_cpu_manager(topology: object, config: Mapping[str, Any], checkpoint: Any = None, checkpoint_path: str = DEFAULT_CHECKPOINT_PATH,
-                    feature_gates: Optional[Mapping[str, bool]] = None) -> CPUManager:
+                    feature_gates: Optional[Mapping[str, bool]] = None,
+                    version: Tuple[int, ...] = NEWEST_RELEASED) -> CPUManager:
     """Build the CPU manager the kubelet would run with ``config`` on ``topology``.
 
     ``topology`` is a :class:`~...topology.Topology` (or an already discovered
     :class:`~.cpu_topology.CPUTopology`); ``config`` the effective KubeletConfiguration dict;
     ``checkpoint`` the loaded ``cpu_manager_state`` (None for a missing file). Feature gates come
-    from ``config["featureGates"]`` unless given.
+    from ``config["featureGates"]`` unless given; ``version`` is the kubelet release whose option
+    maturity applies.
     """
     if config is None:
         config = {}
@@ -261,7 +264,7 @@ def new_cpu_manager(topology: object, config: Mapping[str, Any], checkpoint: Any
                          "kubereserved.cpu to be greater than zero")
     num_reserved = int(math.ceil(reservation["milli"] / 1000.0))
     try:
-        parsed = StaticPolicyOptions.parse(options, gates)
+        parsed = StaticPolicyOptions.parse(options, gates, version)
         parsed.validate(topo, config.get("topologyManagerPolicy") or "none")
     except StateError as exc:
         raise StateError("new static policy error: %s" % exc)

@@ -15,10 +15,15 @@ __metaclass__ = type
 from dataclasses import dataclass
 
 try:
-    from typing import Any, Dict, Mapping, Optional  # noqa: F401
+    from typing import Any, Dict, Mapping, Optional, Tuple  # noqa: F401
 except ImportError:  # pragma: no cover
     pass
 
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import (
+    CPU_INCOMPATIBLE_OPTIONS,
+    NEWEST_RELEASED,
+    option_availability_error,
+)
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors import StateError
 
 FULL_PCPUS_ONLY = "full-pcpus-only"
@@ -27,23 +32,6 @@ ALIGN_BY_SOCKET = "align-by-socket"
 DISTRIBUTE_CPUS_ACROSS_CORES = "distribute-cpus-across-cores"
 STRICT_CPU_RESERVATION = "strict-cpu-reservation"
 PREFER_ALIGN_BY_UNCORE_CACHE = "prefer-align-cpus-by-uncorecache"
-
-STABLE_OPTIONS = (FULL_PCPUS_ONLY,)
-BETA_OPTIONS = (DISTRIBUTE_CPUS_ACROSS_NUMA, STRICT_CPU_RESERVATION, PREFER_ALIGN_BY_UNCORE_CACHE)
-ALPHA_OPTIONS = (ALIGN_BY_SOCKET, DISTRIBUTE_CPUS_ACROSS_CORES)
-
-#: Feature gates deciding which options are accepted, with the kubelet's defaults.
-DEFAULT_GATES = {
-    "CPUManagerPolicyAlphaOptions": False,
-    "CPUManagerPolicyBetaOptions": True,
-}
-
-_INCOMPATIBLE = (
-    (FULL_PCPUS_ONLY, DISTRIBUTE_CPUS_ACROSS_CORES),
-    (DISTRIBUTE_CPUS_ACROSS_NUMA, DISTRIBUTE_CPUS_ACROSS_CORES),
-    (PREFER_ALIGN_BY_UNCORE_CACHE, DISTRIBUTE_CPUS_ACROSS_CORES),
-    (PREFER_ALIGN_BY_UNCORE_CACHE, DISTRIBUTE_CPUS_ACROSS_NUMA),
-)
 
 _TRUE = ("1", "t", "T", "TRUE", "true", "True")
 _FALSE = ("0", "f", "F", "FALSE", "false", "False")
@@ -81,13 +69,16 @@ class StaticPolicyOptions(object):
     @classmethod
     def parse(cls,
               options: Optional[Mapping[str, Any]],
-              feature_gates: Optional[Mapping[str, bool]] = None) -> StaticPolicyOptions:
-        """``NewStaticPolicyOptions``: unknown options, gates and bad booleans are errors."""
-        gates = dict(DEFAULT_GATES)
-        gates.update(feature_gates or {})
+              feature_gates: Optional[Mapping[str, bool]] = None,
+              version: Tuple[int, ...] = NEWEST_RELEASED) -> StaticPolicyOptions:
+        """``NewStaticPolicyOptions`` of kubelet ``version``: unknown options, options whose
+        maturity gate is off in that release (``feature_gates`` = the configured featureGates)
+        and bad booleans are errors."""
         values: Dict[str, bool] = {}
         for name in sorted(options or {}):
-            _check_available(name, gates)
+            problem = option_availability_error("cpu", name, version, feature_gates)
+            if problem is not None:
+                raise StateError(problem)
             values[name] = parse_bool(name, (options or {})[name])
         parsed = cls(
             full_physical_cpus_only=values.get(FULL_PCPUS_ONLY, False),
@@ -98,7 +89,7 @@ class StaticPolicyOptions(object):
             prefer_align_by_uncore_cache=values.get(PREFER_ALIGN_BY_UNCORE_CACHE, False),
         )
         enabled = parsed.enabled()
-        for first, second in _INCOMPATIBLE:
+        for first, second in CPU_INCOMPATIBLE_OPTIONS:
             if first in enabled and second in enabled:
                 raise StateError("static policy options %s and %s can not be used at the same time"
                                  % (first, second))
@@ -125,19 +116,3 @@ class StaticPolicyOptions(object):
             if cpu_topology.num_sockets > cpu_topology.num_numa_nodes:
                 raise StateError("Align by socket is not compatible with hardware where number of "
                                  "sockets are more than number of NUMA")
-
-
-def _check_available(name: str, gates: Mapping[str, bool]) -> None:
-    if name in STABLE_OPTIONS:
-        return
-    if name in BETA_OPTIONS:
-        if not gates.get("CPUManagerPolicyBetaOptions", False):
-            raise StateError('CPU Manager Policy Beta-level Options not enabled, but option "%s" '
-                             'provided' % name)
-        return
-    if name in ALPHA_OPTIONS:
-        if not gates.get("CPUManagerPolicyAlphaOptions", False):
-            raise StateError('CPU Manager Policy Alpha-level Options not enabled, but option "%s" '
-                             'provided' % name)
-        return
-    raise StateError('unknown CPU Manager Policy option: "%s"' % name)

@@ -3,9 +3,9 @@
 # Apache License 2.0 (see LICENSE)
 """``topologyManagerPolicyOptions`` parsing with the kubelet's error texts (spec 3.5).
 
-Both options are stable in the kubelet this project follows (prefer-closest-numa-nodes since
-1.32, max-allowable-numa-nodes GA in 1.35), so no feature-gate errors can occur for them.
-Values are parsed with Go's ``strconv.ParseBool`` / ``strconv.Atoi`` rules and their error
+Which options exist and which maturity gate they need depends on the kubelet release
+(prefer-closest-numa-nodes GA in 1.32, max-allowable-numa-nodes GA in 1.35): the table is
+_k8s/versions.py (``CheckPolicyOptionAvailable`` of each release). Values are parsed with Go's ``strconv.ParseBool`` / ``strconv.Atoi`` rules and their error
 texts, because those texts end up in the kubelet's start-up error.
 """
 
@@ -16,17 +16,20 @@ __metaclass__ = type
 import re
 
 try:
-    from typing import Any, Mapping, Optional  # noqa: F401
+    from typing import Any, Mapping, Optional, Tuple  # noqa: F401
 except ImportError:  # pragma: no cover
     pass
 
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import (
+    NEWEST_RELEASED,
+    option_availability_error,
+)
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.numa_info import (
     TopologyManagerError)
 
 PREFER_CLOSEST_NUMA_NODES = "prefer-closest-numa-nodes"
 MAX_ALLOWABLE_NUMA_NODES = "max-allowable-numa-nodes"
 DEFAULT_MAX_ALLOWABLE_NUMA_NODES = 8
-KNOWN_OPTIONS = (PREFER_CLOSEST_NUMA_NODES, MAX_ALLOWABLE_NUMA_NODES)
 
 _TRUE = ("1", "t", "T", "TRUE", "true", "True")
 _FALSE = ("0", "f", "F", "FALSE", "false", "False")
@@ -63,8 +66,10 @@ class PolicyOptions(object):
         self.max_allowable_numa_nodes = max_allowable_numa_nodes
 
     @classmethod
-    def parse(cls, options: Optional[Mapping[str, Any]]) -> PolicyOptions:
-        """Parse the ``topologyManagerPolicyOptions`` map (values are strings in the kubelet)."""
+    def parse(cls, options: Optional[Mapping[str, Any]], feature_gates: Optional[Mapping[str, Any]] = None,
+              version: Tuple[int, ...] = NEWEST_RELEASED) -> PolicyOptions:
+        """Parse the ``topologyManagerPolicyOptions`` map (values are strings in the kubelet) as
+        kubelet ``version`` with the configured ``feature_gates`` does."""
         opts = cls()
         if not options:
             return opts
@@ -79,8 +84,9 @@ class PolicyOptions(object):
                 value = ""
             else:
                 value = str(raw)
-            if name not in KNOWN_OPTIONS:
-                raise TopologyManagerError("unknown Topology Manager Policy option: %s" % _go_quote(name))
+            problem = option_availability_error("topology", name, version, feature_gates)
+            if problem is not None:
+                raise TopologyManagerError(problem)
             if name == PREFER_CLOSEST_NUMA_NODES:
                 try:
                     opts.prefer_closest_numa = go_parse_bool(value)

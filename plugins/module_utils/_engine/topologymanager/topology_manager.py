@@ -22,10 +22,11 @@ from __future__ import absolute_import, annotations, division, print_function
 __metaclass__ = type
 
 try:
-    from typing import Any, Mapping, Optional, Sequence  # noqa: F401
+    from typing import Any, Mapping, Optional, Sequence, Tuple  # noqa: F401
 except ImportError:  # pragma: no cover
     pass
 
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import NEWEST_RELEASED
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.numa_info import (
     NUMAInfo, TopologyManagerError)
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.policy import (
@@ -40,8 +41,10 @@ DEFAULT_SCOPE = "container"
 
 
 def new_topology_manager(topology: Any, policy_name: str = DEFAULT_POLICY, scope_name: str = DEFAULT_SCOPE,
-                         policy_options: Optional[Mapping[str, Any]] = None, providers: Optional[Sequence[Any]] = None, merger: str = "fast") -> Scope:
-    """The Topology Manager (a scope holding policy, providers and stored hints) for ``topology``.
+                         policy_options: Optional[Mapping[str, Any]] = None, providers: Optional[Sequence[Any]] = None, merger: str = "fast",
+                         feature_gates: Optional[Mapping[str, Any]] = None, version: Tuple[int, ...] = NEWEST_RELEASED) -> Scope:
+    """The Topology Manager (a scope holding policy, providers and stored hints) for ``topology``,
+    as kubelet ``version`` with the configured ``feature_gates`` builds it.
 
     ``topology`` is a ``topology.Topology`` (or anything with ``.nodes`` whose items have ``id``
     and ``distances``). Raises :class:`TopologyManagerError` with the kubelet's start-up message.
@@ -53,7 +56,7 @@ def new_topology_manager(topology: Any, policy_name: str = DEFAULT_POLICY, scope
     if policy_name == POLICY_NONE:
         ids = [node.id for node in topology.nodes]
         return NoneScope(NonePolicy(NUMAInfo(ids) if ids else _EmptyInfo()), providers)
-    options = PolicyOptions.parse(policy_options)
+    options = PolicyOptions.parse(policy_options, feature_gates, version)
     try:
         numa_info = NUMAInfo.from_topology(topology, options.prefer_closest_numa)
     except TopologyManagerError as err:
@@ -91,7 +94,8 @@ def _go_quote(text: Any) -> str:
 def topology_manager_from_config(topology: Any,
                                  kubelet_config: Mapping[str, Any],
                                  providers: Optional[Sequence[Any]] = None,
-                                 merger: str = "fast") -> Scope:
+                                 merger: str = "fast",
+                                 version: Tuple[int, ...] = NEWEST_RELEASED) -> Scope:
     """Same, reading ``topologyManagerPolicy``, ``topologyManagerScope`` and
     ``topologyManagerPolicyOptions`` from a KubeletConfiguration dict (camelCase), after the
     kubelet's configuration validation of the policy and scope names (:func:`validate_config`)."""
@@ -103,7 +107,9 @@ def topology_manager_from_config(topology: Any,
         scope_name=config.get("topologyManagerScope") or DEFAULT_SCOPE,
         policy_options=config.get("topologyManagerPolicyOptions") or None,
         providers=providers,
-        merger=merger)
+        merger=merger,
+        feature_gates=config.get("featureGates") or None,
+        version=version)
 
 
 class _EmptyInfo(object):

@@ -15,11 +15,7 @@ from hypothesis import strategies as st
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.config import kubelet_defaults
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.settings import (
     SETTINGS_SCHEMA,
-    SettingsError,
-    gate_enabled,
     normalise_settings,
-    option_maturity,
-    parse_kubelet_version,
     render_flags,
     reset_decision,
     schema_errors,
@@ -108,68 +104,17 @@ def test_stdlib_validator_agrees_with_jsonschema(data):
 
 
 @pytest.mark.parametrize(
-    "text, expected",
-    [("1.31", (1, 31)), ("v1.32.4", (1, 32)), ("1.33.0-rc.1", (1, 33)), (" 1.26 ", (1, 26))],
-)
-def test_parse_kubelet_version(text, expected):
-    assert parse_kubelet_version(text) == expected
-
-
-@pytest.mark.parametrize(
-    "text, message",
-    [
-        ("one", "kubelet_version: 'one' is not a Kubernetes version (expected e.g. 1.31 or v1.31.4)"),
-        ("1.25", "kubelet_version: 1.25 is older than the oldest supported release 1.26"),
-    ],
-)
-def test_parse_kubelet_version_errors(text, message):
-    with pytest.raises(SettingsError) as err:
-        parse_kubelet_version(text)
-    assert err.value.errors == [message]
-
-
-@pytest.mark.parametrize(
-    "manager, option, version, maturity",
-    [
-        ("cpu", "full-pcpus-only", (1, 26), "beta"),
-        ("cpu", "full-pcpus-only", (1, 33), "stable"),
-        ("cpu", "distribute-cpus-across-numa", (1, 32), "alpha"),
-        ("cpu", "distribute-cpus-across-numa", (1, 33), "beta"),
-        ("cpu", "strict-cpu-reservation", (1, 31), None),
-        ("cpu", "align-by-socket", (1, 40), "alpha"),
-        ("topology", "max-allowable-numa-nodes", (1, 30), None),
-        ("topology", "max-allowable-numa-nodes", (1, 31), "beta"),
-        ("topology", "max-allowable-numa-nodes", (1, 35), "stable"),
-        ("topology", "prefer-closest-numa-nodes", (1, 27), "alpha"),
-        ("topology", "prefer-closest-numa-nodes", (1, 32), "stable"),
-        ("topology", "nope", (1, 32), None),
-    ],
-)
-def test_option_maturity(manager, option, version, maturity):
-    assert option_maturity(manager, option, version) == maturity
-
-
-def test_gate_defaults_and_overrides():
-    assert gate_enabled("CPUManagerPolicyBetaOptions", {}, (1, 31))
-    assert not gate_enabled("CPUManagerPolicyAlphaOptions", {}, (1, 31))
-    assert gate_enabled("CPUManagerPolicyAlphaOptions", {"AllAlpha": True}, (1, 31))
-    assert not gate_enabled("CPUManagerPolicyBetaOptions", {"CPUManagerPolicyBetaOptions": False}, (1, 31))
-    assert not gate_enabled("TopologyManagerPolicyBetaOptions", {}, (1, 27))
-    assert gate_enabled("TopologyManagerPolicyBetaOptions", {}, (1, 28))
-
-
-@pytest.mark.parametrize(
     "settings, version, expected",
     [
         ({"cpuManagerPolicy": "static", "reservedSystemCPUs": "0", "cpuManagerPolicyOptions": {"align-by-socket": True}}, "1.31",
-         ["cpuManagerPolicyOptions.align-by-socket: CPU Manager Policy Alpha-level Options not enabled, but option 'align-by-socket' "
+         ["cpuManagerPolicyOptions.align-by-socket: CPU Manager Policy Alpha-level Options not enabled, but option \"align-by-socket\" "
           "provided; set featureGates.CPUManagerPolicyAlphaOptions: true"]),
         ({"cpuManagerPolicy": "static", "reservedSystemCPUs": "0", "cpuManagerPolicyOptions": {"strict-cpu-reservation": "true"}}, "1.31",
-         ["cpuManagerPolicyOptions.strict-cpu-reservation: unknown CPU Manager Policy option: 'strict-cpu-reservation' -- kubelet 1.31 "
+         ["cpuManagerPolicyOptions.strict-cpu-reservation: unknown CPU Manager Policy option: \"strict-cpu-reservation\" -- kubelet 1.31 "
           "does not know it (added in 1.32); remove it or set kubelet_version to the release you run"]),
         ({"cpuManagerPolicy": "static", "reservedSystemCPUs": "0", "cpuManagerPolicyOptions": {"full-pcpus": "true"}}, "1.31",
-         ["cpuManagerPolicyOptions.full-pcpus: unknown CPU Manager Policy option: 'full-pcpus'; known options: align-by-socket, "
-          "distribute-cpus-across-cores, distribute-cpus-across-numa, full-pcpus-only, prefer-align-cpus-by-uncorecache, strict-cpu-reservation"]),
+         ["cpuManagerPolicyOptions.full-pcpus: unknown CPU Manager Policy option: \"full-pcpus\"; known options: align-by-socket, "
+          "distribute-cpus-across-cores, distribute-cpus-across-numa, full-pcpus-only"]),
         ({"cpuManagerPolicy": "static", "reservedSystemCPUs": "0", "cpuManagerPolicyOptions": {"full-pcpus-only": "yes"}}, "1.31",
          ["cpuManagerPolicyOptions.full-pcpus-only: bad value for option 'full-pcpus-only': 'yes' is not a boolean; use true or false"]),
         ({"cpuManagerPolicyOptions": {"full-pcpus-only": True}}, "1.31",
@@ -190,7 +135,7 @@ def test_gate_defaults_and_overrides():
          ["topologyManagerPolicyOptions.max-allowable-numa-nodes: unable to convert policy option to integer 'x'; use a whole number >= 8"]),
         ({"topologyManagerPolicy": "restricted", "topologyManagerPolicyOptions": {"prefer-closest-numa-nodes": True}}, "1.27",
          ["topologyManagerPolicyOptions.prefer-closest-numa-nodes: Topology Manager Policy Alpha-level Options not enabled, but option "
-          "'prefer-closest-numa-nodes' provided; set featureGates.TopologyManagerPolicyAlphaOptions: true"]),
+          "\"prefer-closest-numa-nodes\" provided; set featureGates.TopologyManagerPolicyAlphaOptions: true"]),
         ({"memoryManagerPolicy": "Static"}, "1.31",
          ["memoryManagerPolicy: Static: [memorymanager] you should specify the system reserved memory; set reservedMemory per NUMA "
           "node so that it sums to kubeReserved + systemReserved + evictionHard memory"]),
@@ -253,10 +198,17 @@ def test_partial_eviction_warning():
 
 def test_version_warnings():
     _errors, warnings = validate_settings({"topologyManagerPolicy": "none"}, effective(), kubelet_version=None)
-    assert warnings == ["kubelet_version not given: policy options are checked against kubelet 1.36"]
+    assert warnings == ["kubelet version unknown (no kubelet_version given and no kubelet binary found): decisions follow "
+                        "kubelet 1.37, the newest release this collection knows"]
     _errors, warnings = validate_settings({"topologyManagerPolicy": "none"}, effective(), kubelet_version="1.40")
-    assert warnings == ["kubelet_version 1.40 is newer than the newest release this collection knows (1.36); policy options are "
-                        "checked against 1.36"]
+    assert warnings == ["kubelet 1.40 is newer than the newest release this collection knows (1.38): decisions follow 1.38"]
+
+
+def test_locked_gate_refused():
+    errors, _warnings = validate_settings({"featureGates": {"CPUManagerPolicyOptions": False}},
+                                          effective(featureGates={"CPUManagerPolicyOptions": False}), kubelet_version="1.35")
+    assert errors == ["featureGates.CPUManagerPolicyOptions: cannot set feature gate CPUManagerPolicyOptions to false, "
+                      "feature is locked to true"]
 
 
 def test_normalise_and_flags():

@@ -218,3 +218,29 @@ def test_topology_option_and_too_many_nodes(host):
     result = run_check(params(host, pod=pod("a", "1", "1Gi"), topology=facts, kubelet_config=config,
                               memory_manager_state="", cpu_manager_state=""))
     assert result["sources"]["topology"] == "option" and result["node"]["numa_nodes"] == list(range(9))
+
+
+@pytest.mark.parametrize("release, refused", [("1.34", True), ("v1.35.0", False)])
+def test_kubelet_version_decides_option_maturity_and_is_reported(host, release, refused):
+    config = dict(cpuManagerPolicy="static", reservedSystemCPUs="0", featureGates={"CPUManagerPolicyBetaOptions": False},
+                  cpuManagerPolicyOptions={"strict-cpu-reservation": "true"})
+    if refused:
+        with pytest.raises(ValueError) as err:
+            run_check(params(host, pod=pod("a", "2", "1Gi"), kubelet_config=config, kubelet_version=release))
+        assert 'CPU Manager Policy Beta-level Options not enabled, but option "strict-cpu-reservation" provided' in str(err.value)
+        return
+    result = run_check(params(host, pod=pod("a", "2", "1Gi"), kubelet_config=config, kubelet_version=release))
+    assert result["kubelet_version"] == "v1.35.0" and result["kubelet_version_source"] == "option"
+    assert result["feature_gates"]["CPUManagerPolicyBetaOptions"] is False
+    assert result["kubelet_warnings"] == []
+
+
+def test_kubelet_version_default_is_the_host_binary_else_newest_release(host):
+    from_host = run_check(params(host, pod=pod("a", "2", "1Gi"), host_kubelet_version="Kubernetes v1.34.3"))
+    assert from_host["kubelet_version"] == "v1.34.3" and from_host["kubelet_version_source"] == "host"
+    assumed = run_check(params(host, pod=pod("a", "2", "1Gi")))
+    assert assumed["kubelet_version"] == "1.37" and assumed["kubelet_version_source"] == "default"
+    assert "kubelet version unknown" in assumed["kubelet_warnings"][0]
+    with pytest.raises(ValueError) as err:
+        run_check(params(host, pod=pod("a", "2", "1Gi"), kubelet_version="banana"))
+    assert "kubelet_version: 'banana' is not a Kubernetes version" in str(err.value)

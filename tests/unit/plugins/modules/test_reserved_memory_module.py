@@ -118,3 +118,18 @@ def test_discovers_under_root_and_reads_kubelet_config(tmp_path, capsys):
                 % (tmp_path / "missing"))
     assert warnings_of(result) == [expected]
     assert result["topology_fingerprint"].startswith("sha256:")
+
+
+def test_reports_the_kubelet_version_and_gates_assumed(capsys):
+    run({"topology": TOPOLOGY, "kube_reserved": "memory=4Gi", "system_reserved": {"memory": "1Gi"},
+         "reserved_memory": "0:memory=3Gi;1:memory=2148Mi", "memory_manager_policy": "Static"})
+    result = result_of(capsys)
+    assert result["kubelet_version"] == "1.37" and result["kubelet_version_source"] == "default"
+    assert result["feature_gates"]["SystemReservedHugepages"] is False
+    run({"topology": TOPOLOGY, "kube_reserved": "memory=4Gi", "system_reserved": {"memory": "1Gi"},
+         "reserved_memory": "0:memory=3Gi;1:memory=2148Mi", "memory_manager_policy": "Static",
+         "kubelet_version": "v1.35.2"})
+    result = result_of(capsys)
+    assert result["kubelet_version"] == "v1.35.2" and result["kubelet_version_source"] == "option"
+    run({"topology": TOPOLOGY, "kubelet_version": "1.2"})
+    assert result_of(capsys)["msg"] == "kubelet_version: 1.2 is older than the oldest release this collection knows (1.26)"

@@ -91,10 +91,10 @@ CONSTRUCTION_ERRORS = [
     (config(cpuManagerPolicyOptions={"align-by-socket": "true"}),
      'new static policy error: CPU Manager Policy Alpha-level Options not enabled, but option '
      '"align-by-socket" provided'),
-    (config(cpuManagerPolicyOptions={"strict-cpu-reservation": "true"},
+    (config(cpuManagerPolicyOptions={"distribute-cpus-across-numa": "true"},
             featureGates={"CPUManagerPolicyBetaOptions": False}),
      'new static policy error: CPU Manager Policy Beta-level Options not enabled, but option '
-     '"strict-cpu-reservation" provided'),
+     '"distribute-cpus-across-numa" provided'),
     (config(cpuManagerPolicyOptions={"full-pcpus-only": "yes"}),
      'new static policy error: bad value for option "full-pcpus-only": strconv.ParseBool: '
      'parsing "yes": invalid syntax'),
@@ -131,6 +131,19 @@ def test_construction_errors(cfg, message):
     with pytest.raises(StateError) as info:
         new_cpu_manager(topology(TWO_BY_FOUR), cfg)
     assert str(info.value) == message
+
+
+@pytest.mark.parametrize("release, refused", [((1, 34), True), ((1, 35), False)])
+def test_strict_cpu_reservation_needs_the_beta_gate_until_it_is_ga_in_1_35(release, refused):
+    cfg = config(cpuManagerPolicyOptions={"strict-cpu-reservation": "true"},
+                 featureGates={"CPUManagerPolicyBetaOptions": False})
+    if refused:
+        with pytest.raises(StateError) as info:
+            new_cpu_manager(topology(TWO_BY_FOUR), cfg, version=release)
+        assert str(info.value) == ('new static policy error: CPU Manager Policy Beta-level Options not enabled, '
+                                   'but option "strict-cpu-reservation" provided')
+    else:
+        assert new_cpu_manager(topology(TWO_BY_FOUR), cfg, version=release).policy.options.strict_cpu_reservation
 
 
 def test_align_by_socket_refused_when_sockets_outnumber_numa_nodes():
