@@ -268,7 +268,8 @@ def option_availability_error(manager: str, option: str, version: Tuple[int, ...
     if gate is None or gate_enabled(gate, version, configured_gates):
         return None
     if manager == "memory":
-        return "%s Manager Policy options require the %s feature gate, but option %s provided" % (label, gate, quoted)
+        # KEP-6232 code is not merged: wording as in _engine/memorymanager/memory_drift.py (unconfirmed)
+        return "memory manager policy option %s requires the %s feature gate" % (quoted, gate)
     level = "Alpha" if maturity == ALPHA else "Beta"
     return "%s Manager Policy %s-level Options not enabled, but option %s provided" % (label, level, quoted)
 
