@@ -215,6 +215,36 @@ ansible_facts:
           returned: always
           type: dict
           sample: {"memory_total_bytes": 405658390528, "memory_free_bytes": 260000000000, "memory_available_bytes": 270000000000, "hugepages": {}}
+        warnings:
+          description:
+            - Every fallback discovery took, as C(<host path>: <what was missing and what was used instead>)
+              (for example a kernel without C(cpulist) files). Empty on a complete modern sysfs. Also emitted as
+              module warnings. Host paths, so a snapshot read with O(root) gives the same list.
+          returned: always
+          type: list
+          elements: str
+          sample: ["/sys/devices/system/node/node0/cpulist: does not exist; used cpumap (hex mask)"]
+        pci_devices:
+          description:
+            - Every PCI device of C(/sys/bus/pci/devices), by address, with C(vendor), C(device), C(class) (hex
+              strings), C(numa_node) (null when the kernel reports -1 or has no NUMA), C(driver), C(physfn) (the PF
+              address of an SR-IOV VF), C(sriov_totalvfs) (PFs) and C(iommu_group).
+          returned: always
+          type: list
+          elements: dict
+          sample: [{"address": "0000:d8:00.0", "vendor": "0x10de", "device": "0x2331", "class": "0x030200",
+                    "numa_node": 1, "driver": "nvidia", "physfn": null, "sriov_totalvfs": null, "iommu_group": 90}]
+        device_plugins:
+          description:
+            - The kubelet's registered device-plugin devices from C(<root_dir>/device-plugins/kubelet_internal_checkpoint)
+              (C(checkpoint), C(present), C(error) when unreadable), C(resources) mapping each resource to its devices
+              (C(id), C(numa_node), C(pci_address), C(via) = C(pci) for PCI-address ids, C(nvidia) for GPU UUIDs found in
+              C(/proc/driver/nvidia/gpus/*/information), null when unmapped), and C(unmapped) (resource to ids).
+          returned: always
+          type: dict
+          sample: {"checkpoint": "/var/lib/kubelet/device-plugins/kubelet_internal_checkpoint", "present": true,
+                   "error": null, "resources": {"nvidia.com/gpu": [{"id": "GPU-5c3e2a1b-7d4f-4e8a-9b0c-1d2e3f405162",
+                   "numa_node": 1, "pci_address": "0000:d8:00.0", "via": "nvidia"}]}, "unmapped": {}}
         kubelet:
           description:
             - Where the kubelet's files are. C(config), C(config_dir) and C(root_dir) are host paths
@@ -248,10 +278,10 @@ ansible_facts:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._host.kubelet_paths import (
-    KubeletPathsError, kubelet_facts)
-from ansible_collections.numaguard.kubelet.plugins.module_utils._host.sysfs import (
-    SysfsError, read_system_memory, read_topology)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._host.devices import DeviceError
+from ansible_collections.numaguard.kubelet.plugins.module_utils._host.facts import gather
+from ansible_collections.numaguard.kubelet.plugins.module_utils._host.kubelet_paths import KubeletPathsError
+from ansible_collections.numaguard.kubelet.plugins.module_utils._host.sysfs import SysfsError
 
 
 def main():
@@ -261,12 +291,11 @@ def main():
     )
     root = module.params["root"]
     try:
-        topology = read_topology(root)
-        facts = topology.to_facts()
-        facts["system"] = read_system_memory(root)
-        facts["kubelet"] = kubelet_facts(root)
-    except (SysfsError, KubeletPathsError) as exc:
+        facts = gather(root)
+    except (SysfsError, KubeletPathsError, DeviceError) as exc:
         module.fail_json(msg=str(exc), root=root)
+    for warning in facts["warnings"]:
+        module.warn(warning)
     module.exit_json(changed=False, ansible_facts={"numa_topology": facts})
 
 

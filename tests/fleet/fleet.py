@@ -60,7 +60,8 @@ LOCK_FILE = "/run/numaguard-fleet.lock"
 
 #: Fake paths bind-mounted over the real ones, in mount order. ``/proc/meminfo`` comes after
 #: ``--mount-proc`` (unshare mounts the namespace's own /proc before running our script).
-SYS_MOUNTS = ("sys/devices/system/node", "sys/devices/system/cpu", "sys/kernel/mm/hugepages")
+SYS_MOUNTS = ("sys/devices/system/node", "sys/devices/system/cpu", "sys/kernel/mm/hugepages",
+              "sys/bus/pci/devices")
 ETC_MOUNTS = ("var/lib/kubelet", "etc/kubernetes")
 #: Mount points that may be missing on a fresh machine and are created (empty) when missing.
 CREATABLE_MOUNTPOINTS = ("/var/lib/kubelet", "/etc/kubernetes", "/run/sshd")
@@ -375,6 +376,9 @@ def _mount_plan(host_root: str) -> List[Tuple[str, str]]:
     meminfo = os.path.join(host_root, "proc", "meminfo")
     if os.path.isfile(meminfo):
         plan.append((meminfo, "/proc/meminfo"))
+    driver = os.path.join(host_root, "proc", "driver")  # fake /proc/driver/nvidia (GPU hosts)
+    if os.path.isdir(driver) and os.path.isdir("/proc/driver"):
+        plan.append((driver, "/proc/driver"))
     for rel in ETC_MOUNTS:
         src = os.path.join(host_root, rel)
         os.makedirs(src, exist_ok=True)

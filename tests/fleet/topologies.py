@@ -61,6 +61,23 @@ class NodeSpec:
 
 
 @dataclass(frozen=True)
+class PciSpec:
+    """One PCI function as sysfs shows it (and, for NVIDIA GPUs, /proc/driver/nvidia)."""
+
+    address: str
+    vendor: str
+    device: str
+    pci_class: str
+    numa_node: int                     # -1: the firmware gave no affinity
+    driver: Optional[str] = None
+    iommu_group: Optional[int] = None
+    physfn: Optional[str] = None       # VF: address of its PF
+    totalvfs: Optional[int] = None     # PF: sriov_totalvfs
+    gpu_uuid: Optional[str] = None     # NVIDIA GPU: written to /proc/driver/nvidia/gpus/<addr>/information
+    model: str = ""
+
+
+@dataclass(frozen=True)
 class MachineSpec:
     """A machine class; the flags switch on the kernel quirks of that class."""
 
@@ -76,6 +93,9 @@ class MachineSpec:
     cache_id: bool = True             # False: arm64/old kernels, no cache/index*/id
     global_hugepages: Optional[Dict[int, int]] = None  # for trees without per-node pools
     hugepage_sizes_kb: Tuple[int, ...] = (2048, 1048576)  # every pool size the kernel offers
+    pci_devices: Tuple[PciSpec, ...] = ()
+    #: RegisteredDevices of the kubelet's device-plugin checkpoint: (resource, device ids)
+    device_plugins: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
 
 
 # -- builders ---------------------------------------------------------------------------------
@@ -258,6 +278,28 @@ def _build() -> Dict[str, MachineSpec]:
         node_cpulist=False, node_hugepages=False, die_id=False, cache_id=False,
         global_hugepages={2048: 1024}, hugepage_sizes_kb=(2048,)))
 
+    # A 2-socket Xeon (2x8 cores HT, 2x64 GiB) with an NVIDIA H100 PCIe on socket 1 and an
+    # Intel E810 NIC on socket 0 whose SR-IOV VFs are bound to vfio-pci and registered by the
+    # SR-IOV network device plugin; the NVIDIA device plugin registered the GPU by its UUID.
+    # An onboard controller with numa_node -1 (no _PXM in the ACPI tables) completes the bus.
+    gpu_uuid = "GPU-5c3e2a1b-7d4f-4e8a-9b0c-1d2e3f405162"
+    nic_vfs = tuple("0000:3b:01.%d" % f for f in range(4))
+    machines.append(MachineSpec(
+        name="gpu-sriov",
+        description="2-socket Xeon, 2x8 cores HT, NVIDIA H100 on node 1, E810 SR-IOV VFs on node 0",
+        nodes=(_node(0, 65629204, k2048=512, k1048576=4), _node(1, 66060288, k2048=512, k1048576=4)),
+        cpus=_x86_cpus(2, 1, 8, 2, 8),
+        distance=_matrix({0: 0, 1: 1}, 10, 10, 21),
+        pci_devices=(
+            PciSpec("0000:00:1f.2", "0x8086", "0xa182", "0x010601", -1, "ahci", 20, model="SATA AHCI"),
+            PciSpec("0000:3b:00.0", "0x8086", "0x159b", "0x020000", 0, "ice", 40, totalvfs=128, model="E810-XXV"),
+        ) + tuple(PciSpec(vf, "0x8086", "0x1889", "0x020000", 0, "vfio-pci", 41 + i, physfn="0000:3b:00.0",
+                          model="E810 VF") for i, vf in enumerate(nic_vfs))
+        + (PciSpec("0000:d8:00.0", "0x10de", "0x2331", "0x030200", 1, "nvidia", 90, gpu_uuid=gpu_uuid,
+                   model="NVIDIA H100 PCIe"),),
+        device_plugins=(("nvidia.com/gpu", (gpu_uuid,)), ("intel.com/e810_vf", nic_vfs),
+                        ("example.com/fpga", ("fpga-0",)))))
+
     return dict((m.name, m) for m in machines)
 
 
@@ -398,6 +440,64 @@ def expected(name: object,
         "memory_total_bytes": sum(n.mem_total_kb for n in spec.nodes) * KIB,
         "global_hugepages": _global_pools(spec),
     }
+
+
+def expected_devices(name: object) -> Dict[str, object]:
+    """What ``numa_facts`` must report as ``pci_devices`` and ``device_plugins.resources``."""
+    spec = _spec(name)
+    by_address = dict((d.address, d) for d in spec.pci_devices)
+    by_uuid = dict((d.gpu_uuid, d) for d in spec.pci_devices if d.gpu_uuid)
+    resources = {}
+    for resource, ids in spec.device_plugins:
+        entries = []
+        for device_id in ids:
+            dev = by_uuid.get(device_id) or by_address.get(device_id)
+            entries.append({"id": device_id, "numa_node": dev.numa_node if dev and dev.numa_node >= 0 else None,
+                            "pci_address": dev.address if dev else None,
+                            "via": ("nvidia" if dev.gpu_uuid else "pci") if dev else None})
+        resources[resource] = entries
+    return {
+        "pci_devices": [{"address": d.address, "vendor": d.vendor, "device": d.device, "class": d.pci_class,
+                         "numa_node": d.numa_node if d.numa_node >= 0 else None, "driver": d.driver,
+                         "physfn": d.physfn, "sriov_totalvfs": d.totalvfs, "iommu_group": d.iommu_group}
+                        for d in sorted(spec.pci_devices, key=lambda d: d.address)],
+        "resources": resources,
+    }
+
+
+def _write_devices(spec: MachineSpec, root: str) -> None:
+    """sys/bus/pci/devices as a content copy (directories, not links into sys/devices: the
+    fleet bind-mounts it over the real one), /proc/driver/nvidia, and the device checkpoint."""
+    pci = os.path.join(root, "sys", "bus", "pci", "devices")
+    os.makedirs(pci, exist_ok=True)
+    for dev in spec.pci_devices:
+        ddir = os.path.join(pci, dev.address)
+        for fname, value in (("vendor", dev.vendor), ("device", dev.device), ("class", dev.pci_class),
+                             ("numa_node", "%d" % dev.numa_node)):
+            _write(os.path.join(ddir, fname), value + "\n")
+        if dev.driver:
+            _link(os.path.join(ddir, "driver"), "../../../bus/pci/drivers/%s" % dev.driver)
+        if dev.iommu_group is not None:
+            _link(os.path.join(ddir, "iommu_group"), "../../../kernel/iommu_groups/%d" % dev.iommu_group)
+        if dev.physfn:
+            _link(os.path.join(ddir, "physfn"), "../%s" % dev.physfn)
+        if dev.totalvfs is not None:
+            _write(os.path.join(ddir, "sriov_totalvfs"), "%d\n" % dev.totalvfs)
+            vfs = [d for d in spec.pci_devices if d.physfn == dev.address]
+            _write(os.path.join(ddir, "sriov_numvfs"), "%d\n" % len(vfs))
+        if dev.gpu_uuid:
+            info = ("Model: \t\t %s\nIRQ:   \t\t 0\nGPU UUID: \t %s\nVideo BIOS: \t 96.00.74.00.01\n"
+                    "Bus Type: \t PCIe\nDMA Size: \t 52 bits\nDMA Mask: \t 0xfffffffffffff\n"
+                    "Bus Location: \t %s\nDevice Minor: \t 0\nGPU Excluded:\t No\n"
+                    % (dev.model, dev.gpu_uuid, dev.address))
+            _write(os.path.join(root, "proc", "driver", "nvidia", "gpus", dev.address, "information"), info)
+    checkpoint = os.path.join(root, "var", "lib", "kubelet", "device-plugins", "kubelet_internal_checkpoint")
+    if spec.device_plugins and not os.path.exists(checkpoint):
+        # Checksum 0: nothing here verifies it (the kubelet would; there is none on the fleet).
+        data = {"Data": {"PodDeviceEntries": None,
+                         "RegisteredDevices": dict((r, list(ids)) for r, ids in spec.device_plugins)},
+                "Checksum": 0}
+        _write(checkpoint, json.dumps(data, sort_keys=True) + "\n")
 
 
 def _global_pools(spec: MachineSpec) -> Dict[int, int]:
@@ -599,6 +699,7 @@ def write_tree(name: object,
 
     for sub in (("var", "lib", "kubelet"), ("etc", "kubernetes")):
         os.makedirs(os.path.join(root, *sub), exist_ok=True)
+    _write_devices(spec, root)
     if hostname:
         _write(os.path.join(root, "etc", "hostname"), hostname + "\n")
     _write(os.path.join(root, "etc", "numaguard-topology"),

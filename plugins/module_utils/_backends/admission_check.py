@@ -27,6 +27,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.devicema
     DeviceInventory, parse_device_checkpoint)
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.checkpoint import (
     restore_cpu_manager_state, restore_memory_manager_state)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._host.devices import host_device_inventory
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.kubelet_paths import (
     locate_kubelet, under_root)
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.config import (
@@ -177,6 +178,11 @@ def run_check(params):
                                      os.path.join(root_dir, "cpu_manager_state"), "cpu_manager_state", sources)
     memory_checkpoint = restore_memory_manager_state(mem_text, config.get("memoryManagerPolicy") or "None", mem_path)
     cpu_checkpoint = restore_cpu_manager_state(cpu_text, config.get("cpuManagerPolicy") or "none", cpu_path)
+    devices = params.get("devices")
+    if devices is None:  # the kubelet's registered devices, located through sysfs
+        devices, sources["devices"] = host_device_inventory(root, root_dir, topology.node_ids())
+    else:
+        sources["devices"] = "option"
     allocations = params.get("device_allocations")
     if allocations is None:
         dev_path = os.path.join(root_dir, "device-plugins", "kubelet_internal_checkpoint")
@@ -201,18 +207,18 @@ def run_check(params):
                   if not str(sources.get(name, "")).startswith(("absent", "ignored"))]
     running = combine(listed, state_pods(cpu_checkpoint, memory_checkpoint, allocations), inactive, state_read)
     sources["running_pods"] = "option" if listed is not None else "state files only"
-    fit = resource_fit_for_node(topology, config, running, DeviceInventory.from_spec(params.get("devices")),
+    fit = resource_fit_for_node(topology, config, running, DeviceInventory.from_spec(devices),
                                 capacity, hugepages, params.get("node_allocatable"))
     sources["resource_fit"] = {
         "allocatable": "topology %s, kubelet configuration%s%s" % (
             "and MemTotal/hugepage pools under %s" % root if hugepages is not None else "(option)",
-            ", devices (option)" if params.get("devices") else "",
+            ", devices (%s)" % ("option" if params.get("devices") else "host") if devices else "",
             ", node_allocatable (option)" if params.get("node_allocatable") else ""),
         "running_pods": running.sources or ["none"],
     }
     simulator = AdmissionSimulator(
         topology, config, cpu_checkpoint=cpu_checkpoint, memory_checkpoint=memory_checkpoint,
-        devices=params.get("devices"), device_allocations=allocations, cpu_state_path=cpu_path, memory_state_path=mem_path,
+        devices=devices, device_allocations=allocations, cpu_state_path=cpu_path, memory_state_path=mem_path,
         merger=params.get("merge_method") or "fast", memory_capacity_bytes=capacity, resource_fit=fit,
         kubelet_version=kubelet)
     node = simulator.summary()

@@ -8,22 +8,24 @@ This mirrors what the kubelet learns through cadvisor's machine discovery
 predict kubelet decisions:
 
 * NUMA nodes are the ``node<N>`` directories of ``/sys/devices/system/node`` (ids may be
-  sparse); a node's CPUs are its ``cpulist`` (or, on kernels without it, its ``cpu<N>`` links),
-  restricted to online CPUs as cadvisor does. Nodes without CPUs (CXL, GPU memory) are kept.
+  sparse); a node's CPUs restricted to online CPUs as cadvisor does. Nodes without CPUs (CXL,
+  GPU memory) are kept.
 * A node's memory is the ``MemTotal`` line of its ``meminfo`` (kB), as cadvisor reads it.
 * Per-node hugepages come from ``node<N>/hugepages/hugepages-<kB>kB``; a node without that
-  directory has no hugepages, even when ``/sys/kernel/mm/hugepages`` has some (cadvisor, and so
-  the kubelet's memory manager, see none per node then).
-* The online CPU set is ``/sys/devices/system/cpu/online``; without it (kernels without CPU
-  hotplug) every CPU is online, as in cadvisor.
+  directory has no hugepages, even when ``/sys/kernel/mm/hugepages`` has some.
 * A kernel without NUMA (no node directory) is one node 0 with every online CPU and
   ``/proc/meminfo``'s memory and the global hugepage pools.
 
-Where we deliberately differ from cadvisor (and why) is listed in ``docs/discovery.md``: we fail
-with a message naming the file instead of silently dropping CPUs or reporting 0 bytes, so an
-operator learns about a broken or half-captured tree instead of a wrong kubelet config.
+Kernels and platforms differ in which files they provide, so every fact has a documented
+fallback order (``docs/discovery.md``, "Fallbacks"), the way cadvisor and hwloc fall back:
+a list file, then the hex mask file, then the ``cpu<N>``/``node<N>`` links, ... Each fallback
+taken appends a warning naming the file that was missing (or unusable) and what was used
+instead. Warnings name host paths (``/sys/...``, without the snapshot root) so a snapshot read
+back with ``root=`` gives the same warnings as the live host.
 
-Every problem raises :class:`SysfsError` (a ``ValueError``) naming the file and its content.
+Bad values are refused, never repaired: every problem raises :class:`SysfsError` (a
+``ValueError``) naming the file and its content -- non-ASCII bytes, numbers beyond the
+kernel's own limits (``NR_CPUS``, ``MAX_NUMNODES``, a 23-digit ``core_id``), malformed lists.
 """
 
 from __future__ import absolute_import, annotations, division, print_function
@@ -35,7 +37,7 @@ import os
 import re
 from typing import Dict, FrozenSet, List, Optional, Tuple
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset import InvalidCPUSet, parse_cpuset
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset import InvalidCPUSet, format_cpuset, parse_cpuset
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import (
     CPU, HugePages, InvalidTopology, NumaNode, Topology)
 
@@ -48,7 +50,21 @@ _NODE_NAME = re.compile(r"^node(\d+)$")
 _CPU_NAME = re.compile(r"^cpu(\d+)$")
 _HUGEPAGES_NAME = re.compile(r"^hugepages-(\d+)kB$")
 _MEMINFO_LINE = re.compile(r"^(?:Node\s+(\d+)\s+)?([A-Za-z0-9_()]+):\s+(\d+)(?:\s+kB)?$")
+_LIST = re.compile(r"^\d{1,10}(?:-\d{1,10})?(?:,\d{1,10}(?:-\d{1,10})?)*$")
+_MASK = re.compile(r"^[0-9a-fA-F]{1,8}(?:,[0-9a-fA-F]{1,8})*$")
 _MAX_SHOWN = 120
+
+#: The largest ``CONFIG_NR_CPUS`` any Linux architecture accepts (x86 MAXSMP, powerpc: 8192).
+#: ``cpu/kernel_max`` (NR_CPUS - 1) narrows it when present.
+NR_CPUS_LIMIT = 8192
+#: ``MAX_NUMNODES`` = 1 << ``CONFIG_NODES_SHIFT``; the largest shift any architecture allows is 10.
+MAX_NUMNODES = 1024
+#: The kernel prints core, package and die ids as a C ``int``.
+INT_MAX = 2 ** 31 - 1
+#: Node distances are ``u8`` in the kernel (SLIT: 10 local, 255 unreachable).
+DISTANCE_MAX = 255
+U32_MAX = 2 ** 32 - 1
+U64_MAX = 2 ** 64 - 1
 
 
 class SysfsError(ValueError):
@@ -88,23 +104,66 @@ def _clean(text: str) -> str:
     return text.replace("\x00", "").strip()
 
 
-def read_int(path: str, minimum: int = 0) -> int:
+def read_int(path: str, minimum: int = 0, maximum: int = U64_MAX) -> int:
     content = read_text(path)
     value = _clean(content)
     if not re.match(r"^-?\d+$", value):
         raise SysfsError("%s: expected an integer, got %s" % (path, _shown(content)))
+    if len(value.lstrip("-")) > 20:
+        raise SysfsError("%s: expected an integer between %d and %d, got %s"
+                         % (path, minimum, maximum, _shown(content)))
     number = int(value)
     if number < minimum:
         raise SysfsError("%s: expected an integer >= %d, got %s" % (path, minimum, _shown(content)))
+    if number > maximum:
+        raise SysfsError("%s: expected an integer between %d and %d, got %s"
+                         % (path, minimum, maximum, _shown(content)))
     return number
 
 
-def read_cpulist(path: str) -> FrozenSet[int]:
-    content = read_text(path)
+def parse_list(path: str, content: str, limit: int = NR_CPUS_LIMIT, what: str = "CPU") -> FrozenSet[int]:
+    """A kernel list (``0-3,8``) whose ids are all below ``limit`` (checked before expanding)."""
+    text = _clean(content)
+    if not text:
+        return frozenset()
+    if not _LIST.match(text):
+        raise SysfsError("%s: expected a %s list like '0-3,8', got %s" % (path, what, _shown(content)))
+    if max(int(n) for n in re.findall(r"\d+", text)) >= limit:
+        raise SysfsError("%s: %s id beyond the kernel limit (%d) in %s" % (path, what, limit - 1, _shown(content)))
     try:
-        return parse_cpuset(_clean(content))
+        return parse_cpuset(text)
     except InvalidCPUSet:
-        raise SysfsError("%s: expected a CPU list like '0-3,8', got %s" % (path, _shown(content)))
+        raise SysfsError("%s: expected a %s list like '0-3,8', got %s" % (path, what, _shown(content)))
+
+
+def read_cpulist(path: str, limit: int = NR_CPUS_LIMIT, what: str = "CPU") -> FrozenSet[int]:
+    return parse_list(path, read_text(path), limit, what)
+
+
+def read_mask(path: str, limit: int = NR_CPUS_LIMIT, what: str = "CPU") -> FrozenSet[int]:
+    """A kernel bitmap (``00000000,0000f00f``: 32-bit hex words, most significant first)."""
+    content = read_text(path)
+    text = _clean(content)
+    if not text:
+        return frozenset()
+    if not _MASK.match(text):
+        raise SysfsError("%s: expected a %s mask like '0000ffff,00000000', got %s" % (path, what, _shown(content)))
+    words = text.split(",")
+    if len(words) * 32 > limit + 31 + 32 * 8 or len(words) > (limit + 31) // 32 + 64:
+        raise SysfsError("%s: %s mask wider than the kernel limit (%d) in %s" % (path, what, limit, _shown(content)))
+    value = 0
+    for word in words:
+        value = (value << 32) | int(word, 16)
+    if value >> limit:
+        raise SysfsError("%s: %s id beyond the kernel limit (%d) in %s" % (path, what, limit - 1, _shown(content)))
+    ids = []
+    bit = 0
+    while value:
+        if value & 1:
+            ids.append(bit)
+        value >>= 1
+        bit += 1
+    return frozenset(ids)
 
 
 def _listdir(path: str) -> List[str]:
@@ -114,13 +173,16 @@ def _listdir(path: str) -> List[str]:
         raise SysfsError("%s: cannot list directory: %s" % (path, exc.strerror or exc))
 
 
-def _numbered(path: str, pattern: re.Pattern) -> Dict[int, str]:
+def _numbered(path: str, pattern: re.Pattern, limit: Optional[int] = None) -> Dict[int, str]:
     """Map id -> entry name for the entries of a directory matching ``pattern`` (cpu12 -> 12)."""
     found: Dict[int, str] = {}
     for name in _listdir(path):
         match = pattern.match(name)
         if match:
-            found[int(match.group(1))] = name
+            number = int(match.group(1))
+            if limit is not None and number >= limit:
+                raise SysfsError("%s: entry %r is beyond the kernel limit (ids below %d)" % (path, name, limit))
+            found[number] = name
     return found
 
 
@@ -138,8 +200,10 @@ def parse_meminfo(path: str, node_id: Optional[int] = None) -> Dict[str, int]:
         if node_id is not None and match.group(1) is not None and int(match.group(1)) != node_id:
             raise SysfsError("%s: line %d is about node %s, expected node %d: %s"
                              % (path, number, match.group(1), node_id, _shown(line)))
-        value = int(match.group(3))
-        fields[match.group(2)] = value * 1024 if line.endswith("kB") else value
+        value = int(match.group(3)) * (1024 if line.endswith("kB") else 1)
+        if value > U64_MAX:
+            raise SysfsError("%s: line %d: value beyond 2^64 bytes: %s" % (path, number, _shown(line)))
+        fields[match.group(2)] = value
     if "MemTotal" not in fields:
         raise SysfsError("%s: no 'MemTotal: <n> kB' line in %s" % (path, _shown(content)))
     return fields
@@ -157,11 +221,12 @@ def read_hugepage_pools(path: str) -> Dict[str, HugePages]:
         if not match:
             raise SysfsError("%s: unexpected entry %r, expected hugepages-<size>kB" % (path, name))
         size_kb = int(match.group(1))
-        if size_kb <= 0:
-            raise SysfsError("%s: page size 0 in %r" % (path, name))
+        # Page sizes are powers of two between 64 KiB and 16 GiB on every architecture we know.
+        if size_kb <= 0 or size_kb & (size_kb - 1) or size_kb > 2 ** 34:
+            raise SysfsError("%s: %r is not a page size (a power of two up to 16 TiB in kB)" % (path, name))
         pool_dir = os.path.join(path, name)
-        total = read_int(os.path.join(pool_dir, "nr_hugepages"))
-        free = read_int(os.path.join(pool_dir, "free_hugepages"))
+        total = read_int(os.path.join(pool_dir, "nr_hugepages"), maximum=U64_MAX // (size_kb * 1024))
+        free = read_int(os.path.join(pool_dir, "free_hugepages"), maximum=U64_MAX // (size_kb * 1024))
         if free > total:
             # Surplus pages can make free exceed the persistent pool for a moment; cap at total.
             free = total
@@ -170,136 +235,299 @@ def read_hugepage_pools(path: str) -> Dict[str, HugePages]:
     return pools
 
 
-def read_distances(path: str, node_ids: Tuple[int, ...]) -> Dict[int, int]:
-    """Map peer id -> distance; the file lists one distance per online node in id order."""
-    if not os.path.exists(path):
-        return {}
+def _words(path: str) -> List[int]:
     content = read_text(path)
     words = _clean(content).split()
-    if not all(re.match(r"^\d+$", w) for w in words):
+    if not all(re.match(r"^\d{1,3}$", w) for w in words):
         raise SysfsError("%s: expected distances like '10 21', got %s" % (path, _shown(content)))
-    if len(words) != len(node_ids):
+    values = [int(w) for w in words]
+    if any(v > DISTANCE_MAX for v in values):
+        raise SysfsError("%s: distance above %d in %s" % (path, DISTANCE_MAX, _shown(content)))
+    return values
+
+
+# -- the reader ------------------------------------------------------------------------------
+
+class _Reader:
+    """One discovery run: the root, the kernel limits found, and the warnings collected."""
+
+    def __init__(self, root: str, warnings: Optional[List[str]]) -> None:
+        self.root = root
+        self.warnings = warnings if warnings is not None else []
+        self.cpu_root = os.path.join(root, CPU_DIR)
+        self.node_root = os.path.join(root, NODE_DIR)
+        self.nr_cpus = NR_CPUS_LIMIT
+        # (file relative to cpuN/, fallback text) -> CPU ids, reported once per group
+        self.cpu_notes: Dict[Tuple[str, str], List[int]] = {}
+
+    def host(self, path: str) -> str:
+        """The host path of ``path`` (without the snapshot root) for warnings."""
+        rel = os.path.relpath(path, self.root)
+        return "/" + rel if not rel.startswith("..") else path
+
+    def warn(self, path: str, text: str) -> None:
+        self.warnings.append("%s: %s" % (self.host(path), text))
+
+    def cpu_note(self, cpu_id: int, rel: str, text: str) -> None:
+        self.cpu_notes.setdefault((rel, text), []).append(cpu_id)
+
+    def flush_cpu_notes(self) -> None:
+        for (rel, text), ids in sorted(self.cpu_notes.items()):
+            self.warnings.append("/%s/cpu{%s}/%s: %s" % (CPU_DIR, format_cpuset(ids), rel, text))
+        self.cpu_notes = {}
+
+    # -- CPUs -------------------------------------------------------------------------------
+    def kernel_limits(self) -> None:
+        path = os.path.join(self.cpu_root, "kernel_max")
+        if os.path.exists(path):
+            self.nr_cpus = read_int(path, 0, NR_CPUS_LIMIT - 1) + 1
+
+    def present(self) -> Dict[int, str]:
+        present = _numbered(self.cpu_root, _CPU_NAME, self.nr_cpus)
+        if not present:
+            raise SysfsError("%s: no cpu<N> directories" % self.cpu_root)
+        return present
+
+    def online(self, present: Dict[int, str]) -> FrozenSet[int]:
+        """Online CPUs: ``cpu/online``, else the per-CPU ``cpuN/online`` files, else all present.
+
+        Per-CPU files are always read and checked (a corrupt one is refused even when the
+        global list is there); a disagreement with the global list is a warning.
+        """
+        per_cpu: Dict[int, bool] = {}
+        for cpu_id, name in present.items():
+            flag = os.path.join(self.cpu_root, name, "online")
+            if os.path.exists(flag):
+                per_cpu[cpu_id] = read_int(flag, 0, 1) == 1
+        online_file = os.path.join(self.cpu_root, "online")
+        listed: Optional[FrozenSet[int]] = None
+        if os.path.exists(online_file):
+            content = read_text(online_file)
+            if _clean(content):
+                listed = parse_list(online_file, content, self.nr_cpus)
+            else:
+                self.warn(online_file, "empty (cadvisor would count no CPU online); used the per-CPU "
+                                       "cpuN/online files instead (no file: online)")
+        else:
+            self.warn(online_file, "does not exist; used the per-CPU cpuN/online files instead (no file: online)")
+        if listed is None:
+            # cpu0 usually has no "online" file: it cannot be taken offline.
+            online = frozenset(c for c in present if per_cpu.get(c, True))
+        else:
+            missing = sorted(listed - frozenset(present))
+            if missing:
+                self.warn(online_file, "lists CPU(s) %s that have no cpuN directory; ignored them"
+                          % _fmt(missing))
+            online = listed & frozenset(present)
+            differ = sorted(c for c, flag in per_cpu.items() if flag != (c in online))
+            if differ:
+                self.warn(online_file, "disagrees with cpuN/online of CPU(s) %s; used the online list" % _fmt(differ))
+        if not online:
+            raise SysfsError("%s: no online CPU (tried %s and the per-CPU cpuN/online files)"
+                             % (self.cpu_root, online_file))
+        return online
+
+    def _cpu_set(self, topo: str, cpu_id: int, names: Tuple[str, ...], what: str) -> Tuple[Optional[FrozenSet[int]], str]:
+        """The first readable of ``names`` (lists, then masks) in ``topo``; (None, '') if none."""
+        for index, fname in enumerate(names):
+            path = os.path.join(topo, fname)
+            if os.path.exists(path):
+                value = read_mask(path, self.nr_cpus) if not fname.endswith("_list") else read_cpulist(path, self.nr_cpus)
+                if index:
+                    self.cpu_note(cpu_id, "topology/" + names[0], "does not exist; used %s for %s" % (fname, what))
+                return value, fname
+        return None, ""
+
+    def read_online_cpu(self, cpu_id: int, name: str, node_id: Optional[int]) -> CPU:
+        cpu_dir = os.path.join(self.cpu_root, name)
+        topo = os.path.join(cpu_dir, "topology")
+        siblings, _ = self._cpu_set(topo, cpu_id, ("thread_siblings_list", "core_cpus_list", "thread_siblings",
+                                                   "core_cpus"), "the SMT siblings")
+        if siblings is None:
+            self.cpu_note(cpu_id, "topology/thread_siblings_list",
+                          "does not exist (nor core_cpus_list, thread_siblings, core_cpus); assumed no SMT sibling")
+            siblings = frozenset([cpu_id])
+        if cpu_id not in siblings:
+            self.cpu_note(cpu_id, "topology/thread_siblings_list", "does not list the CPU itself; added it")
+            siblings = siblings | frozenset([cpu_id])
+        core_file = os.path.join(topo, "core_id")
+        if os.path.exists(core_file):
+            core = read_int(core_file, 0, INT_MAX)
+        else:
+            core = min(siblings)
+            self.cpu_note(cpu_id, "topology/core_id", "does not exist; used the smallest SMT sibling id as core id")
+        package_file = os.path.join(topo, "physical_package_id")
+        socket: Optional[int]
+        if os.path.exists(package_file):
+            socket = read_int(package_file, -1, INT_MAX)
+        else:
+            package, used = self._cpu_set(topo, cpu_id, ("package_cpus_list", "core_siblings_list", "package_cpus",
+                                                         "core_siblings"), "the package")
+            if package is not None:
+                socket = min(package | frozenset([cpu_id]))
+                self.cpu_note(cpu_id, "topology/physical_package_id",
+                              "does not exist; used the smallest CPU id of %s as package id" % used)
+            else:
+                socket = None
+                self.cpu_note(cpu_id, "topology/physical_package_id",
+                              "does not exist (nor package_cpus_list, core_siblings_list, package_cpus, "
+                              "core_siblings); package unknown")
+        die_file = os.path.join(topo, "die_id")
+        die = read_int(die_file, -1, INT_MAX) if os.path.exists(die_file) else None
+        return CPU(id=cpu_id, node=node_id, core=core, socket=socket, die=die, online=True,
+                   siblings=tuple(sorted(siblings)), cache_id=self.last_level_cache_id(cpu_dir))
+
+    def last_level_cache_id(self, cpu_dir: str) -> Optional[int]:
+        """``id`` of the highest-level cache of a CPU, None when the kernel does not expose it."""
+        cache_dir = os.path.join(cpu_dir, "cache")
+        if not os.path.isdir(cache_dir):
+            return None
+        best: Optional[Tuple[int, str]] = None
+        for name in _listdir(cache_dir):
+            if not name.startswith("index"):
+                continue
+            level_file = os.path.join(cache_dir, name, "level")
+            if not os.path.exists(level_file):
+                continue
+            level = read_int(level_file, 0, 16)
+            if best is None or level > best[0]:
+                best = (level, name)
+        if best is None:
+            return None
+        id_file = os.path.join(cache_dir, best[1], "id")
+        return read_int(id_file, 0, U32_MAX) if os.path.exists(id_file) else None
+
+    def cpu_node_link(self, cpu_id: int, name: str) -> Optional[int]:
+        """The node a CPU belongs to from its ``node<N>`` link (kept while the CPU is offline)."""
+        cpu_dir = os.path.join(self.cpu_root, name)
+        if not os.path.isdir(cpu_dir):
+            return None
+        nodes = _numbered(cpu_dir, _NODE_NAME, MAX_NUMNODES)
+        return min(nodes) if nodes else None
+
+    # -- nodes ------------------------------------------------------------------------------
+    def node_cpus(self, node_dir: str) -> FrozenSet[int]:
+        """All CPUs of a node: ``cpulist``, else ``cpumap``, else its ``cpu<N>`` links."""
+        cpulist = os.path.join(node_dir, "cpulist")
+        if os.path.exists(cpulist):
+            return read_cpulist(cpulist, self.nr_cpus)
+        cpumap = os.path.join(node_dir, "cpumap")
+        if os.path.exists(cpumap):
+            self.warn(cpulist, "does not exist; used cpumap (hex mask)")
+            return read_mask(cpumap, self.nr_cpus)
+        self.warn(cpulist, "does not exist (nor cpumap); used the node's cpuN links")
+        return frozenset(_numbered(node_dir, _CPU_NAME, self.nr_cpus))
+
+    def node_list(self, name: str) -> Optional[FrozenSet[int]]:
+        """``node/possible``, ``online``, ``has_cpu``, ``has_memory`` (None when absent)."""
+        path = os.path.join(self.node_root, name)
+        if not os.path.exists(path):
+            return None
+        return read_cpulist(path, MAX_NUMNODES, "node")
+
+    def distances(self, node_dir: str, node_ids: Tuple[int, ...],
+                  others: List[Tuple[str, Optional[FrozenSet[int]]]]) -> Dict[int, int]:
+        """Map peer id -> distance. The row lists the online nodes in id order; some kernels
+        and firmwares list the *possible* nodes instead (an offline node 0 still has a column)."""
+        path = os.path.join(node_dir, "distance")
+        if not os.path.exists(path):
+            self.warn(path, "does not exist; no distances for this node")
+            return {}
+        row = _words(path)
+        if len(row) == len(node_ids):
+            return dict(zip(node_ids, row))
+        for label, ids in others:
+            if ids is not None and len(ids) == len(row) and set(node_ids) <= ids:
+                full = dict(zip(sorted(ids), row))
+                self.warn(path, "%d distances for %d node directories; the row matches node/%s (%s), "
+                                "used the columns of the existing nodes"
+                          % (len(row), len(node_ids), label, _fmt(sorted(ids))))
+                return dict((n, full[n]) for n in node_ids)
         raise SysfsError("%s: %d distances for %d nodes (%s): %s"
-                         % (path, len(words), len(node_ids), ",".join("%d" % n for n in node_ids),
-                            _shown(content)))
-    return dict(zip(node_ids, (int(w) for w in words)))
+                         % (path, len(row), len(node_ids), ",".join("%d" % n for n in node_ids),
+                            _shown(read_text(path))))
 
 
-# -- CPUs ------------------------------------------------------------------------------------
-
-def _online_cpus(cpu_root: str, present: Dict[int, str]) -> FrozenSet[int]:
-    """Online CPU ids: the global ``online`` list, else per-CPU ``online`` files, else all."""
-    online_file = os.path.join(cpu_root, "online")
-    if os.path.exists(online_file):
-        return read_cpulist(online_file) & frozenset(present)
-    online = set()
-    for cpu_id, name in present.items():
-        flag = os.path.join(cpu_root, name, "online")
-        # cpu0 usually has no "online" file: it cannot be taken offline.
-        if not os.path.exists(flag) or read_int(flag) == 1:
-            online.add(cpu_id)
-    return frozenset(online)
+def _fmt(ids: List[int]) -> str:
+    return format_cpuset(ids)
 
 
-def _cpu_node_link(cpu_dir: str) -> Optional[int]:
-    """The node a CPU belongs to from its ``node<N>`` link (kept while the CPU is offline)."""
-    if not os.path.isdir(cpu_dir):
-        return None
-    nodes = _numbered(cpu_dir, _NODE_NAME)
-    return min(nodes) if nodes else None
+def read_topology(root: str = "/", warnings: Optional[List[str]] = None) -> Topology:
+    """Read the NUMA topology of the host (or snapshot) whose filesystem root is ``root``.
 
-
-def _last_level_cache_id(cpu_dir: str) -> Optional[int]:
-    """``id`` of the highest-level cache of a CPU, None when the kernel does not expose it."""
-    cache_dir = os.path.join(cpu_dir, "cache")
-    if not os.path.isdir(cache_dir):
-        return None
-    best: Optional[Tuple[int, str]] = None
-    for name in _listdir(cache_dir):
-        if not name.startswith("index"):
-            continue
-        level_file = os.path.join(cache_dir, name, "level")
-        if not os.path.exists(level_file):
-            continue
-        level = read_int(level_file)
-        if best is None or level > best[0]:
-            best = (level, name)
-    if best is None:
-        return None
-    id_file = os.path.join(cache_dir, best[1], "id")
-    return read_int(id_file) if os.path.exists(id_file) else None
-
-
-def _read_online_cpu(cpu_root: str, cpu_id: int, name: str, node_id: int) -> CPU:
-    cpu_dir = os.path.join(cpu_root, name)
-    topo = os.path.join(cpu_dir, "topology")
-    core = read_int(os.path.join(topo, "core_id"))
-    socket = read_int(os.path.join(topo, "physical_package_id"), minimum=-1)
-    die_file = os.path.join(topo, "die_id")
-    die = read_int(die_file, minimum=-1) if os.path.exists(die_file) else None
-    siblings: Optional[FrozenSet[int]] = None
-    for sib_name in ("thread_siblings_list", "core_cpus_list"):
-        sib_file = os.path.join(topo, sib_name)
-        if os.path.exists(sib_file):
-            siblings = read_cpulist(sib_file)
-            break
-    if siblings is None:
-        raise SysfsError("%s: file does not exist (nor core_cpus_list)" % os.path.join(topo, "thread_siblings_list"))
-    if cpu_id not in siblings:
-        siblings = siblings | frozenset([cpu_id])
-    return CPU(id=cpu_id, node=node_id, core=core, socket=socket, die=die, online=True,
-               siblings=tuple(sorted(siblings)), cache_id=_last_level_cache_id(cpu_dir))
-
-
-# -- nodes -----------------------------------------------------------------------------------
-
-def _node_cpus(node_dir: str) -> FrozenSet[int]:
-    """All CPUs of a node: ``cpulist``, or its ``cpu<N>`` links on kernels without cpulist."""
-    cpulist = os.path.join(node_dir, "cpulist")
-    if os.path.exists(cpulist):
-        return read_cpulist(cpulist)
-    return frozenset(_numbered(node_dir, _CPU_NAME))
-
-
-def read_topology(root: str = "/") -> Topology:
-    """Read the NUMA topology of the host (or snapshot) whose filesystem root is ``root``."""
-    cpu_root = os.path.join(root, CPU_DIR)
+    Fallbacks taken are appended to ``warnings`` (when given) as ``<host path>: <what>``.
+    """
+    reader = _Reader(root, warnings)
+    cpu_root = reader.cpu_root
     if not os.path.isdir(cpu_root):
         raise SysfsError("%s: directory does not exist (is %s a host root or a sysfs snapshot?)"
                          % (cpu_root, root))
-    present = _numbered(cpu_root, _CPU_NAME)
-    if not present:
-        raise SysfsError("%s: no cpu<N> directories" % cpu_root)
-    online = _online_cpus(cpu_root, present)
-    if not online:
-        raise SysfsError("%s: no online CPU" % cpu_root)
+    reader.kernel_limits()
+    present = reader.present()
+    online = reader.online(present)
 
-    node_root = os.path.join(root, NODE_DIR)
-    node_names = _numbered(node_root, _NODE_NAME) if os.path.isdir(node_root) else {}
+    node_root = reader.node_root
+    node_names = _numbered(node_root, _NODE_NAME, MAX_NUMNODES) if os.path.isdir(node_root) else {}
     node_ids = tuple(sorted(node_names))
     owner: Dict[int, int] = {}
     nodes: List[NumaNode] = []
     if node_ids:
+        possible = reader.node_list("possible")
+        online_nodes = reader.node_list("online")
+        has_cpu = reader.node_list("has_cpu")
+        has_memory = reader.node_list("has_memory")
+        reader.node_list("has_normal_memory")
+        if online_nodes is not None and online_nodes != frozenset(node_ids):
+            reader.warn(os.path.join(node_root, "online"),
+                        "lists node(s) %s but the node directories are %s; used the directories"
+                        % (_fmt(sorted(online_nodes)), _fmt(list(node_ids))))
+        members: Dict[int, FrozenSet[int]] = {}
         for node_id in node_ids:
             node_dir = os.path.join(node_root, node_names[node_id])
-            all_cpus = _node_cpus(node_dir)
-            for cpu_id in sorted(all_cpus & online):
+            members[node_id] = reader.node_cpus(node_dir)
+            for cpu_id in sorted(members[node_id] & online):
                 if cpu_id in owner:
                     raise SysfsError("%s: CPU %d is also listed by node %d" % (node_dir, cpu_id, owner[cpu_id]))
                 owner[cpu_id] = node_id
+        stray = sorted(online - frozenset(owner))
+        unassigned: List[int] = []
+        for cpu_id in stray:
+            linked = reader.cpu_node_link(cpu_id, present[cpu_id])
+            if linked is not None and linked in members:
+                owner[cpu_id] = linked
+                members[linked] = members[linked] | frozenset([cpu_id])
+                reader.warn(os.path.join(cpu_root, present[cpu_id], "node%d" % linked),
+                            "online CPU %d is in no node's CPU list; used this link (node %d)" % (cpu_id, linked))
+            else:
+                unassigned.append(cpu_id)
+        if unassigned:
+            reader.warn(node_root, "online CPU(s) %s belong to no NUMA node (no node lists them, no cpuN/nodeM "
+                                   "link); left out of every node, as cadvisor does (the kubelet cannot use them)"
+                        % _fmt(unassigned))
+        others = [("possible", possible), ("online", online_nodes)]
+        for node_id in node_ids:
+            node_dir = os.path.join(node_root, node_names[node_id])
             meminfo = parse_meminfo(os.path.join(node_dir, "meminfo"), node_id)
+            cpus = tuple(sorted(c for c in members[node_id] & online if owner.get(c) == node_id))
             nodes.append(NumaNode(
                 id=node_id,
-                cpus=tuple(sorted(all_cpus & online)),
+                cpus=cpus,
                 memory_total_bytes=meminfo["MemTotal"],
                 memory_free_bytes=min(meminfo.get("MemFree", 0), meminfo["MemTotal"]),
                 hugepages=read_hugepage_pools(os.path.join(node_dir, "hugepages")),
-                distances=read_distances(os.path.join(node_dir, "distance"), node_ids)))
-        stray = sorted(online - frozenset(owner))
-        if stray:
-            raise SysfsError("%s: online CPU(s) %s belong to no NUMA node (no node's cpulist lists them)"
-                             % (node_root, ",".join("%d" % c for c in stray)))
+                distances=reader.distances(node_dir, node_ids, others)))
+        with_cpu = frozenset(n.id for n in nodes if n.cpus)
+        if has_cpu is not None and has_cpu != with_cpu:
+            reader.warn(os.path.join(node_root, "has_cpu"), "lists node(s) %s, but online CPUs are on node(s) %s; "
+                        "used the CPUs found" % (_fmt(sorted(has_cpu)), _fmt(sorted(with_cpu))))
+        with_memory = frozenset(n.id for n in nodes if n.memory_total_bytes)
+        if has_memory is not None and has_memory != with_memory:
+            reader.warn(os.path.join(node_root, "has_memory"), "lists node(s) %s, but nodes with MemTotal > 0 are "
+                        "%s; used the node meminfo files" % (_fmt(sorted(has_memory)), _fmt(sorted(with_memory))))
     else:
+        if os.path.isdir(node_root):
+            reader.warn(node_root, "has no node<N> directory; one node 0 with every online CPU, /proc/meminfo's "
+                                   "memory and the global hugepage pools (as a kernel without NUMA)")
         meminfo = parse_meminfo(os.path.join(root, MEMINFO))
         for cpu_id in online:
             owner[cpu_id] = 0
@@ -316,26 +544,46 @@ def read_topology(root: str = "/") -> Topology:
         if cpu_id in online:
             if not os.path.isdir(os.path.join(cpu_root, name)):
                 raise SysfsError("%s: expected a directory" % os.path.join(cpu_root, name))
-            cpus.append(_read_online_cpu(cpu_root, cpu_id, name, owner[cpu_id]))
+            cpus.append(reader.read_online_cpu(cpu_id, name, owner.get(cpu_id)))
         else:
-            cpus.append(CPU(id=cpu_id, node=_cpu_node_link(os.path.join(cpu_root, name)),
+            cpus.append(CPU(id=cpu_id, node=reader.cpu_node_link(cpu_id, name),
                             core=None, socket=None, die=None, online=False))
+    reader.flush_cpu_notes()
     try:
         return Topology(nodes=tuple(nodes), cpus=tuple(cpus))
     except InvalidTopology as exc:
         raise SysfsError("%s: inconsistent topology: %s" % (root, exc))
 
 
-def read_system_memory(root: str = "/") -> Dict[str, object]:
+def read_system_memory(root: str = "/", warnings: Optional[List[str]] = None,
+                       topology: Optional[Topology] = None) -> Dict[str, object]:
     """Machine-wide memory as the kubelet's node capacity sees it: ``/proc/meminfo`` and the
     global hugepage pools of ``/sys/kernel/mm/hugepages`` (cadvisor ``MemoryCapacity`` and
-    ``HugePages``)."""
-    meminfo = parse_meminfo(os.path.join(root, MEMINFO))
+    ``HugePages``).
+
+    A snapshot without ``/proc/meminfo`` falls back to the sum of the nodes' ``MemTotal``
+    (``topology``, read when not given) with a warning; ``memory_available_bytes`` is then null.
+    """
+    path = os.path.join(root, MEMINFO)
     pools = read_hugepage_pools(os.path.join(root, HUGEPAGES_DIR))
+    hugepages = dict((name, pools[name].to_facts())
+                     for name in sorted(pools, key=lambda n: pools[n].page_size_bytes))
+    if not os.path.exists(path) and os.path.isdir(os.path.join(root, NODE_DIR)):
+        topo = topology if topology is not None else read_topology(root)
+        if warnings is not None:
+            warnings.append("/%s: does not exist; node capacity is the sum of the nodes' MemTotal (%d bytes), "
+                            "which is slightly below the kernel's MemTotal on a real machine"
+                            % (MEMINFO, topo.memory_total_bytes()))
+        return {
+            "memory_total_bytes": topo.memory_total_bytes(),
+            "memory_free_bytes": sum(n.memory_free_bytes for n in topo.nodes),
+            "memory_available_bytes": None,
+            "hugepages": hugepages,
+        }
+    meminfo = parse_meminfo(path)
     return {
         "memory_total_bytes": meminfo["MemTotal"],
         "memory_free_bytes": min(meminfo.get("MemFree", 0), meminfo["MemTotal"]),
         "memory_available_bytes": meminfo.get("MemAvailable"),
-        "hugepages": dict((name, pools[name].to_facts())
-                          for name in sorted(pools, key=lambda n: pools[n].page_size_bytes)),
+        "hugepages": hugepages,
     }

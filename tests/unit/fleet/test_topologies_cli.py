@@ -88,8 +88,8 @@ def test_refuses_to_overwrite_without_force(tmp_path):
 
 @pytest.mark.parametrize("args,message", [
     (["--topology", "nope", "--root", "x"],
-     "topologies.py: error: unknown topology 'nope' (bundled: amd-epyc-nps4, big16, cxl-memory, gpu-superchip, "
-     "intel-2s, legacy-2s, offline-cpus, sparse-ids, vm-nonuma, vm-single)\n"),
+     "topologies.py: error: unknown topology 'nope' (bundled: amd-epyc-nps4, big16, cxl-memory, gpu-sriov, "
+     "gpu-superchip, intel-2s, legacy-2s, offline-cpus, sparse-ids, vm-nonuma, vm-single)\n"),
     (["--topology", "intel-2s", "--root", "x", "--hugepages", "2M=5"],
      "topologies.py: error: bad --hugepages '2M=5': expected SIZE=COUNT like 2Mi=512 or 1Gi=4\n"),
     (["--topology", "vm-single", "--root", "x", "--hugepages", "1Gi=4"],

@@ -254,7 +254,8 @@ ERROR_CASES = [
     (TINY, CPU + "/online", "write", "0-6,\n",
      "{p}: expected a CPU list like '0-3,8', got '0-6,\\n'"),
     (TINY, CPU + "/cpu5/topology/core_id", "write", "seven\n", "{p}: expected an integer, got 'seven\\n'"),
-    (TINY, CPU + "/cpu5/topology/core_id", "remove", None, "{p}: file does not exist"),
+    (TINY, CPU + "/cpu5/topology/core_id", "write", "1" * 23,
+     "{p}: expected an integer between 0 and 2147483647, got '%s'" % ("1" * 23)),
     (TINY, CPU + "/cpu5/topology/physical_package_id", "write", "-2\n",
      "{p}: expected an integer >= -1, got '-2\\n'"),
     (TINY, CPU + "/cpu5/cache/index3/level", "write", "\xff\n", None),
@@ -334,12 +335,18 @@ def test_no_cpu_directories(tmp_path):
 
 
 def test_online_cpu_in_no_node(tmp_path):
+    """No node lists CPUs 3 and 6 and they have no node link: left out of every node, as
+    cadvisor does (the kubelet cannot use them), with a warning."""
     root = _tree(tmp_path, TINY)
     _write(root / NODE / "node1" / "cpulist", "2\n")
-    with pytest.raises(SysfsError) as info:
-        read_topology(str(root))
-    assert str(info.value) == "%s/%s: online CPU(s) 3,6 belong to no NUMA node (no node's cpulist lists them)" % (
-        root, NODE)
+    for cpu in (3, 6):
+        os.remove(str(root / CPU / ("cpu%d" % cpu) / "node1"))
+    warnings = []
+    topo = read_topology(str(root), warnings)
+    assert topo.node(1).cpus == (2,)
+    assert (topo.cpu(3).online, topo.cpu(3).node) == (True, None)
+    assert warnings == ["/%s: online CPU(s) 3,6 belong to no NUMA node (no node lists them, no cpuN/nodeM "
+                        "link); left out of every node, as cadvisor does (the kubelet cannot use them)" % NODE]
 
 
 def test_cpu_in_two_nodes(tmp_path):

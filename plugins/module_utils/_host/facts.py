@@ -1,0 +1,31 @@
+# -*- coding: utf-8 -*-
+# Copyright: numaguard.kubelet contributors
+# Apache License 2.0 (see LICENSE)
+"""The ``numa_topology`` fact dict of a host (or snapshot): one function, shared by the
+``numa_facts`` module and the capture round-trip tests, so both compute exactly the same thing."""
+
+from __future__ import absolute_import, annotations, division, print_function
+
+__metaclass__ = type
+
+from typing import Any, Dict, List
+
+from ansible_collections.numaguard.kubelet.plugins.module_utils._host.kubelet_paths import kubelet_facts
+from ansible_collections.numaguard.kubelet.plugins.module_utils._host.sysfs import read_system_memory, read_topology
+
+
+def gather(root: str = "/") -> Dict[str, Any]:
+    """Topology, system memory, kubelet files, PCI devices and device-plugin inventory.
+
+    ``warnings`` lists every fallback discovery took (host paths, so a snapshot read back with
+    ``root=`` gives the same list). Raises SysfsError / KubeletPathsError / DeviceError.
+    """
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._host.devices import device_facts
+    warnings: List[str] = []
+    topology = read_topology(root, warnings)
+    facts = topology.to_facts()
+    facts["system"] = read_system_memory(root, warnings, topology)
+    facts["kubelet"] = kubelet_facts(root)
+    facts.update(device_facts(root, facts["kubelet"]["root_dir"], topology.node_ids(), warnings))
+    facts["warnings"] = warnings
+    return facts
