@@ -23,8 +23,13 @@ description:
     running kubelet's command line when it runs) and summarises its C(cpu_manager_state) and
     C(memory_manager_state) files, including whether their checksums verify. The kubelet files and the
     running processes' C(proc/*/cmdline) are read below O(root) too.
-  - Never changes anything on the host. A missing or malformed sysfs file fails the module with a
-    message naming the file and its content.
+  - Kernels and platforms without some files (hex masks only, node C(cpuN) links only, an empty C(online)
+    file, distance rows over the possible nodes, no C(/proc/meminfo) in a snapshot) are read through
+    documented fallbacks, each reported in RV(ansible_facts.numa_topology.warnings).
+  - Also reports PCI devices (RV(ansible_facts.numa_topology.pci_devices)) and the kubelet's registered
+    device-plugin devices mapped to NUMA nodes (RV(ansible_facts.numa_topology.device_plugins)).
+  - Never changes anything on the host. A malformed sysfs file (or one no fallback can stand in for) fails
+    the module with a message naming the file and its content.
 author:
   - numaguard.kubelet contributors (@numaguard)
 extends_documentation_fragment:
