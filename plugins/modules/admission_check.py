@@ -101,9 +101,10 @@ options:
         C(null) (no topology) or a dict with keys C(numa) and C(healthy); or a list of dicts with keys
         C(id), C(numa) and C(healthy).
       - The kubelet learns this from device plugins, which cannot be asked here.
-      - Default is the host's inventory (numaguard.kubelet.numa_facts C(device_plugins)): the devices registered in
-        the kubelet's C(device-plugins/kubelet_internal_checkpoint), with the NUMA node of those whose id is a PCI
-        address or an NVIDIA GPU UUID; others count as devices without topology. RV(sources.devices) says which.
+      - Default is the host's inventory, as M(numaguard.kubelet.numa_facts) reports it in C(device_plugins) - the
+        devices registered in the kubelet's C(device-plugins/kubelet_internal_checkpoint), with the NUMA node of
+        those whose id is a PCI address or an NVIDIA GPU UUID; others count as devices without topology.
+        RV(sources) says which inventory was used (C(devices) key).
     type: dict
   device_allocations:
     description:

@@ -222,8 +222,8 @@ ansible_facts:
           sample: {"memory_total_bytes": 405658390528, "memory_free_bytes": 260000000000, "memory_available_bytes": 270000000000, "hugepages": {}}
         warnings:
           description:
-            - Every fallback discovery took, as C(<host path>: <what was missing and what was used instead>)
-              (for example a kernel without C(cpulist) files). Empty on a complete modern sysfs. Also emitted as
+            - Every fallback discovery took, one line each - the host path, a colon, what was missing and what
+              was used instead (for example on a kernel without C(cpulist) files). Empty on a complete modern sysfs. Also emitted as
               module warnings. Host paths, so a snapshot read with O(root) gives the same list.
           returned: always
           type: list
