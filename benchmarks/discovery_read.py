@@ -1,12 +1,14 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
 # Apache License 2.0 (see LICENSE)
-"""Print how long discovery takes per bundled topology (a figure, never a pass/fail).
+"""Print how long discovery and capture take per bundled topology (figures, never a pass/fail).
 
 For each tree of tests/fleet/topologies.py: files in the tree, median wall time of
-``read_topology`` + ``read_system_memory`` + ``kubelet_facts`` + ``to_facts`` (what the module
-does), and the size of the resulting fact JSON. Run: ``.venv/bin/python benchmarks/discovery_read.py``
-from the repository root (``--repeat N``, default 15).
+``_host.facts.gather`` (what numa_facts does: topology, system memory, kubelet files, devices),
+the size of the resulting fact JSON, and for the capture (``_host.snapshot.capture`` with the
+facts read back, what numa_snapshot does): entries copied, archive size and wall time.
+Run: ``.venv/bin/python benchmarks/discovery_read.py`` from the repository root (``--repeat N``,
+default 15).
 """
 
 from __future__ import annotations
@@ -27,9 +29,8 @@ sys.path.insert(0, REPO)
 # The root conftest makes ansible_collections.numaguard.kubelet importable.
 import conftest  # noqa: E402,F401  pylint: disable=unused-import,wrong-import-position
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._host.kubelet_paths import kubelet_facts  # noqa: E402
-from ansible_collections.numaguard.kubelet.plugins.module_utils._host.sysfs import (  # noqa: E402
-    read_system_memory, read_topology)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._host.facts import gather  # noqa: E402
+from ansible_collections.numaguard.kubelet.plugins.module_utils._host.snapshot import capture  # noqa: E402
 
 
 def _topologies():
@@ -48,8 +49,9 @@ def main():
     topologies = _topologies()
     work = tempfile.mkdtemp(prefix="numaguard-bench-")
     try:
-        print("%-14s %6s %6s %7s %10s %10s %9s" % ("topology", "nodes", "cpus", "files", "median ms",
-                                                   "max ms", "json KiB"))
+        print("%-14s %6s %6s %7s %10s %10s %9s %8s %9s %11s" % (
+            "topology", "nodes", "cpus", "files", "median ms", "max ms", "json KiB", "captured", "tgz KiB",
+            "capture ms"))
         for name in sorted(topologies.TOPOLOGIES):
             root = os.path.join(work, name)
             topologies.write_tree(name, root, hostname="bench")
@@ -58,15 +60,16 @@ def main():
             facts = None
             for dummy in range(args.repeat):
                 start = time.perf_counter()
-                topo = read_topology(root)
-                facts = topo.to_facts()
-                facts["system"] = read_system_memory(root)
-                facts["kubelet"] = kubelet_facts(root)
+                facts = gather(root)
                 times.append(time.perf_counter() - start)
+            start = time.perf_counter()
+            snap = capture(root, os.path.join(work, name + ".tar.gz"), gather)
+            capture_ms = (time.perf_counter() - start) * 1000
             spec = topologies.TOPOLOGIES[name]
-            print("%-14s %6d %6d %7d %10.1f %10.1f %9.1f" % (
+            print("%-14s %6d %6d %7d %10.1f %10.1f %9.1f %8d %9.1f %11.1f" % (
                 name, len(spec.nodes), len(spec.cpus), files, statistics.median(times) * 1000,
-                max(times) * 1000, len(json.dumps(facts)) / 1024.0))
+                max(times) * 1000, len(json.dumps(facts)) / 1024.0, snap["files"], snap["bytes"] / 1024.0,
+                capture_ms))
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0
