@@ -12,9 +12,11 @@ short_description: Validate (or compute) reservedMemory for a topology on the co
 version_added: 0.1.0
 description:
   - The controller-side twin of M(numaguard.kubelet.reserved_memory) for CI and templating - same rules, same
-    result keys (RV(_value.valid), RV(_value.errors), RV(_value.warnings), RV(_value.reserved_memory),
-    RV(_value.flag), RV(_value.totals), RV(_value.nodes)). An invalid reservation is a result, not an error;
-    check RV(_value.valid). Unusable input (a broken topology, a bad option value) raises unless
+    result keys (RV(numaguard.kubelet.reserved_memory#module:valid), RV(numaguard.kubelet.reserved_memory#module:errors),
+    RV(numaguard.kubelet.reserved_memory#module:warnings), RV(numaguard.kubelet.reserved_memory#module:reserved_memory),
+    RV(numaguard.kubelet.reserved_memory#module:flag), RV(numaguard.kubelet.reserved_memory#module:totals),
+    RV(numaguard.kubelet.reserved_memory#module:nodes)). An invalid reservation is a result, not an error;
+    check C(valid). Unusable input (a broken topology, a bad option value) raises unless
     O(errors=report).
   - The input is the host's C(numa_topology) facts (a saved M(numaguard.kubelet.numa_facts) result also works).
     With a null input only the equation is checked - the sum per memory type against kube-reserved +
@@ -35,7 +37,7 @@ options:
   errors:
     description:
       - V(strict) raises an error for unusable input (bad topology, bad option values).
-      - V(report) returns C({valid - false, errors - [message], input_error - message}) instead, so one bad host
+      - V(report) returns C({valid - false, errors - [message], warnings - [], input_error - message}) instead, so one bad host
         does not stop a template that checks a whole fleet. The input may then also be a JSON string (the content
         of a saved topology file) or null with O(missing) naming what could not be read.
     type: str
@@ -65,9 +67,17 @@ EXAMPLES = r"""
 
 RETURN = r"""
 _value:
-  description: The same dict M(numaguard.kubelet.reserved_memory) returns (C(valid), C(errors), C(warnings),
-    C(findings), C(reserved_memory), C(flag), C(totals), C(nodes), C(memory_manager_policy), C(strategy),
-    C(eviction_hard), C(state), C(memory_capacity_bytes)).
+  description:
+    - The dict M(numaguard.kubelet.reserved_memory) returns, with the same keys and meanings -
+      RV(numaguard.kubelet.reserved_memory#module:valid), RV(numaguard.kubelet.reserved_memory#module:errors),
+      RV(numaguard.kubelet.reserved_memory#module:warnings), RV(numaguard.kubelet.reserved_memory#module:findings),
+      RV(numaguard.kubelet.reserved_memory#module:reserved_memory), RV(numaguard.kubelet.reserved_memory#module:flag),
+      RV(numaguard.kubelet.reserved_memory#module:totals), RV(numaguard.kubelet.reserved_memory#module:nodes),
+      RV(numaguard.kubelet.reserved_memory#module:memory_manager_policy),
+      RV(numaguard.kubelet.reserved_memory#module:strategy), RV(numaguard.kubelet.reserved_memory#module:eviction_hard),
+      RV(numaguard.kubelet.reserved_memory#module:state) and
+      RV(numaguard.kubelet.reserved_memory#module:memory_capacity_bytes).
+    - With O(errors=report) and unusable input, C({valid - false, errors - [message], warnings - [], input_error - message}).
   type: dict
 """
 
