@@ -11,7 +11,7 @@ import json
 import os
 
 import pytest
-from ansible.module_utils.testing import patch_module_args
+from ansible_collections.numaguard.kubelet.tests.unit.plugins.modules.module_args import patch_module_args
 
 from ansible_collections.numaguard.kubelet.plugins.modules import kubelet_backup, kubelet_config
 

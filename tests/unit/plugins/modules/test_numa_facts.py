@@ -11,7 +11,7 @@ import subprocess
 import sys
 
 import pytest
-from ansible.module_utils.testing import patch_module_args
+from ansible_collections.numaguard.kubelet.tests.unit.plugins.modules.module_args import patch_module_args
 
 from ansible_collections.numaguard.kubelet.plugins.modules import numa_facts
 from ansible_collections.numaguard.kubelet.tests.fleet import topologies
