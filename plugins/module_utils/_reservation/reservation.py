@@ -436,15 +436,16 @@ def validate_reservation(topology: Topology, kube_reserved: Any = None, system_r
         mem = reserved.get(MEMORY, 0)
         left = node.memory_total_bytes - mem - huge
         if left < 0:
+            excess = mem + huge - node.memory_total_bytes  # -left, spelled so that pylint 2.x (core 2.16) sees an int
             (errors if static else warnings).append(Finding(
                 "node-capacity", sev,
                 "NUMA node %d: reserved memory %s + hugepages %s = %s exceeds the node's memory %s by %s; the kubelet "
                 "computes allocatable = total - reserved - hugepages in unsigned 64-bit arithmetic and would start "
                 "with a wrapped-around allocatable of %d bytes instead of refusing.%s"
                 % (node.id, format_bytes(mem), format_bytes(huge), format_bytes(mem + huge),
-                   format_bytes(node.memory_total_bytes), format_bytes(-left), left % _UINT64, under_none),
+                   format_bytes(node.memory_total_bytes), format_bytes(excess), left % _UINT64, under_none),
                 "move %s of the reservation to another NUMA node (strategy spread or proportional does this), or "
-                "pre-allocate fewer hugepages on node %d" % (format_bytes(-left), node.id), None, False))
+                "pre-allocate fewer hugepages on node %d" % (format_bytes(excess), node.id), None, False))
         for name, value in sorted(reserved.items()):
             if name.startswith(HUGEPAGES_PREFIX) and name in node.hugepages:
                 pool = node.hugepages[name]
