@@ -1,0 +1,30 @@
+# Copyright: numaguard.kubelet contributors
+# Apache License 2.0 (see LICENSE)
+"""Sphinx configuration of the collection's documentation site, built offline by scripts/docs.
+
+No intersphinx: the build must not reach the network, and every warning fails it (-W), so
+references outside the collection are plain text or plain links.
+"""
+
+project = "numaguard.kubelet"
+copyright = "numaguard.kubelet contributors"
+title = "numaguard.kubelet documentation"
+html_short_title = "numaguard.kubelet"
+
+extensions = ["sphinx_antsibull_ext", "myst_parser"]
+source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
+myst_heading_anchors = 3
+
+pygments_style = "ansible"
+highlight_language = "YAML+Jinja"
+
+html_theme = "sphinx_ansible_theme"
+html_show_sphinx = False
+display_version = False
+html_use_smartypants = True
+html_use_modindex = False
+html_use_index = False
+html_copy_source = False
+
+default_role = "any"
+nitpicky = True
