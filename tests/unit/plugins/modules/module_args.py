@@ -10,9 +10,10 @@ arguments from ``ansible.module_utils.basic._ANSIBLE_ARGS``, which this patches 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
+__all__ = ["patch_module_args"]
 
 try:
-    from ansible.module_utils.testing import patch_module_args  # noqa: F401  (ansible-core >= 2.19)
+    from ansible.module_utils.testing import patch_module_args  # ansible-core >= 2.19
 except ImportError:  # ansible-core 2.16 - 2.18
     import contextlib
     import json
