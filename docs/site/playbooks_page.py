@@ -34,8 +34,8 @@ def main(playbook_dir, out):
         if not lines:
             sys.exit("playbooks/%s.yml has no header comment to document it" % name)
         title = "numaguard.kubelet.%s" % name
-        parts += [title, "-" * len(title), "", "::", ""]
-        parts += ["  " + line if line else "" for line in lines]
+        parts += [title, "-" * len(title), "", ".. code-block:: text", ""]
+        parts += ["   " + line if line else "" for line in lines]
         parts += ["", "Run it with ``ansible-playbook -i INVENTORY %s``." % title, ""]
     with open(out, "w", encoding="utf-8") as handle:
         handle.write("\n".join(parts))
