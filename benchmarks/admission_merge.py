@@ -23,27 +23,13 @@ device, CPU and memory managers, the merge, and allocation), and the merge's sha
 from __future__ import absolute_import, division, print_function
 
 import argparse
-import os
 import statistics
 import sys
 import time
 
-_HERE = os.path.dirname(os.path.abspath(__file__))
-_ROOT = os.path.dirname(_HERE)
 
 
-def _importable():
-    """Make ansible_collections.numaguard.kubelet importable from a plain checkout."""
-    try:
-        import ansible_collections.numaguard.kubelet  # noqa: F401
-        return
-    except ImportError:
-        pass
-    import tempfile
-    tmp = tempfile.mkdtemp(prefix="numaguard-bench-")
-    os.makedirs(os.path.join(tmp, "ansible_collections", "numaguard"))
-    os.symlink(_ROOT, os.path.join(tmp, "ansible_collections", "numaguard", "kubelet"))
-    sys.path.insert(0, tmp)
+from _collection import importable as _importable  # noqa: E402  (benchmarks/ is the script's directory)
 
 
 _importable()

@@ -13,25 +13,13 @@ Figures are medians in milliseconds; nothing here fails on time.
 
 from __future__ import print_function
 
-import os
 import statistics
 import sys
-import tempfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
 
 
-def _importable():
-    """Make ``ansible_collections.numaguard.kubelet`` importable from the repository tree."""
-    if os.path.basename(os.path.dirname(os.path.dirname(ROOT))) == "ansible_collections":
-        sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(ROOT))))
-        return
-    tmp = tempfile.mkdtemp(prefix="numaguard-bench-")
-    os.makedirs(os.path.join(tmp, "ansible_collections", "numaguard"))
-    os.symlink(ROOT, os.path.join(tmp, "ansible_collections", "numaguard", "kubelet"))
-    sys.path.insert(0, tmp)
+from _collection import importable as _importable  # noqa: E402  (benchmarks/ is the script's directory)
 
 
 _importable()

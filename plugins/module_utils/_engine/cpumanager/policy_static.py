@@ -20,7 +20,7 @@ __metaclass__ = type
 import itertools
 
 try:
-    from typing import Dict, FrozenSet, Iterable, List, Optional  # noqa: F401
+    from typing import Dict, FrozenSet, Iterable, List, Optional, Tuple  # noqa: F401
 except ImportError:  # pragma: no cover
     pass
 
@@ -200,15 +200,7 @@ class StaticPolicy(object):
         topo = self.topology
         ids = topo.numa_ids
         walked = (1 << len(ids)) - 1
-        free: Dict[int, int] = {}
-        for cpu in available:
-            info = topo.details.get(cpu)
-            node = info.numa_node if info is not None else 0
-            free[node] = free.get(node, 0) + 1
-        required = 0
-        for cpu in reusable:
-            info = topo.details.get(cpu)
-            required |= 1 << (info.numa_node if info is not None else 0)
+        free, required = self._per_node(available, reusable)
         totals = sorted((len(topo.cpus_in_numa[n]) for n in ids), reverse=True)
         min_affinity = len(ids)
         running = 0
@@ -270,15 +262,7 @@ class StaticPolicy(object):
         topo = self.topology
         numa_ids = topo.numa_ids
         total_per_numa = dict((n, len(topo.cpus_in_numa[n])) for n in numa_ids)
-        free_per_numa = dict((n, 0) for n in numa_ids)
-        for cpu in available:
-            info = topo.details.get(cpu)
-            node = info.numa_node if info is not None else 0
-            free_per_numa[node] = free_per_numa.get(node, 0) + 1
-        reusable_mask = 0
-        for cpu in reusable:
-            info = topo.details.get(cpu)
-            reusable_mask |= 1 << (info.numa_node if info is not None else 0)
+        free_per_numa, reusable_mask = self._per_node(available, reusable)
         min_affinity = len(numa_ids)
         found: List[int] = []
         for mask in iterate_bitmask_values(numa_ids):
@@ -299,6 +283,20 @@ class StaticPolicy(object):
                 preferred = True
             hints.append(TopologyHint(BitMask.from_value(mask), preferred))
         return hints
+
+    def _per_node(self, available: FrozenSet[int], reusable: FrozenSet[int]) -> "Tuple[Dict[int, int], int]":
+        """Free CPUs per NUMA node, and the mask of the nodes of the reusable CPUs (a CPU the
+        topology does not know counts on node 0, as in the kubelet's CPUDetails lookup)."""
+        free: Dict[int, int] = {}
+        for cpu in available:
+            info = self.topology.details.get(cpu)
+            node = info.numa_node if info is not None else 0
+            free[node] = free.get(node, 0) + 1
+        nodes = 0
+        for cpu in reusable:
+            info = self.topology.details.get(cpu)
+            nodes |= 1 << (info.numa_node if info is not None else 0)
+        return free, nodes
 
     def _socket_aligned(self, mask: int, min_affinity: int) -> bool:
         topo = self.topology

@@ -34,7 +34,7 @@ __metaclass__ = type
 
 
 try:
-    from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple  # noqa: F401
+    from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple  # noqa: F401
 except ImportError:  # pragma: no cover
     pass
 
@@ -266,6 +266,40 @@ def find_best_hint(hints: Sequence[TopologyHint]) -> Optional[TopologyHint]:
     return best
 
 
+def _group_rules(state: Mapping[int, Any],
+                 node_ids: Sequence[int],
+                 bit_of: Callable[[int], int]) -> Tuple[int, int, List[Tuple[int, int]]]:
+    """The NUMA-group rules of ``calculateHints`` as masks (a node's bit given by ``bit_of``):
+
+    * nodes whose cells hold more than one node: no single-node mask;
+    * nodes with assignments in a one-node group: no multi-node mask;
+    * (bit, group) for nodes with assignments in a multi-node group: a multi-node mask holding
+      the node must be exactly the group (-1, equal to no mask, for a group naming a node twice
+      or a node the state does not have).
+    """
+    in_group = 0
+    single_used = 0
+    groups: List[Tuple[int, int]] = []
+    for node_id in node_ids:
+        node = state[node_id]
+        bit = bit_of(node_id)
+        cells = node.cells or []
+        if len(cells) > 1:
+            in_group |= bit
+        if node.number_of_assignments > 0:
+            if len(cells) == 1:
+                single_used |= bit
+            else:
+                ordered = sorted(cells)
+                group = -1
+                if len(set(ordered)) == len(ordered) and all(c in state for c in ordered):
+                    group = 0
+                    for cell in ordered:
+                        group |= bit_of(cell)
+                groups.append((bit, group))
+    return in_group, single_used, groups
+
+
 def _best_of(hints: Any, superset_of: int = 0) -> Optional[TopologyHint]:
     """:func:`find_best_hint` over the hints (list or hint set) whose mask contains ``superset_of``."""
     if isinstance(hints, HintSet):
@@ -490,24 +524,7 @@ class MemoryManagerStatic(object):
                      bonus=dict((mask, per.get(name, 0)) for mask, per in reusable.items() if per.get(name, 0)),
                      wrap64=True)
                 for name in names]
-        in_group = 0
-        single_used = 0
-        groups = []
-        for node_id in node_ids:
-            node = state[node_id]
-            bit = 1 << node_id
-            cells = node.cells or []
-            if len(cells) > 1:
-                in_group |= bit
-            if node.number_of_assignments > 0:
-                if len(cells) == 1:
-                    single_used |= bit
-                else:
-                    ordered = sorted(cells)
-                    group = -1  # never equal to a mask: the node joins no multi-node hint
-                    if len(set(ordered)) == len(ordered) and all(c in state for c in ordered):
-                        group = mask_value(ordered)
-                    groups.append((bit, group))
+        in_group, single_used, groups = _group_rules(state, node_ids, lambda node_id: 1 << node_id)
         hint_set = ThresholdHintSet(node_ids, allocatable + free, min_size, no_single=in_group,
                                     multi_forbidden=single_used, groups=groups)
         if hint_set.is_empty():
@@ -538,26 +555,7 @@ class MemoryManagerStatic(object):
         min_size = size_of[candidates[0]]   # masks come by size: the first is the smallest
 
         # 2. NUMA-group rules
-        in_group = 0        # nodes whose cells hold more than one node: no single-node mask
-        single_used = 0     # nodes with assignments and a one-node group: no multi-node mask
-        grouped = []        # (bit, required mask) for nodes with assignments in a multi-node group
-        for node_id in node_ids:
-            node = state[node_id]
-            bit = 1 << position[node_id]
-            cells = node.cells or []
-            if len(cells) > 1:
-                in_group |= bit
-            if node.number_of_assignments > 0:
-                if len(cells) == 1:
-                    single_used |= bit
-                else:
-                    ordered = sorted(cells)
-                    required = -1
-                    if len(set(ordered)) == len(ordered) and all(c in position for c in ordered):
-                        required = 0
-                        for cell in ordered:
-                            required |= 1 << position[cell]
-                    grouped.append((bit, required))
+        in_group, single_used, grouped = _group_rules(state, node_ids, lambda node_id: 1 << position[node_id])
         if in_group:
             candidates = [pm for pm in candidates if size_of[pm] != 1 or not pm & in_group]
         if single_used:

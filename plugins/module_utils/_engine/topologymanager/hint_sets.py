@@ -60,41 +60,61 @@ def implicit_for(node_count: int) -> bool:
     return node_count >= IMPLICIT_FROM_NODES[0]
 
 
-class Expander(object):
-    """Compact masks (bit j = j-th id of ``ids``) to real masks and back, by byte tables."""
+class Compressor(object):
+    """Masks over some NUMA ids (possibly sparse: 0,1,2,33,34) to compact masks (bit j = the
+    j-th id) and back, a byte at a time through lookup tables."""
 
     def __init__(self, ids: Sequence[int]) -> None:
-        self.ids = tuple(ids)
-        self.real_bits = [1 << node for node in self.ids]
-        self.position = dict((node, j) for j, node in enumerate(self.ids))
-        self._tables = []
-        for k in range((len(self.ids) + 7) // 8):
-            table = [0] * 256
+        self.nodes = tuple(ids)
+        self.size = len(self.nodes)
+        self.dense = all(node == index for index, node in enumerate(self.nodes))
+        self.real_bits = [1 << node for node in self.nodes]
+        position = dict((node, j) for j, node in enumerate(self.nodes))
+        #: compact -> real, per byte of the compact mask
+        self._expand = []
+        for k in range((self.size + 7) // 8):
             chunk = self.real_bits[8 * k:8 * k + 8]
-            for byte in range(1, 1 << len(chunk)):
+            table = [0] * (1 << len(chunk))
+            for byte in range(1, len(table)):
                 low = byte & -byte
                 table[byte] = table[byte ^ low] | chunk[low.bit_length() - 1]
-            self._tables.append(table)
+            self._expand.append(table)
+        #: real -> compact, per byte of the real mask (bits of other ids are dropped)
+        self._compress = []
+        for k in range(8):
+            table = [0] * 256
+            for byte in range(1, 256):
+                low = byte & -byte
+                bit = position.get(8 * k + low.bit_length() - 1)
+                table[byte] = table[byte ^ low] | (0 if bit is None else 1 << bit)
+            self._compress.append(table)
 
     def expand(self, compact: int) -> int:
+        if self.dense:
+            return compact
         value = 0
         k = 0
         while compact:
-            value |= self._tables[k][compact & 0xFF]
+            value |= self._expand[k][compact & 0xFF]
             compact >>= 8
             k += 1
         return value
 
-    def compact(self, real: int) -> int:
+    def compress(self, real: int) -> int:
+        if self.dense:
+            return real & ((1 << self.size) - 1)
         value = 0
-        for node in bits_of(real):
-            value |= 1 << self.position[node]
+        k = 0
+        while real:
+            value |= self._compress[k][real & 0xFF]
+            real >>= 8
+            k += 1
         return value
 
 
-def masks_of_size(expander: Expander, size: int) -> Iterator[int]:
+def masks_of_size(expander: Compressor, size: int) -> Iterator[int]:
     """Real masks over the expander's ids with ``size`` nodes, numerically ascending (Gosper)."""
-    count = len(expander.ids)
+    count = expander.size
     if size <= 0 or size > count:
         return
     compact = (1 << size) - 1
@@ -159,7 +179,7 @@ class HintSet(object):
     def __init__(self, ids: Sequence[int]) -> None:
         self.ids = tuple(sorted(ids))
         self.universe = mask_value(self.ids)
-        self.expander = Expander(self.ids)
+        self.expander = Compressor(self.ids)
         self._listed: Optional[List[Tuple[int, int]]] = None
 
     # -- the rule ----------------------------------------------------------------------------
@@ -236,10 +256,10 @@ class HintSet(object):
             for item in found:
                 yield item
             return
-        rest = Expander([node for node in self.ids if not (superset_of >> node) & 1])
+        rest = Compressor([node for node in self.ids if not (superset_of >> node) & 1])
         base = popcount(superset_of)
         visits = 0
-        for extra in range(max(0, start_size - base), len(rest.ids) + 1):
+        for extra in range(max(0, start_size - base), rest.size + 1):
             candidates = masks_of_size(rest, extra) if extra else iter([0])
             for add in candidates:
                 visits += 1

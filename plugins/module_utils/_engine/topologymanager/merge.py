@@ -50,7 +50,7 @@ except ImportError:  # pragma: no cover
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.bitmask import (
     BitMask, bits_of, popcount)
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hint_sets import (
-    MAX_MASK_VISITS, Expander, HintSet, SearchBoundExceeded, SingleNumaHintSet, masks_of_size)
+    MAX_MASK_VISITS, Compressor, HintSet, SearchBoundExceeded, SingleNumaHintSet, masks_of_size)
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import TopologyHint
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.numa_info import (
     NUMAInfo, TopologyManagerError)
@@ -249,51 +249,6 @@ def _achievable_preferred(lists: Sequence[Sequence[TopologyHint]], default: int)
     return sorted(out)
 
 
-class _Compressor(object):
-    """Maps masks over the machine's (possibly sparse) NUMA ids to dense positions and back."""
-
-    def __init__(self, nodes: Sequence[int]) -> None:
-        self.nodes = tuple(nodes)
-        self.dense = all(node == index for index, node in enumerate(self.nodes))
-        self.size = len(self.nodes)
-        if not self.dense:
-            # per-byte lookup tables: table[k][byte] = compressed bits of that byte of the mask
-            position = dict((node, index) for index, node in enumerate(self.nodes))
-            self.tables = []
-            for k in range(8):
-                table = [0] * 256
-                for byte in range(256):
-                    value = 0
-                    for bit in range(8):
-                        if byte >> bit & 1 and (k * 8 + bit) in position:
-                            value |= 1 << position[k * 8 + bit]
-                    table[byte] = value
-                self.tables.append(table)
-
-    def compress(self, mask: int) -> int:
-        if self.dense:
-            return mask & ((1 << self.size) - 1)
-        value = 0
-        k = 0
-        while mask:
-            value |= self.tables[k][mask & 0xFF]
-            mask >>= 8
-            k += 1
-        return value
-
-    def expand(self, compressed: int) -> int:
-        if self.dense:
-            return compressed
-        value = 0
-        index = 0
-        while compressed:
-            if compressed & 1:
-                value |= 1 << self.nodes[index]
-            compressed >>= 1
-            index += 1
-        return value
-
-
 def _superset_sums(values: List[int], size: int) -> List[int]:
     """In place: values[X] = sum of values[Y] over Y superset of X (zeta transform)."""
     return _superset_transform(values, size, operator.add)
@@ -390,7 +345,7 @@ def _from_array(values: array.array) -> int:
 
 def _achievable_ands(masks_per_list: Sequence[set],
                      default: int,
-                     compressor: _Compressor) -> List[int]:
+                     compressor: Compressor) -> List[int]:
     """Every non-empty AND (with the default mask) of one mask per list, as compressed masks.
 
     ``masks_per_list`` holds, per hint list, the set of its masks with nil hints already
@@ -476,7 +431,7 @@ def merge_fast(lists: Sequence[Sequence[TopologyHint]],
         if any(map(_IS_NONE, affinities)):
             masks.add(default)
         masks_per_list.append(masks)
-    compressor = _Compressor(numa_info.nodes)
+    compressor = Compressor(numa_info.nodes)
     achieved = _achievable_ands(masks_per_list, default, compressor)
     if not achieved:
         return TopologyHint(BitMask.from_value(default), False)
@@ -484,7 +439,7 @@ def merge_fast(lists: Sequence[Sequence[TopologyHint]],
 
 
 def _rank_non_preferred(achieved: List[int],
-                        compressor: _Compressor,
+                        compressor: Compressor,
                         best_count: int,
                         numa_info: NUMAInfo,
                         prefer_closest: bool) -> int:
@@ -569,7 +524,7 @@ def _implicit_preferred(lists: Sequence[Any], numa_info: NUMAInfo, prefer_closes
             return None  # a preferred merge needs one mask preferred by every resource
     else:
         sizes = list(range(1, popcount(within) + 1))
-    expander = Expander(bits_of(within))
+    expander = Compressor(bits_of(within))
     visits = 0
     for size in sizes:
         found = []
@@ -627,19 +582,18 @@ def _implicit_non_preferred(lists: Sequence[Any], numa_info: NUMAInfo, prefer_cl
             "no preferred merged hint exists; the best non-preferred one would need the ANDs of hints "
             "over %d NUMA nodes (2^%d masks per resource), more than this simulator examines (%d masks)"
             % (len(nodes), len(nodes), MAX_MASK_VISITS))
-    expander = Expander(nodes)
+    compressor = Compressor(nodes)
     masks_per_list = []
     for hints in lists:
         if isinstance(hints, HintSet):
             present = set()
             for compact in range(1, 1 << len(nodes)):
-                part = expander.expand(compact)
+                part = compressor.expand(compact)
                 if hints.projects(part, within):
                     present.add(part)
         else:
             present = set((default if h.affinity is None else h.affinity.value) & within for h in hints)
         masks_per_list.append(present)
-    compressor = _Compressor(nodes)
     achieved = _achievable_ands(masks_per_list, within, compressor)
     if not achieved:
         return TopologyHint(BitMask.from_value(default), False)

@@ -1,0 +1,27 @@
+# -*- coding: utf-8 -*-
+# Copyright: numaguard.kubelet contributors
+# Apache License 2.0 (see LICENSE)
+"""Make ``ansible_collections.numaguard.kubelet`` importable from a plain checkout (benchmarks
+run as scripts, outside pytest's collection setup)."""
+
+from __future__ import absolute_import, division, print_function
+
+import os
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def importable(root=ROOT):
+    """Put a temporary ``ansible_collections/numaguard/kubelet`` -> ``root`` link on sys.path
+    unless the collection is importable already."""
+    try:
+        import ansible_collections.numaguard.kubelet  # noqa: F401
+        return
+    except ImportError:
+        pass
+    tmp = tempfile.mkdtemp(prefix="numaguard-bench-")
+    os.makedirs(os.path.join(tmp, "ansible_collections", "numaguard"))
+    os.symlink(root, os.path.join(tmp, "ansible_collections", "numaguard", "kubelet"))
+    sys.path.insert(0, tmp)
