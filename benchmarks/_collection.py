@@ -6,7 +6,9 @@ run as scripts, outside pytest's collection setup)."""
 
 from __future__ import absolute_import, division, print_function
 
+import atexit
 import os
+import shutil
 import sys
 import tempfile
 
@@ -22,6 +24,7 @@ def importable(root=ROOT):
     except ImportError:
         pass
     tmp = tempfile.mkdtemp(prefix="numaguard-bench-")
+    atexit.register(shutil.rmtree, tmp, True)
     os.makedirs(os.path.join(tmp, "ansible_collections", "numaguard"))
     os.symlink(root, os.path.join(tmp, "ansible_collections", "numaguard", "kubelet"))
     sys.path.insert(0, tmp)

@@ -130,14 +130,12 @@ def _child_upstream(repeat):
         begin = time.perf_counter()
         policy.merge(providers)
         steady.append(time.perf_counter() - begin)
-    cost = None
-    try:
-        from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager import merge as _merge
-        forecast = getattr(_merge, "kubelet_merge_cost", None)
-        if forecast is not None:
-            cost = forecast(providers, policy)
-    except Exception as exc:  # a benchmark prints what it can
-        cost = {"error": str(exc)}
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager import kubelet_cost
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.merge import (
+        merge_permutations)
+
+    permutations = merge_permutations(policy.last_lists)
+    cost = {"permutations": permutations, "estimated_seconds": kubelet_cost.estimate(4 * 255, permutations)}
     result = {"admitted": True, "numa_nodes": list(merged.affinity.bits()) if merged.affinity else None,
               "merged": str(merged), "kubelet_cost": cost}
     return fresh, steady, result

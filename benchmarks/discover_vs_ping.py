@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
 # Apache License 2.0 (see LICENSE)
-"""Wall time of playbooks/discover.yml next to an ansible.builtin.ping playbook on the same fleet.
+"""Wall time of playbooks/discover.yml (or check_pod.yml) next to an ansible.builtin.ping playbook on the same fleet.
 
 The question it answers: how much does NUMA discovery cost on top of the bare price of reaching
 the hosts (ssh + Python start + AnsiballZ)? Target: discover.yml within 1.3x of ping.
@@ -13,6 +13,11 @@ contact, the usual case for a playbook run by hand); "warm" reuses them. Prints 
 
     .venv/bin/python benchmarks/discover_vs_ping.py                 # 10 and 50 hosts, 3 rounds, cold
     .venv/bin/python benchmarks/discover_vs_ping.py --hosts 10 --rounds 5 --mode both --forks 10
+    .venv/bin/python benchmarks/discover_vs_ping.py --playbook check_pod --hosts 20   # a 2-CPU pod
+
+``--playbook check_pod`` runs playbooks/check_pod.yml with a small Guaranteed pod (2 CPUs, 1Gi):
+an admission every host answers quickly, so the figure is the price of shipping, compiling and
+importing the admission engine (issue 12's target: within 1.3x of ping).
 """
 
 from __future__ import annotations
@@ -35,6 +40,17 @@ PING = """---
   tasks:
     - name: Ping
       ansible.builtin.ping:
+"""
+POD = """apiVersion: v1
+kind: Pod
+metadata: {name: bench, namespace: default}
+spec:
+  containers:
+    - name: c
+      image: x
+      resources:
+        requests: {cpu: "2", memory: 1Gi}
+        limits: {cpu: "2", memory: 1Gi}
 """
 
 
@@ -63,6 +79,10 @@ def main():
     parser.add_argument("--mode", choices=("cold", "warm", "both"), default="cold",
                         help="close ssh ControlPersist masters before each run (cold) or not (warm)")
     parser.add_argument("--no-pipelining", action="store_true", help="measure without ANSIBLE_PIPELINING")
+    parser.add_argument("--playbook", choices=("discover", "check_pod"), default="discover",
+                        help="the playbook measured against ping (default discover)")
+    parser.add_argument("--before", default=None,
+                        help="a checkout of an earlier version: its playbook runs too, alternating, as 'before'")
     parser.add_argument("--collections", default=None,
                         help="ANSIBLE_COLLECTIONS_PATH to use instead of this checkout (for A/B comparisons)")
     args = parser.parse_args()
@@ -81,14 +101,27 @@ def main():
         ping = os.path.join(work, "ping.yml")
         with open(ping, "w") as handle:
             handle.write(PING)
+        measured = [os.path.join(REPO, "playbooks", "%s.yml" % args.playbook)]
+        if args.playbook == "check_pod":
+            pod = os.path.join(work, "pod.yaml")
+            with open(pod, "w") as handle:
+                handle.write(POD)
+            measured += ["-e", "pod_file=%s" % pod]
         env = dict(os.environ)
         env.update({"ANSIBLE_COLLECTIONS_PATH": args.collections or os.path.join(work, "collections"), "ANSIBLE_FORKS": str(args.forks),
                     "ANSIBLE_PIPELINING": "0" if args.no_pipelining else "1", "ANSIBLE_NOCOLOR": "1",
                     "ANSIBLE_HOST_KEY_CHECKING": "0", "ANSIBLE_RETRY_FILES_ENABLED": "0",
                     "PATH": bindir + os.pathsep + env.get("PATH", "")})
+        variants = [("ping", [ping], env), ("discover", measured, env)]
+        if args.before:
+            os.makedirs(os.path.join(work, "before", "ansible_collections", "numaguard"))
+            os.symlink(os.path.abspath(args.before), os.path.join(work, "before", "ansible_collections", "numaguard", "kubelet"))
+            env_before = dict(env, ANSIBLE_COLLECTIONS_PATH=os.path.join(work, "before"))
+            variants.append(("before", [os.path.join(args.before, "playbooks", "%s.yml" % args.playbook)] + measured[1:],
+                             env_before))
         modes = ("cold", "warm") if args.mode == "both" else (args.mode,)
         rows = []
-        print("discover.yml vs ansible.builtin.ping: forks=%d, pipelining=%s, %d round(s), %s, %d CPUs, load %s"
+        print(args.playbook + ".yml vs ansible.builtin.ping: forks=%d, pipelining=%s, %d round(s), %s, %d CPUs, load %s"
               % (args.forks, "off" if args.no_pipelining else "on", args.rounds, "/".join(modes),
                  os.cpu_count() or 0, " ".join("%.2f" % x for x in os.getloadavg())), flush=True)
         for size in [int(s) for s in args.hosts.split(",") if s.strip()]:
@@ -101,22 +134,27 @@ def main():
                 for mode in modes:
                     if mode == "warm":  # open the masters once
                         run([playbook_bin, "-i", inventory, ping], env)
-                    samples = {"ping": [], "discover": []}
+                    samples = dict((name, []) for name, _playbook, _env in variants)
                     for _round in range(args.rounds):
-                        for name, playbook in (("ping", ping), ("discover", os.path.join(REPO, "playbooks", "discover.yml"))):
+                        for name, playbook, variant_env in variants:
                             if mode == "cold":
                                 fleet_tool._close_control_masters(state)
-                            samples[name].append(run([playbook_bin, "-i", inventory, playbook], env))
+                            samples[name].append(run([playbook_bin, "-i", inventory] + playbook, variant_env))
                     p, d = statistics.median(samples["ping"]), statistics.median(samples["discover"])
                     rows.append((size, mode, p, d, d / p, samples, up_time))
-                    print("  %3d hosts %-4s  ping %6.2f s  discover %6.2f s  ratio %.2fx   (ping %s | discover %s; fleet up %.1f s)"
-                          % (size, mode, p, d, d / p, " ".join("%.2f" % x for x in samples["ping"]),
+                    print("  %3d hosts %-4s  ping %6.2f s  %s %6.2f s  ratio %.2fx   (ping %s | %s; fleet up %.1f s)"
+                          % (size, mode, p, args.playbook, d, d / p, " ".join("%.2f" % x for x in samples["ping"]),
                              " ".join("%.2f" % x for x in samples["discover"]), up_time), flush=True)
+                    if "before" in samples:
+                        b = statistics.median(samples["before"])
+                        print("  %3d hosts %-4s  before: %s %6.2f s  ratio %.2fx   (%s)"
+                              % (size, mode, args.playbook, b, b / p, " ".join("%.2f" % x for x in samples["before"])),
+                              flush=True)
             finally:
                 began = time.monotonic()
                 fleet_tool.down(fleet_dir, quiet=True)
                 print("  %3d hosts: fleet down %.1f s" % (size, time.monotonic() - began), flush=True)
-        print("\nhosts  mode  ping_s  discover_s  ratio")
+        print("\nhosts  mode  ping_s  %s_s  ratio" % args.playbook)
         for size, mode, p, d, ratio, _samples, _up in rows:
             print("%5d  %-4s  %6.2f  %10.2f  %5.2f" % (size, mode, p, d, ratio))
     finally:
