@@ -55,9 +55,8 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors i
     AdmissionError,
     StateError,
 )
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import HintList, TopologyHint
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hint_sets import (
-    Need, ThresholdHintSet, implicit_for)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import (
+    HintList, TopologyHint, implicit_for)
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.pod import pod_limits
 
 
@@ -328,8 +327,10 @@ class DeviceManager(object):
             return self.hint_set(resource, available, reusable, request)
         return HintList(self.generate_hints(resource, available, reusable, request), walked)
 
-    def _touch_need(self, numa_of: Dict[str, FrozenSet[int]], devices: Iterable[str], need: int) -> Need:
+    def _touch_need(self, numa_of: Dict[str, FrozenSet[int]], devices: Iterable[str], need: int) -> Any:
         """Devices touching a mask as a :class:`Need`: one-node devices per node, others by mask."""
+        from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hint_sets import (
+            Need)
         singles: Dict[int, int] = {}
         multi: List[int] = []
         known = set(self.numa_node_ids)
@@ -345,6 +346,8 @@ class DeviceManager(object):
         """The hints of :meth:`generate_hints_literal` as a rule: masks touching every reusable
         device (with topology) whose touching devices, reusable ones included, reach the request;
         preferred = the fewest nodes touched by enough devices of the resource (healthy or not)."""
+        from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hint_sets import (
+            ThresholdHintSet)
         ids = self.numa_node_ids
         walked = (1 << len(ids)) - 1
         numa_of = self.inventory.devices.get(resource, {})

@@ -44,9 +44,8 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors i
     AdmissionError,
     StateError,
 )
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import HintList, TopologyHint
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hint_sets import (
-    Need, ThresholdHintSet, implicit_for)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import (
+    HintList, TopologyHint, implicit_for)
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.pod import GUARANTEED
 
 POLICY_STATIC = "static"
@@ -197,6 +196,8 @@ class StaticPolicy(object):
         """The hints of :meth:`generate_hints_literal` as a rule: masks holding every node of a
         reusable CPU whose free CPUs plus the reusable ones reach the request; preferred = the
         fewest nodes whose CPUs (free or not) could hold it."""
+        from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hint_sets import (
+            Need, ThresholdHintSet)
         topo = self.topology
         ids = topo.numa_ids
         walked = (1 << len(ids)) - 1

@@ -48,9 +48,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanag
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors import AdmissionError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import INT64_MAX, INT64_MIN
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import (
-    EmptyHintMap, HintList, TopologyHint, ZERO_HINT, memoise_dicts)
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hint_sets import (
-    HintSet, Need, ThresholdHintSet, implicit_for)
+    EmptyHintMap, HintList, TopologyHint, ZERO_HINT, implicit_for, is_hint_set, memoise_dicts)
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.machine_state import (
     MEMORY,
     Block,
@@ -302,7 +300,7 @@ def _group_rules(state: Mapping[int, Any],
 
 def _best_of(hints: Any, superset_of: int = 0) -> Optional[TopologyHint]:
     """:func:`find_best_hint` over the hints (list or hint set) whose mask contains ``superset_of``."""
-    if isinstance(hints, HintSet):
+    if is_hint_set(hints):
         return hints.best(superset_of)
     return find_best_hint([h for h in hints if not superset_of & ~h.affinity.value])
 
@@ -506,10 +504,12 @@ class MemoryManagerStatic(object):
             return EmptyHintMap(dict((name, walked) for name in requested))
         return hints
 
-    def hint_sets(self, pod_uid: str, requested: Mapping[str, int]) -> Dict[str, HintSet]:
+    def hint_sets(self, pod_uid: str, requested: Mapping[str, int]) -> Dict[str, Any]:
         """The masks of :meth:`calculate_hints` as one rule: allocatable and free (plus this pod's
         reusable memory on exactly that mask) reach every request, uint64 sums, NUMA-group rules;
         preferred = the fewest nodes whose allocatable holds the request. Empty map: none fit."""
+        from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hint_sets import (
+            Need, ThresholdHintSet)
         state = self._state
         node_ids = tuple(sorted(state))
         names = sorted(requested)

@@ -22,7 +22,7 @@ __metaclass__ = type
 import itertools
 
 try:
-    from typing import Dict, Iterable, Iterator, Sequence, Tuple  # noqa: F401  (type comments)
+    from typing import Dict, Iterable, Iterator, Sequence, Tuple  # noqa: F401
 except ImportError:  # pragma: no cover
     pass
 
@@ -212,3 +212,76 @@ def iterate_bitmasks(ids: Sequence[int]) -> Iterator[BitMask]:
     """:func:`iterate_bitmask_values` as :class:`BitMask` objects."""
     for value in iterate_bitmask_values(ids):
         yield BitMask.from_value(value)
+
+
+class Compressor(object):
+    """Masks over some NUMA ids (possibly sparse: 0,1,2,33,34) to compact masks (bit j = the
+    j-th id) and back, a byte at a time through lookup tables."""
+
+    def __init__(self, ids: Sequence[int]) -> None:
+        self.nodes = tuple(ids)
+        self.size = len(self.nodes)
+        self.dense = all(node == index for index, node in enumerate(self.nodes))
+        self.real_bits = [1 << node for node in self.nodes]
+        position = dict((node, j) for j, node in enumerate(self.nodes))
+        #: compact -> real, per byte of the compact mask
+        self._expand = []
+        for k in range((self.size + 7) // 8):
+            chunk = self.real_bits[8 * k:8 * k + 8]
+            table = [0] * (1 << len(chunk))
+            for byte in range(1, len(table)):
+                low = byte & -byte
+                table[byte] = table[byte ^ low] | chunk[low.bit_length() - 1]
+            self._expand.append(table)
+        #: real -> compact, per byte of the real mask (bits of other ids are dropped)
+        self._compress = []
+        for k in range(8):
+            table = [0] * 256
+            for byte in range(1, 256):
+                low = byte & -byte
+                bit = position.get(8 * k + low.bit_length() - 1)
+                table[byte] = table[byte ^ low] | (0 if bit is None else 1 << bit)
+            self._compress.append(table)
+
+    def expand(self, compact: int) -> int:
+        if self.dense:
+            return compact
+        value = 0
+        k = 0
+        while compact:
+            value |= self._expand[k][compact & 0xFF]
+            compact >>= 8
+            k += 1
+        return value
+
+    def compress(self, real: int) -> int:
+        if self.dense:
+            return real & ((1 << self.size) - 1)
+        value = 0
+        k = 0
+        while real:
+            value |= self._compress[k][real & 0xFF]
+            real >>= 8
+            k += 1
+        return value
+
+
+def masks_of_size(expander: Compressor, size: int) -> Iterator[int]:
+    """Real masks over the expander's ids with ``size`` nodes, numerically ascending (Gosper)."""
+    count = expander.size
+    if size <= 0 or size > count:
+        return
+    compact = (1 << size) - 1
+    limit = 1 << count
+    expand = expander.expand
+    while compact < limit:
+        yield expand(compact)
+        low = compact & -compact
+        ripple = compact + low
+        compact = ripple | (((ripple ^ compact) // low) >> 2)
+
+
+def kubelet_order_key(mask: int) -> Tuple[int, Tuple[int, ...]]:
+    """IterateBitMasks order over sorted ids: by size, then lexicographically by NUMA ids."""
+    bits = bits_of(mask)
+    return (len(bits), bits)

@@ -20,6 +20,10 @@ and the explanation ask, without the list:
 
 Searches are bounded (:data:`MAX_MASK_VISITS` masks examined); beyond that
 :class:`SearchBoundExceeded` names what could not be decided, never a MemoryError.
+
+Only machines with many NUMA nodes need this module: providers, merge and results import it
+when they meet a hint set (``implicit``), so that a module run on a small host does not ship
+it through Python's compiler.
 """
 
 from __future__ import absolute_import, annotations, division, print_function
@@ -35,102 +39,18 @@ except ImportError:  # pragma: no cover
     pass
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.bitmask import (
-    BitMask, bits_of, mask_value, popcount)
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import TopologyHint
+    BitMask, Compressor, bits_of, kubelet_order_key, mask_value, masks_of_size, popcount)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import (
+    SearchBoundExceeded, TopologyHint, best_first)
 
 #: at or below this many NUMA ids a set is answered by walking all its masks (at most 4095)
 BRUTE_NODES = 12
-#: providers describe their hints from this many NUMA ids on; below they list them (tests lower
-#: it to run the implicit path against the literal providers on small machines)
-IMPLICIT_FROM_NODES = [13]
 #: masks one search may examine before giving up with SearchBoundExceeded
 MAX_MASK_VISITS = 400000
 #: states of the counting programme before it gives up (the count is then unknown)
 DP_STATE_LIMIT = 60000
 
 _UINT64 = 1 << 64
-
-
-class SearchBoundExceeded(ValueError):
-    """A question about a hint set or a merge that this simulator will not answer in bounds."""
-
-
-def implicit_for(node_count: int) -> bool:
-    """True when a provider over ``node_count`` NUMA ids should describe, not list, its hints."""
-    return node_count >= IMPLICIT_FROM_NODES[0]
-
-
-class Compressor(object):
-    """Masks over some NUMA ids (possibly sparse: 0,1,2,33,34) to compact masks (bit j = the
-    j-th id) and back, a byte at a time through lookup tables."""
-
-    def __init__(self, ids: Sequence[int]) -> None:
-        self.nodes = tuple(ids)
-        self.size = len(self.nodes)
-        self.dense = all(node == index for index, node in enumerate(self.nodes))
-        self.real_bits = [1 << node for node in self.nodes]
-        position = dict((node, j) for j, node in enumerate(self.nodes))
-        #: compact -> real, per byte of the compact mask
-        self._expand = []
-        for k in range((self.size + 7) // 8):
-            chunk = self.real_bits[8 * k:8 * k + 8]
-            table = [0] * (1 << len(chunk))
-            for byte in range(1, len(table)):
-                low = byte & -byte
-                table[byte] = table[byte ^ low] | chunk[low.bit_length() - 1]
-            self._expand.append(table)
-        #: real -> compact, per byte of the real mask (bits of other ids are dropped)
-        self._compress = []
-        for k in range(8):
-            table = [0] * 256
-            for byte in range(1, 256):
-                low = byte & -byte
-                bit = position.get(8 * k + low.bit_length() - 1)
-                table[byte] = table[byte ^ low] | (0 if bit is None else 1 << bit)
-            self._compress.append(table)
-
-    def expand(self, compact: int) -> int:
-        if self.dense:
-            return compact
-        value = 0
-        k = 0
-        while compact:
-            value |= self._expand[k][compact & 0xFF]
-            compact >>= 8
-            k += 1
-        return value
-
-    def compress(self, real: int) -> int:
-        if self.dense:
-            return real & ((1 << self.size) - 1)
-        value = 0
-        k = 0
-        while real:
-            value |= self._compress[k][real & 0xFF]
-            real >>= 8
-            k += 1
-        return value
-
-
-def masks_of_size(expander: Compressor, size: int) -> Iterator[int]:
-    """Real masks over the expander's ids with ``size`` nodes, numerically ascending (Gosper)."""
-    count = expander.size
-    if size <= 0 or size > count:
-        return
-    compact = (1 << size) - 1
-    limit = 1 << count
-    expand = expander.expand
-    while compact < limit:
-        yield expand(compact)
-        low = compact & -compact
-        ripple = compact + low
-        compact = ripple | (((ripple ^ compact) // low) >> 2)
-
-
-def kubelet_order_key(mask: int) -> Tuple[int, Tuple[int, ...]]:
-    """IterateBitMasks order over sorted ids: by size, then lexicographically by NUMA ids."""
-    bits = bits_of(mask)
-    return (len(bits), bits)
 
 
 class Need(object):
@@ -173,6 +93,8 @@ class HintSet(object):
     all masks, used at or below :data:`BRUTE_NODES` ids.
     """
 
+    #: what merge and results test instead of importing this module (it loads only on big machines)
+    implicit = True
     #: every preferred hint has this many nodes (None: preference is not by size alone)
     preferred_size: Optional[int] = None
 
@@ -289,6 +211,27 @@ class HintSet(object):
         if first is None:
             return None
         return TopologyHint(BitMask.from_value(first), False)
+
+    def shown(self, limit: int) -> List[Tuple[int, int]]:
+        """The best ``limit`` (mask, flag) for results, in the kubelet's order; a bounded walk
+        on big sets (what it found when the bound is hit)."""
+        if self.small():
+            items = sorted(self.listed(), key=best_first)[:limit]
+        else:
+            preferred: List[Tuple[int, int]] = []
+            other: List[Tuple[int, int]] = []
+            by_size = self.preferred_by_size()
+            try:
+                for mask, flag in self.members(start_size=self.min_size() or 1):
+                    (preferred if flag == 2 else other).append((mask, flag))
+                    if len(preferred) >= limit or (len(preferred) + len(other) >= limit and by_size
+                                                   and popcount(mask) > (self.preferred_size or 0)):
+                        break
+            except SearchBoundExceeded:
+                pass
+            items = sorted(preferred + other, key=best_first)[:limit]
+        items.sort(key=lambda item: kubelet_order_key(item[0]))
+        return items
 
     # -- large sets: subclasses ----------------------------------------------------------------
     def _count_large(self, preferred_only: bool) -> Optional[int]:
@@ -524,6 +467,7 @@ class SingleNumaHintSet(HintSet):
     """single-numa-node's filter of a hint set: its preferred one-node hints only."""
 
     preferred_size = 1
+    single_numa = True
 
     def __init__(self, inner: HintSet) -> None:
         super(SingleNumaHintSet, self).__init__(inner.ids)
@@ -539,54 +483,3 @@ class SingleNumaHintSet(HintSet):
 
     def masks_iterated(self) -> int:
         return self.inner.masks_iterated()
-
-
-#: hints shown per resource in results (the best ones by the kubelet's preference)
-HINTS_SHOWN = 16
-
-
-def _best_key(item: Tuple[int, int]) -> Tuple[bool, int, int]:
-    mask, flag = item
-    return (flag != 2, popcount(mask), mask)
-
-
-def shown_hints(value: Any, limit: int = HINTS_SHOWN) -> List[Dict[str, Any]]:
-    """Up to ``limit`` hints of a list or hint set for results: the best ones (preferred first,
-    then fewest nodes, then numerically smaller), in the kubelet's order; a list that short is
-    shown whole. Nil hints come first, as providers never mix them with masks."""
-    if isinstance(value, HintSet):
-        items: List[Tuple[int, int]] = []
-        try:
-            if value.small():
-                items = sorted(value.listed(), key=_best_key)[:limit]
-            else:
-                preferred: List[Tuple[int, int]] = []
-                other: List[Tuple[int, int]] = []
-                by_size = value.preferred_by_size()
-                for mask, flag in value.members(start_size=value.min_size() or 1):
-                    (preferred if flag == 2 else other).append((mask, flag))
-                    size = popcount(mask)
-                    if len(preferred) >= limit or (len(preferred) + len(other) >= limit and by_size
-                                                   and size > (value.preferred_size or 0)):
-                        break
-                items = sorted(preferred + other, key=_best_key)[:limit]
-        except SearchBoundExceeded:
-            items = sorted(preferred + other, key=_best_key)[:limit]  # what the bounded walk found
-        items.sort(key=lambda item: kubelet_order_key(item[0]))
-        return [{"numa_affinity": list(bits_of(mask)), "preferred": flag == 2} for mask, flag in items]
-    nil = [hint for hint in value if hint.affinity is None]
-    masks = [(hint.affinity.value, 2 if hint.preferred else 1) for hint in value if hint.affinity is not None]
-    if len(value) > limit:
-        masks = sorted(masks, key=_best_key)[:max(0, limit - len(nil))]
-        masks.sort(key=lambda item: kubelet_order_key(item[0]))
-        return [h.to_dict() for h in nil] + [{"numa_affinity": list(bits_of(mask)), "preferred": flag == 2}
-                                             for mask, flag in masks]
-    return [hint.to_dict() for hint in value]
-
-
-def shown_hint_map(hints: Any, limit: int = HINTS_SHOWN) -> Optional[Dict[str, Any]]:
-    """A provider hint map for results, keeping the None / [] distinction, lists bounded."""
-    if hints is None:
-        return None
-    return dict((resource, None if hints[resource] is None else shown_hints(hints[resource], limit))
-                for resource in sorted(hints))

@@ -28,7 +28,8 @@ try:
 except ImportError:  # pragma: no cover
     pass
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.bitmask import BitMask
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.bitmask import (
+    BitMask, bits_of, kubelet_order_key, popcount)
 
 
 @dataclass(frozen=True)
@@ -127,3 +128,56 @@ class EmptyHintMap(dict):
     def __init__(self, kubelet_masks: Dict[str, int]) -> None:
         super(EmptyHintMap, self).__init__()
         self.kubelet_masks = dict(kubelet_masks)
+
+
+class SearchBoundExceeded(ValueError):
+    """A question about a hint set or a merge that this simulator will not answer in bounds."""
+
+
+#: providers describe their hints (``hint_sets``) from this many NUMA ids on; below they list
+#: them (tests lower it to run the implicit path against the literal providers)
+IMPLICIT_FROM_NODES = [13]
+
+
+def implicit_for(node_count: int) -> bool:
+    """True when a provider over ``node_count`` NUMA ids should describe, not list, its hints."""
+    return node_count >= IMPLICIT_FROM_NODES[0]
+
+
+def is_hint_set(value: Any) -> bool:
+    """A described hint list (``hint_sets.HintSet``), told apart without importing that module."""
+    return getattr(value, "implicit", False) is True
+
+
+#: hints shown per resource in results (the best ones by the kubelet's preference)
+HINTS_SHOWN = 16
+
+
+def best_first(item: Tuple[int, int]) -> Tuple[bool, int, int]:
+    """Sort key of (mask, flag 1/2): preferred first, then fewest nodes, then numerically."""
+    mask, flag = item
+    return (flag != 2, popcount(mask), mask)
+
+
+def shown_hints(value: Any, limit: int = HINTS_SHOWN) -> List[Dict[str, Any]]:
+    """Up to ``limit`` hints of a list or hint set for results: the best ones (preferred first,
+    then fewest nodes, then numerically smaller), in the kubelet's order; a list that short is
+    shown whole. Nil hints come first (providers never mix them with masks)."""
+    if is_hint_set(value):
+        return [{"numa_affinity": list(bits_of(mask)), "preferred": flag == 2} for mask, flag in value.shown(limit)]
+    if len(value) <= limit:
+        return [hint.to_dict() for hint in value]
+    nil = [hint for hint in value if hint.affinity is None]
+    masks = [(hint.affinity.value, 2 if hint.preferred else 1) for hint in value if hint.affinity is not None]
+    masks = sorted(masks, key=best_first)[:max(0, limit - len(nil))]
+    masks.sort(key=lambda item: kubelet_order_key(item[0]))
+    return [h.to_dict() for h in nil] + [{"numa_affinity": list(bits_of(mask)), "preferred": flag == 2}
+                                         for mask, flag in masks]
+
+
+def shown_hint_map(hints: Any, limit: int = HINTS_SHOWN) -> Optional[Dict[str, Any]]:
+    """A provider hint map for results, keeping the None / [] distinction, lists bounded."""
+    if hints is None:
+        return None
+    return dict((resource, None if hints[resource] is None else shown_hints(hints[resource], limit))
+                for resource in sorted(hints))

@@ -24,7 +24,7 @@ try:
 except ImportError:  # pragma: no cover
     pass
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hint_sets import HintSet
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import is_hint_set
 
 SECONDS_PER_PERMUTATION = 258.0 / 255 ** 4
 SECONDS_PER_MASK = 1e-6
@@ -34,7 +34,7 @@ WARN_SECONDS = 10.0
 
 def masks_walked(hints_map: Any, resource: str, value: Any) -> int:
     """NUMA masks a provider walked for ``resource`` (0 when it answered without walking)."""
-    if isinstance(value, HintSet):
+    if is_hint_set(value):
         return value.masks_iterated()
     found = getattr(value, "kubelet_masks", None)
     if found is None:
@@ -43,7 +43,7 @@ def masks_walked(hints_map: Any, resource: str, value: Any) -> int:
 
 
 def hints_returned(value: Any) -> Optional[int]:
-    if isinstance(value, HintSet):
+    if is_hint_set(value):
         return value.count()
     return len(value)
 

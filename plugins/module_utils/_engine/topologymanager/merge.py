@@ -48,10 +48,9 @@ except ImportError:  # pragma: no cover
     pass
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.bitmask import (
-    BitMask, bits_of, popcount)
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hint_sets import (
-    MAX_MASK_VISITS, Compressor, HintSet, SearchBoundExceeded, SingleNumaHintSet, masks_of_size)
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import TopologyHint
+    BitMask, Compressor, bits_of, masks_of_size, popcount)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import (
+    SearchBoundExceeded, TopologyHint, is_hint_set)
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.numa_info import (
     NUMAInfo, TopologyManagerError)
 
@@ -74,7 +73,7 @@ def filter_providers_hints(providers_hints: Sequence[Optional[Dict[str, Optional
             value = hints[resource]
             if value is None:
                 lists.append([DONT_CARE])
-            elif isinstance(value, HintSet):
+            elif is_hint_set(value):
                 lists.append(value)  # providers hand over non-empty sets only
             elif len(value) == 0:
                 lists.append([CANNOT_SATISFY])
@@ -87,7 +86,9 @@ def filter_single_numa_hints(lists: Sequence[Sequence[TopologyHint]]) -> List[Li
     """single-numa-node: keep only preferred nil hints and preferred one-node hints."""
     out: List[Any] = []
     for hints in lists:
-        if isinstance(hints, HintSet):
+        if is_hint_set(hints):
+            from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hint_sets import (
+                SingleNumaHintSet)
             single = SingleNumaHintSet(hints)
             out.append(single if single.listed() else [])
             continue
@@ -100,7 +101,7 @@ def best_non_preferred_affinity_count(lists: Sequence[Sequence[TopologyHint]]) -
     best = 0
     for hints in lists:
         narrowest: Optional[int] = None
-        if isinstance(hints, HintSet):
+        if is_hint_set(hints):
             narrowest = hints.min_size()
             if narrowest is not None and narrowest > best:
                 best = narrowest
@@ -174,7 +175,7 @@ def merge_exhaustive(lists: Sequence[Sequence[TopologyHint]],
                      numa_info: NUMAInfo,
                      prefer_closest: bool = False) -> TopologyHint:
     """The kubelet's HintMerger, literally: every permutation, sequential best-so-far rules."""
-    lists = [hints.hints() if isinstance(hints, HintSet) else hints for hints in lists]
+    lists = [hints.hints() if is_hint_set(hints) else hints for hints in lists]
     default = numa_info.default_mask
     comparer = _Comparer(numa_info, best_non_preferred_affinity_count(lists), prefer_closest)
     best: List[Optional[Tuple[int, bool]]] = [None]
@@ -410,7 +411,7 @@ def merge_fast(lists: Sequence[Sequence[TopologyHint]],
                numa_info: NUMAInfo,
                prefer_closest: bool = False) -> TopologyHint:
     """Same result as :func:`merge_exhaustive`, without enumerating permutations."""
-    if any(isinstance(hints, HintSet) for hints in lists):
+    if any(is_hint_set(hints) for hints in lists):
         return merge_implicit(lists, numa_info, prefer_closest)
     default = numa_info.default_mask
     if any(len(hints) == 0 for hints in lists):
@@ -482,7 +483,7 @@ def _min_popcount(masks: set) -> int:
 def merge_implicit(lists: Sequence[Any],
                    numa_info: NUMAInfo,
                    prefer_closest: bool = False) -> TopologyHint:
-    """Same result as :func:`merge_exhaustive` when some lists are :class:`HintSet` s.
+    """Same result as :func:`merge_exhaustive` when some lists are hint sets (``hint_sets``).
 
     The preferred result is searched directly, masks in the comparator's order (fewest nodes,
     then numerically or by average distance), each checked against every list. Only when no
@@ -491,7 +492,7 @@ def merge_implicit(lists: Sequence[Any],
     :data:`MAX_FAST_MERGE_NODES` of them.
     """
     default = numa_info.default_mask
-    if any(not isinstance(hints, HintSet) and len(hints) == 0 for hints in lists):
+    if any(not is_hint_set(hints) and len(hints) == 0 for hints in lists):
         return TopologyHint(BitMask.from_value(default), False)
     preferred = _implicit_preferred(lists, numa_info, prefer_closest)
     if preferred is not None:
@@ -500,12 +501,14 @@ def merge_implicit(lists: Sequence[Any],
 
 
 def _implicit_preferred(lists: Sequence[Any], numa_info: NUMAInfo, prefer_closest: bool) -> Optional[int]:
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hint_sets import (
+        MAX_MASK_VISITS)
     default = numa_info.default_mask
-    sets = [hints for hints in lists if isinstance(hints, HintSet)]
+    sets = [hints for hints in lists if is_hint_set(hints)]
     key = _preferred_key(numa_info, prefer_closest)
     common: Optional[set] = None
     for hints in lists:
-        if isinstance(hints, HintSet):
+        if is_hint_set(hints):
             continue
         if any(h.preferred and h.affinity is None for h in hints):
             continue  # a preferred "don't care" goes with any mask
@@ -550,8 +553,8 @@ class NoPreferredMerge(SearchBoundExceeded):
 def _single_node_only(lists: Sequence[Any]) -> bool:
     """single-numa-node lists: only preferred one-node or nil hints (different masks AND to 0)."""
     for hints in lists:
-        if isinstance(hints, HintSet):
-            if not isinstance(hints, SingleNumaHintSet):
+        if is_hint_set(hints):
+            if not getattr(hints, "single_numa", False):
                 return False
         elif not all(h.preferred and (h.affinity is None or h.affinity.count() == 1) for h in hints):
             return False
@@ -559,6 +562,8 @@ def _single_node_only(lists: Sequence[Any]) -> bool:
 
 
 def _implicit_non_preferred(lists: Sequence[Any], numa_info: NUMAInfo, prefer_closest: bool) -> TopologyHint:
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hint_sets import (
+        MAX_MASK_VISITS)
     default = numa_info.default_mask
     if _single_node_only(lists):
         # every permutation is preferred (equal masks) or merges to nothing: no best at all
@@ -566,7 +571,7 @@ def _implicit_non_preferred(lists: Sequence[Any], numa_info: NUMAInfo, prefer_cl
     best_count = best_non_preferred_affinity_count(lists)
     within = default
     for hints in lists:
-        if isinstance(hints, HintSet):
+        if is_hint_set(hints):
             within &= hints.universe
         else:
             reach = 0
@@ -576,7 +581,7 @@ def _implicit_non_preferred(lists: Sequence[Any], numa_info: NUMAInfo, prefer_cl
     nodes = bits_of(within)
     if not nodes:
         return TopologyHint(BitMask.from_value(default), False)
-    sets = sum(1 for hints in lists if isinstance(hints, HintSet))
+    sets = sum(1 for hints in lists if is_hint_set(hints))
     if len(nodes) > MAX_FAST_MERGE_NODES or sets * ((1 << len(nodes)) - 1) > MAX_MASK_VISITS:
         raise NoPreferredMerge(
             "no preferred merged hint exists; the best non-preferred one would need the ANDs of hints "
@@ -585,7 +590,7 @@ def _implicit_non_preferred(lists: Sequence[Any], numa_info: NUMAInfo, prefer_cl
     compressor = Compressor(nodes)
     masks_per_list = []
     for hints in lists:
-        if isinstance(hints, HintSet):
+        if is_hint_set(hints):
             present = set()
             for compact in range(1, 1 << len(nodes)):
                 part = compressor.expand(compact)
@@ -605,7 +610,7 @@ def merge_permutations(lists: Sequence[Any]) -> Optional[int]:
     when a hint set's length is not computable in bounds)."""
     total = 1
     for hints in lists:
-        length = hints.count() if isinstance(hints, HintSet) else len(hints)
+        length = hints.count() if is_hint_set(hints) else len(hints)
         if length is None:
             return None
         total *= length

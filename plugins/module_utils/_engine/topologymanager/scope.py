@@ -28,8 +28,7 @@ except ImportError:  # pragma: no cover
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors import (
     UNEXPECTED_ADMISSION_ERROR, AdmissionError)
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import (
-    ZERO_HINT, TopologyHint)
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hint_sets import shown_hint_map
+    ZERO_HINT, TopologyHint, shown_hint_map)
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.kubelet_cost import merge_cost
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.merge import merge_permutations
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.policy import (

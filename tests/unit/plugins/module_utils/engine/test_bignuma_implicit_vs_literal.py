@@ -26,7 +26,7 @@ import random
 import pytest
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission import AdmissionSimulator
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager import hint_sets, merge
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager import hint_sets, hints, merge
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.bitmask import BitMask
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import (
     EmptyHintMap, HintList, TopologyHint)
@@ -183,7 +183,7 @@ def implicit_everywhere(request, monkeypatch):
     """Hint sets at every size; "walk" answers small sets by walking their masks (as in
     production up to 12 ids), "rules" forces the big-machine answers (counting programme,
     projections, bounded searches) on these small machines."""
-    monkeypatch.setattr(hint_sets, "IMPLICIT_FROM_NODES", [1])
+    monkeypatch.setattr(hints, "IMPLICIT_FROM_NODES", [1])
     if request.param == "rules":
         monkeypatch.setattr(hint_sets, "BRUTE_NODES", 0)
 
