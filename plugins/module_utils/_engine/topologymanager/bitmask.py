@@ -244,26 +244,21 @@ class Compressor(object):
             self._compress.append(table)
 
     def expand(self, compact: int) -> int:
-        if self.dense:
-            return compact
-        value = 0
-        k = 0
-        while compact:
-            value |= self._expand[k][compact & 0xFF]
-            compact >>= 8
-            k += 1
-        return value
+        return compact if self.dense else _through_tables(compact, self._expand)
 
     def compress(self, real: int) -> int:
-        if self.dense:
-            return real & ((1 << self.size) - 1)
-        value = 0
-        k = 0
-        while real:
-            value |= self._compress[k][real & 0xFF]
-            real >>= 8
-            k += 1
-        return value
+        return real & ((1 << self.size) - 1) if self.dense else _through_tables(real, self._compress)
+
+
+def _through_tables(value: int, tables: Sequence[Sequence[int]]) -> int:
+    """OR of ``tables[k][byte k of value]`` over the bytes of ``value``."""
+    out = 0
+    k = 0
+    while value:
+        out |= tables[k][value & 0xFF]
+        value >>= 8
+        k += 1
+    return out
 
 
 def masks_of_size(expander: Compressor, size: int) -> Iterator[int]:
