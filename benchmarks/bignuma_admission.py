@@ -8,9 +8,11 @@ managers' start-up checks) and one admission. Each row runs in its own child pro
 and peak RSS belong to that row alone) under a wall-clock limit (``--timeout``) and an address
 space limit (``--memory-limit``), and prints:
 
-* ``fresh ms``: in the child, from before the first engine import to the pod's result;
-* ``steady ms``: median of ``--repeat`` further admissions in the same child, each on a new
-  simulator (process-wide tables already built);
+* ``fresh ms``: CPU time of the whole child process (interpreter start, imports, simulator,
+  one admission) when the pod's result is there; ``fresh wall``: wall time in the child from
+  before the first engine import to the result (inflated by other work on a busy machine);
+* ``steady ms``: median CPU time of ``--repeat`` further admissions in the same child, each on a
+  new simulator (process-wide tables already built);
 * ``peak RSS MB``: the child's maximum resident set size;
 * the decision (admitted, NUMA nodes) and the kubelet's own forecast (``kubelet_cost``) when
   the engine returns one.
@@ -38,7 +40,12 @@ import time
 GIB = 1 << 30
 
 
-from _collection import importable as _importable  # noqa: E402  (benchmarks/ is the script's directory)
+from _collection import ROOT, importable  # noqa: E402  (benchmarks/ is the script's directory)
+
+
+def _importable():
+    """The checkout under test: this one, or the one named by NUMAGUARD_BENCH_ROOT (--before)."""
+    importable(os.environ.get("NUMAGUARD_BENCH_ROOT") or ROOT)
 
 
 def _pod(resources):
@@ -90,6 +97,13 @@ def _machine(row):
     return Topology(nodes=tuple(nodes), cpus=tuple(cpus)), config, None, manifest
 
 
+def _cpu_so_far():
+    """CPU seconds this process has used since it started (user + system)."""
+    import resource
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
 def _child_admission(row, repeat):
     start = time.perf_counter()
     _importable()
@@ -98,13 +112,13 @@ def _child_admission(row, repeat):
     topology, config, devices, manifest = _machine(row)
     simulator = AdmissionSimulator(topology, config, devices=devices)
     result = simulator.admit(simulator.pod_from_manifest(manifest))
-    fresh = time.perf_counter() - start
+    fresh = (_cpu_so_far(), time.perf_counter() - start)
     steady = []
     for _round in range(repeat):
-        begin = time.perf_counter()
+        begin = time.process_time()
         again = AdmissionSimulator(topology, config, devices=devices)
         again.admit(again.pod_from_manifest(manifest))
-        steady.append(time.perf_counter() - begin)
+        steady.append(time.process_time() - begin)
     return fresh, steady, result
 
 
@@ -124,18 +138,21 @@ def _child_upstream(repeat):
     hints = [TopologyHint(BitMask.from_value(m), False) for m in range(1, 256)]
     providers = [{"a": list(hints)}, {"b": list(hints)}, {"c": list(hints), "d": list(hints)}]
     merged, _admit = policy.merge(providers)
-    fresh = time.perf_counter() - start
+    fresh = (_cpu_so_far(), time.perf_counter() - start)
     steady = []
     for _round in range(repeat):
-        begin = time.perf_counter()
+        begin = time.process_time()
         policy.merge(providers)
-        steady.append(time.perf_counter() - begin)
-    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager import kubelet_cost
-    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.merge import (
-        merge_permutations)
-
-    permutations = merge_permutations(policy.last_lists)
-    cost = {"permutations": permutations, "estimated_seconds": kubelet_cost.estimate(4 * 255, permutations)}
+        steady.append(time.process_time() - begin)
+    try:
+        from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager import kubelet_cost
+        from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.merge import (
+            merge_permutations)
+    except ImportError:  # a checkout from before the forecast
+        cost = None
+    else:
+        permutations = merge_permutations(policy.last_lists)
+        cost = {"permutations": permutations, "estimated_seconds": kubelet_cost.estimate(4 * 255, permutations)}
     result = {"admitted": True, "numa_nodes": list(merged.affinity.bits()) if merged.affinity else None,
               "merged": str(merged), "kubelet_cost": cost}
     return fresh, steady, result
@@ -153,7 +170,7 @@ def child(argv):
             fresh, steady, result = _child_upstream(repeat)
         else:
             fresh, steady, result = _child_admission(row, repeat)
-        out = {"fresh_ms": fresh * 1000.0,
+        out = {"fresh_ms": fresh[0] * 1000.0, "fresh_wall_ms": fresh[1] * 1000.0,
                "steady_ms": statistics.median(steady) * 1000.0 if steady else None,
                "admitted": result.get("admitted"), "numa_nodes": result.get("numa_nodes"),
                "reason": result.get("reason"), "kubelet_cost": result.get("kubelet_cost")}
@@ -173,12 +190,16 @@ def _limit_memory(limit_mb):
     return apply
 
 
-def run_row(row, args):
+def run_row(row, args, root=None):
     command = [sys.executable, os.path.abspath(__file__), "--child", json.dumps(row), str(args.repeat)]
+    env = dict(os.environ)
+    env.pop("PYTHONPATH", None)
+    if root:
+        env["NUMAGUARD_BENCH_ROOT"] = os.path.abspath(root)
     start = time.perf_counter()
     try:
         done = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=args.timeout,
-                              preexec_fn=_limit_memory(args.memory_limit), check=False)
+                              preexec_fn=_limit_memory(args.memory_limit), check=False, env=env)
     except subprocess.TimeoutExpired:
         return {"error": "no answer within %d s" % args.timeout}, time.perf_counter() - start
     wall = time.perf_counter() - start
@@ -216,6 +237,8 @@ def main(argv=None):
     parser.add_argument("--repeat", type=int, default=5, help="steady-state admissions per row")
     parser.add_argument("--timeout", type=int, default=60, help="seconds per row")
     parser.add_argument("--memory-limit", type=int, default=2048, help="address space limit per row, MB")
+    parser.add_argument("--before", default="",
+                        help="a checkout of an earlier version: every row runs there too, right before this one")
     parser.add_argument("--only", default="", help="comma list of row names to run (e.g. gb200,upstream,16/one)")
     args = parser.parse_args(argv)
     rows = []
@@ -230,19 +253,25 @@ def main(argv=None):
         rows = [row for row in rows if row["name"] in wanted]
     print("python %s; limits per row: %d s, %d MB address space; steady = median of %d"
           % (sys.version.split()[0], args.timeout, args.memory_limit, args.repeat))
-    print("%-10s %10s %10s %11s %9s  %s" % ("row", "fresh ms", "steady ms", "peak RSS MB", "wall s", "result"))
+    print("load average %s" % " ".join("%.1f" % x for x in os.getloadavg()))
+    print("%-17s %9s %10s %10s %11s %7s  %s" % ("row", "fresh ms", "fresh wall", "steady ms", "peak RSS MB",
+                                                 "wall s", "result"))
     for row in rows:
-        out, wall = run_row(row, args)
-        if "error" in out:
-            print("%-10s %10s %10s %11s %9.1f  %s" % (row["name"], "-", "-",
-                                                      "%.0f" % out["rss_mb"] if "rss_mb" in out else "-",
-                                                      wall, out["error"]))
-            continue
-        result = "admitted=%s numa=%s %s" % (out["admitted"], out["numa_nodes"], out.get("reason") or "")
-        print("%-10s %10.1f %10s %11.0f %9.1f  %s; %s" % (
-            row["name"], out["fresh_ms"], "%.1f" % out["steady_ms"] if out["steady_ms"] is not None else "-",
-            out["rss_mb"], wall, result.strip(), _cost_text(out.get("kubelet_cost"))))
-        sys.stdout.flush()
+        runs = [("before", args.before), ("", None)] if args.before else [("", None)]
+        for label, root in runs:
+            name = row["name"] + (" " + label if label else "")
+            out, wall = run_row(row, args, root)
+            if "error" in out:
+                print("%-17s %9s %10s %10s %11s %7.1f  %s" % (name, "-", "-", "-",
+                                                              "%.0f" % out["rss_mb"] if "rss_mb" in out else "-",
+                                                              wall, out["error"]))
+                continue
+            result = "admitted=%s numa=%s %s" % (out["admitted"], out["numa_nodes"], out.get("reason") or "")
+            print("%-17s %9.1f %10.1f %10s %11.0f %7.1f  %s; %s" % (
+                name, out["fresh_ms"], out["fresh_wall_ms"],
+                "%.2f" % out["steady_ms"] if out["steady_ms"] is not None else "-",
+                out["rss_mb"], wall, result.strip(), _cost_text(out.get("kubelet_cost"))))
+            sys.stdout.flush()
     return 0
 
 

@@ -22,7 +22,7 @@ __metaclass__ = type
 import itertools
 
 try:
-    from typing import Dict, Iterable, Iterator, Sequence, Tuple  # noqa: F401
+    from typing import Dict, Iterable, Iterator, List, Sequence, Tuple  # noqa: F401
 except ImportError:  # pragma: no cover
     pass
 
@@ -223,25 +223,10 @@ class Compressor(object):
         self.size = len(self.nodes)
         self.dense = all(node == index for index, node in enumerate(self.nodes))
         self.real_bits = [1 << node for node in self.nodes]
-        position = dict((node, j) for j, node in enumerate(self.nodes))
-        #: compact -> real, per byte of the compact mask
-        self._expand = []
-        for k in range((self.size + 7) // 8):
-            chunk = self.real_bits[8 * k:8 * k + 8]
-            table = [0] * (1 << len(chunk))
-            for byte in range(1, len(table)):
-                low = byte & -byte
-                table[byte] = table[byte ^ low] | chunk[low.bit_length() - 1]
-            self._expand.append(table)
-        #: real -> compact, per byte of the real mask (bits of other ids are dropped)
-        self._compress = []
-        for k in range(8):
-            table = [0] * 256
-            for byte in range(1, 256):
-                low = byte & -byte
-                bit = position.get(8 * k + low.bit_length() - 1)
-                table[byte] = table[byte ^ low] | (0 if bit is None else 1 << bit)
-            self._compress.append(table)
+        self._expand: List[List[int]] = []
+        self._compress: List[List[int]] = []
+        if not self.dense:
+            self._expand, self._compress = _byte_tables(self.nodes)
 
     def expand(self, compact: int) -> int:
         return compact if self.dense else _through_tables(compact, self._expand)
@@ -250,11 +235,45 @@ class Compressor(object):
         return real & ((1 << self.size) - 1) if self.dense else _through_tables(real, self._compress)
 
 
+_TABLES: Dict[Tuple[int, ...], Tuple[List[List[int]], List[List[int]]]] = {}
+
+
+def _byte_tables(nodes: Tuple[int, ...]) -> Tuple[List[List[int]], List[List[int]]]:
+    """(compact -> real, real -> compact) lookup tables per byte, cached per id tuple (the
+    searches build many compressors over the same ids)."""
+    found = _TABLES.get(nodes)
+    if found is not None:
+        return found
+    real_bits = [1 << node for node in nodes]
+    position = dict((node, j) for j, node in enumerate(nodes))
+    expand = []
+    for k in range((len(nodes) + 7) // 8):
+        chunk = real_bits[8 * k:8 * k + 8]
+        table = [0] * (1 << len(chunk))
+        for byte in range(1, len(table)):
+            low = byte & -byte
+            table[byte] = table[byte ^ low] | chunk[low.bit_length() - 1]
+        expand.append(table)
+    compress = []
+    for k in range((max(nodes) >> 3) + 1 if nodes else 0):
+        table = [0] * 256
+        for byte in range(1, 256):
+            low = byte & -byte
+            bit = position.get(8 * k + low.bit_length() - 1)
+            table[byte] = table[byte ^ low] | (0 if bit is None else 1 << bit)
+        compress.append(table)
+    if len(_TABLES) >= 256:
+        _TABLES.clear()
+    _TABLES[nodes] = (expand, compress)
+    return expand, compress
+
+
 def _through_tables(value: int, tables: Sequence[Sequence[int]]) -> int:
-    """OR of ``tables[k][byte k of value]`` over the bytes of ``value``."""
+    """OR of ``tables[k][byte k of value]`` over the bytes of ``value`` (bytes past the tables:
+    no ids there)."""
     out = 0
     k = 0
-    while value:
+    while value and k < len(tables):
         out |= tables[k][value & 0xFF]
         value >>= 8
         k += 1

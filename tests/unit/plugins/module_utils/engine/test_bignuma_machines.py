@@ -1,0 +1,123 @@
+# -*- coding: utf-8 -*-
+# Copyright: numaguard.kubelet contributors
+# Apache License 2.0 (see LICENSE)
+"""Admissions on machines the kubelet's own enumeration cannot handle: 24 to 64 NUMA nodes and a
+GB200-like tray. The decisions are checked against what the kubelet's rules define (worked out
+by hand below), the forecast against 2^N - 1 masks per provider and the product of the hint
+counts, and the bounded cases against their messages (never a MemoryError)."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import math
+
+import pytest
+
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission import AdmissionSimulator
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import (
+    SearchBoundExceeded)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import CPU, NumaNode, Topology
+
+GIB = 1 << 30
+
+
+def machine(layout, policy="restricted", scope="pod"):
+    """layout: [(node id, CPUs, GiB)]; static CPU + Static memory, CPU 0 reserved."""
+    ids = [node for node, _cpus, _mem in layout]
+    nodes, cpus, next_cpu = [], [], 0
+    for node, count, mem in layout:
+        own = tuple(range(next_cpu, next_cpu + count))
+        next_cpu += count
+        nodes.append(NumaNode(id=node, cpus=own, memory_total_bytes=mem * GIB, memory_free_bytes=mem * GIB,
+                              distances=dict((peer, 10 if peer == node else 20) for peer in ids)))
+        cpus.extend(CPU(id=c, node=node, core=c, socket=node, die=0, online=True, siblings=(c,), cache_id=node)
+                    for c in own)
+    config = {
+        "cpuManagerPolicy": "static", "memoryManagerPolicy": "Static", "topologyManagerPolicy": policy,
+        "topologyManagerScope": scope, "topologyManagerPolicyOptions": {"max-allowable-numa-nodes": "64"},
+        "reservedSystemCPUs": "0", "systemReserved": {"memory": "1Gi"},
+        "evictionHard": {"memory.available": "100Mi"},
+        "reservedMemory": [{"numaNode": ids[0], "limits": {"memory": "1124Mi"}}],
+    }
+    return AdmissionSimulator(Topology(nodes=tuple(nodes), cpus=tuple(cpus)), config)
+
+
+def pod(cpu, memory, name="p"):
+    resources = {"cpu": str(cpu), "memory": memory}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+            "spec": {"containers": [{"name": "c", "image": "x",
+                                     "resources": {"requests": resources, "limits": dict(resources)}}]}}
+
+
+def admit(sim, manifest):
+    return sim.admit(sim.pod_from_manifest(manifest))
+
+
+def test_64_nodes_four_node_pod():
+    sim = machine([(n, 4, 16) for n in range(64)])
+    # 14 CPUs: four nodes (CPU 0 reserved leaves 15 on 0-3); 50Gi: four nodes (14.9 + 3 x 16)
+    result = admit(sim, pod(14, "50Gi"))
+    assert result["admitted"] and result["numa_nodes"] == [0, 1, 2, 3]
+    cost = result["kubelet_cost"]
+    masks = (1 << 64) - 1
+    assert cost["providers"]["cpu"]["cpu"]["masks"] == masks
+    assert cost["providers"]["memory"]["memory"]["masks"] == masks
+    cpu_hints = cost["providers"]["cpu"]["cpu"]["hints"]
+    memory_hints = cost["providers"]["memory"]["memory"]["hints"]
+    # CPU: every mask of >= 4 nodes reaches 14 free CPUs except {0,a,b,c}? no: 3+4+4+4 = 15 >= 14
+    assert cpu_hints == sum(math.comb(64, k) for k in range(4, 65))
+    assert memory_hints == sum(math.comb(64, k) for k in range(4, 65))
+    assert cost["permutations"] == cpu_hints * memory_hints
+    assert "see max-allowable-numa-nodes" in cost["warning"]
+    merge = result["merges"][0]
+    assert merge["merged_hint"] == {"numa_affinity": [0, 1, 2, 3], "preferred": True}
+    assert len(merge["hints"]["cpu"]["cpu"]) == 16  # the best few, not 2^64
+    assert merge["hints"]["cpu"]["cpu"][0] == {"numa_affinity": [0, 1, 2, 3], "preferred": True}
+
+
+def test_gb200_tray_static_memory():
+    layout = [(0, 72, 240), (1, 72, 240)] + [(n, 0, 23) for n in range(2, 36)]
+    sim = machine(layout)
+    first = admit(sim, pod(8, "32Gi", "a"))
+    assert first["admitted"] and first["numa_nodes"] == [0]
+    cost = first["kubelet_cost"]
+    assert cost["providers"]["cpu"]["cpu"]["masks"] == 3  # the CPU manager walks the 2 CPU nodes only
+    assert cost["providers"]["memory"]["memory"]["masks"] == (1 << 36) - 1
+    # a pod bigger than a Grace node: CPU prefers one node, memory needs two: no preferred merge,
+    # restricted rejects. The non-preferred merge only spans the two CPU nodes, so it is exact:
+    # node 0 holds pod a's single-node memory, so no multi-node memory mask holds node 0; memory
+    # masks meet {0, 1} in {1} or nothing, and the only non-empty AND with a CPU mask is {1}
+    second = admit(sim, pod(8, "300Gi", "b"))
+    assert (second["admitted"], second["reason"]) == (False, "TopologyAffinityError")
+    assert second["merges"][0]["merged_hint"] == {"numa_affinity": [1], "preferred": False}
+    assert second["kubelet_cost"]["providers"]["memory"]["memory"]["hints"] == (
+        # {1} + 3 or more of the 34 GPU nodes, or 14 or more GPU nodes alone (23Gi each)
+        sum(math.comb(34, k) for k in range(3, 35)) + sum(math.comb(34, k) for k in range(14, 35)))
+
+
+def test_24_nodes_no_preferred_merge_restricted_rejects_with_note():
+    sim = machine([(n, 4, 16) for n in range(24)])
+    # 2 CPUs fit one node, 20Gi need two: no mask is preferred by both
+    result = admit(sim, pod(2, "20Gi"))
+    assert (result["admitted"], result["reason"]) == (False, "TopologyAffinityError")
+    merge = result["merges"][0]
+    assert merge["merged_hint"] == {"numa_affinity": None, "preferred": False}
+    assert "no preferred merged hint exists" in merge["note"]
+    assert "rejected whatever" in merge["note"]
+
+
+def test_24_nodes_best_effort_non_preferred_is_bounded_with_a_message():
+    sim = machine([(n, 4, 16) for n in range(24)], policy="best-effort")
+    with pytest.raises(SearchBoundExceeded) as err:
+        admit(sim, pod(2, "20Gi"))
+    assert "no preferred merged hint exists" in str(err.value)
+    assert "24 NUMA nodes" in str(err.value)
+
+
+def test_single_numa_node_at_40_nodes_is_exact():
+    sim = machine([(n, 4, 16) for n in range(40)], policy="single-numa-node")
+    fits = admit(sim, pod(2, "4Gi", "fits"))
+    assert fits["admitted"] and fits["numa_nodes"] == [0]
+    wide = admit(sim, pod(2, "20Gi", "wide"))
+    assert (wide["admitted"], wide["reason"]) == (False, "TopologyAffinityError")
