@@ -114,8 +114,9 @@ def hint_map_to_dict(hints: Optional[Dict[str, Optional[List[TopologyHint]]]]) -
 
 
 class HintList(list):
-    """A provider's literal hint list that remembers how many NUMA masks the provider walked
-    to build it (for the kubelet's cost forecast); otherwise a plain list."""
+    """A provider's literal hint list (masks without nil hints, in the kubelet's IterateBitMasks
+    order: by size) that remembers how many NUMA masks the provider walked to build it (for the
+    kubelet's cost forecast); otherwise a plain list."""
 
     def __init__(self, hints: Iterable[TopologyHint] = (), kubelet_masks: int = 0) -> None:
         super(HintList, self).__init__(hints)
@@ -167,12 +168,34 @@ def shown_hints(value: Any, limit: int = HINTS_SHOWN) -> List[Dict[str, Any]]:
         return [{"numa_affinity": list(bits_of(mask)), "preferred": flag == 2} for mask, flag in value.shown(limit)]
     if len(value) <= limit:
         return [hint.to_dict() for hint in value]
+    if getattr(value, "kubelet_masks", 0):
+        value = _best_candidates(value, limit)
     nil = [hint for hint in value if hint.affinity is None]
     masks = [(hint.affinity.value, 2 if hint.preferred else 1) for hint in value if hint.affinity is not None]
     masks = sorted(masks, key=best_first)[:max(0, limit - len(nil))]
     masks.sort(key=lambda item: kubelet_order_key(item[0]))
     return [h.to_dict() for h in nil] + [{"numa_affinity": list(bits_of(mask)), "preferred": flag == 2}
                                          for mask, flag in masks]
+
+
+_PREFERRED = operator.attrgetter("preferred")
+
+
+def _best_candidates(hints: List[TopologyHint], limit: int) -> List[TopologyHint]:
+    """A provider's list (kubelet order: by size) cut after the size groups that hold the best
+    ``limit`` hints and every preferred one; the full sort then runs on a few dozen hints
+    instead of 4095 at 12 NUMA nodes."""
+    preferred_left = sum(map(_PREFERRED, hints))
+    out: List[TopologyHint] = []
+    size = 0
+    for hint in hints:
+        count = hint.affinity.count()
+        if count != size and len(out) >= limit and not preferred_left:
+            break
+        size = count
+        out.append(hint)
+        preferred_left -= hint.preferred
+    return out
 
 
 def shown_hint_map(hints: Any, limit: int = HINTS_SHOWN) -> Optional[Dict[str, Any]]:
