@@ -16,17 +16,28 @@ description:
   - With O(operation=backup), creates C(<backup_root>/<UTC timestamp>/), copies the files in O(copy)
     and moves the files in O(move) (typically C(cpu_manager_state) / C(memory_manager_state), so the
     kubelet starts with fresh state) into it, and records in C(manifest.json) for every path whether
-    it existed, its sha256, mode and owner. Nothing is ever deleted without its bytes being kept.
-  - With O(operation=restore), puts every file recorded in O(backup_dir) back byte for byte (verified
-    by sha256) and removes the listed files that did not exist at backup time.
-  - Used by the C(numaguard.kubelet.kubelet_numa) role around a kubelet restart.
+    it existed, its sha256, mode and owner. Nothing is ever deleted without its bytes being kept:
+    the copies are fsynced and verified, and the backup directory is complete, before an original moves.
+    A backup that fails leaves no directory or temporary file behind, and the message names the file
+    that could not be written.
+  - With O(operation=restore), validates the whole manifest of O(backup_dir) and the sha256 of every
+    stored copy before touching anything, then puts every recorded file back byte for byte (each
+    temporary copy verified before it replaces the file) and removes the listed files that did not
+    exist at backup time.
+  - With O(operation=check), checks that the backup root and the directories of O(copy) can be written
+    and have room for the backup (nothing is changed besides a probe file that is removed again).
+  - With O(operation=prune), removes all but the newest O(keep) backups below O(backup_root).
+  - Every path backed up or restored must lie inside O(kubelet_dirs); symlinked files, and a backup root
+    or manifest path that leads out of those directories through a symlink, are refused.
+  - Used by the C(numaguard.kubelet.kubelet_numa) role around a kubelet restart; see docs/rollout.md for
+    restoring by hand.
 author:
   - numaguard.kubelet contributors (@numaguard)
 options:
   operation:
     description: What to do.
     type: str
-    choices: [backup, restore]
+    choices: [backup, restore, check, prune]
     required: true
   backup_root:
     description: Directory under which O(operation=backup) creates the timestamped backup directory.
@@ -44,16 +55,33 @@ options:
     type: list
     elements: path
     default: []
+  kubelet_dirs:
+    description:
+      - The kubelet directories. Only files inside them are backed up or restored.
+      - Give the kubelet root directory and the directories of its config file and drop-ins.
+    type: list
+    elements: path
+    default: [/etc/kubernetes, /var/lib/kubelet]
+  keep:
+    description:
+      - After a backup (and with O(operation=prune)), remove all but the newest O(keep) backups below
+        O(backup_root), never one named in O(protect). V(0) keeps all.
+    type: int
+    default: 0
+  protect:
+    description: Backup directories never pruned (for example the one of an unfinished change).
+    type: list
+    elements: path
+    default: []
 attributes:
   check_mode:
     support: full
-    description: Reports what would be backed up or restored and changes nothing.
+    description: Reports what would be backed up, restored or pruned and changes nothing; a restore is fully validated.
   diff_mode:
     support: none
     description: No diff; RV(files) lists every path and what happens to it.
 notes:
-  - Keep the backup root on the same filesystem as the kubelet root directory; backups are never
-    pruned by this module.
+  - Keep the backup root on the same filesystem as the kubelet root directory.
 """
 
 EXAMPLES = r"""
@@ -88,53 +116,126 @@ files:
   type: list
   elements: dict
   sample: [{"path": "/var/lib/kubelet/cpu_manager_state", "action": "move", "existed": true, "sha256": "9f2c..."}]
+pruned:
+  description: Backup directories removed by pruning.
+  returned: always
+  type: list
+  elements: str
+writable:
+  description: For O(operation=check), per directory C(path), C(checked), C(free_bytes), C(needed_bytes).
+  returned: when O(operation=check)
+  type: list
+  elements: dict
 """
+
+import os
 
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.backup import (
+    DEFAULT_KUBELET_DIRS,
     BackupError,
-    make_backup,
-    new_backup_dir,
+    check_backup_root,
+    check_path,
+    check_writable,
+    create_backup,
     plan_backup,
-    read_manifest,
+    plan_restore,
+    prune_backups,
     restore_backup,
 )
+
+
+def check_params(p):
+    """Every path option usable (no NUL, absolute, not empty when given) or BackupError naming it."""
+    for option in ("backup_root", "backup_dir"):
+        if p[option] is not None:
+            check_path(option, p[option])
+    for option in ("copy", "move", "kubelet_dirs", "protect"):
+        for index, value in enumerate(p[option] or []):
+            check_path("%s[%d]" % (option, index), value)
+    if not p["kubelet_dirs"]:
+        raise BackupError("kubelet_dirs: give at least one kubelet directory")
+    if p["keep"] < 0:
+        raise BackupError("keep: %d is negative; use 0 to keep every backup" % p["keep"])
+
+
+def needed_bytes(paths):
+    total = 0
+    for path in paths:
+        try:
+            total += os.path.getsize(path)
+        except OSError:
+            pass
+    return total
+
+
+def run(module):
+    p = module.params
+    check_params(p)
+    dirs = p["kubelet_dirs"]
+    operation = p["operation"]
+    if operation == "check":
+        if not p["backup_root"]:
+            raise BackupError("backup_root: required by operation=check")
+        check_backup_root(p["backup_root"], dirs)
+        plan_backup(p["copy"], p["move"], dirs)
+        wanted = [(p["backup_root"], needed_bytes(p["copy"] + p["move"]))]
+        for path in p["copy"]:
+            directory = os.path.dirname(path)
+            if directory not in [w[0] for w in wanted]:
+                wanted.append((directory, needed_bytes([path]) + 65536))
+        return dict(changed=False, writable=check_writable(wanted), files=[], pruned=[])
+    if operation == "prune":
+        if not p["backup_root"]:
+            raise BackupError("backup_root: required by operation=prune")
+        check_backup_root(p["backup_root"], dirs)
+        if module.check_mode:
+            return dict(changed=False, files=[], pruned=[])
+        pruned = prune_backups(p["backup_root"], p["keep"], p["protect"])
+        return dict(changed=bool(pruned), files=[], pruned=pruned)
+    if operation == "backup":
+        if not p["backup_root"]:
+            raise BackupError("backup_root: required by operation=backup")
+        if module.check_mode:
+            check_backup_root(p["backup_root"], dirs)
+            files = plan_backup(p["copy"], p["move"], dirs)
+            return dict(changed=bool(files), files=files, pruned=[])
+        backup_dir, files = create_backup(p["backup_root"], p["copy"], p["move"], dirs)
+        pruned = prune_backups(p["backup_root"], p["keep"], list(p["protect"]) + [backup_dir])
+        return dict(changed=True, backup_dir=backup_dir, files=files, pruned=pruned)
+    if not p["backup_dir"]:
+        raise BackupError("backup_dir: required by operation=restore")
+    if module.check_mode:
+        files = [{"path": e["path"], "result": "would be " + e["result"] if e["result"] in ("restored", "removed") else e["result"]}
+                 for e in plan_restore(p["backup_dir"], dirs)]
+        return dict(changed=any(f["result"].startswith("would") for f in files), backup_dir=p["backup_dir"], files=files, pruned=[])
+    files = restore_backup(p["backup_dir"], dirs)
+    return dict(changed=any(f["result"] in ("restored", "removed") for f in files),
+                backup_dir=p["backup_dir"], files=files, pruned=[])
 
 
 def main():
     module = AnsibleModule(
         argument_spec=dict(
-            operation=dict(type="str", choices=["backup", "restore"], required=True),
+            operation=dict(type="str", choices=["backup", "restore", "check", "prune"], required=True),
             backup_root=dict(type="path"),
             backup_dir=dict(type="path"),
             copy=dict(type="list", elements="path", default=[]),
             move=dict(type="list", elements="path", default=[]),
+            kubelet_dirs=dict(type="list", elements="path", default=list(DEFAULT_KUBELET_DIRS)),
+            keep=dict(type="int", default=0),
+            protect=dict(type="list", elements="path", default=[]),
         ),
-        required_if=[("operation", "backup", ("backup_root",)), ("operation", "restore", ("backup_dir",))],
         supports_check_mode=True,
     )
-    p = module.params
     try:
-        if p["operation"] == "backup":
-            if module.check_mode:
-                files = plan_backup(p["copy"], p["move"])
-                module.exit_json(changed=bool(files), files=files)
-            backup_dir = new_backup_dir(p["backup_root"])
-            files = make_backup(backup_dir, p["copy"], p["move"])
-            module.exit_json(changed=True, backup_dir=backup_dir, files=files)
-        if module.check_mode:
-            files = [{"path": e["path"], "result": "would restore" if e.get("existed") else "would remove"}
-                     for e in read_manifest(p["backup_dir"])]
-            module.exit_json(changed=bool(files), backup_dir=p["backup_dir"], files=files)
-        files = restore_backup(p["backup_dir"])
-        module.exit_json(changed=any(f["result"] in ("restored", "removed") for f in files),
-                         backup_dir=p["backup_dir"], files=files)
+        module.exit_json(**run(module))
     except BackupError as exc:
         module.fail_json(msg=str(exc))
     except (IOError, OSError) as exc:
-        module.fail_json(msg="%s: %s" % (getattr(exc, "filename", None) or p.get("backup_dir") or p.get("backup_root"),
-                                         exc.strerror or exc))
+        module.fail_json(msg="%s: %s" % (getattr(exc, "filename", None) or module.params.get("backup_dir")
+                                         or module.params.get("backup_root"), exc.strerror or exc))
 
 
 if __name__ == "__main__":

@@ -283,7 +283,8 @@ import tempfile
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.text.converters import to_bytes
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.config import KubeletConfigError
+from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.backup import path_problem
+from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.config import KubeletConfigError, nesting_exceeds
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.plan import (
     DEFAULT_CONFIG_DIR,
     plan_change,
@@ -302,6 +303,10 @@ try:
 except ImportError as exc:  # pragma: no cover - all ship with the collection
     HAS_HOST_UTILS = False
     HOST_UTILS_ERROR = str(exc)
+
+
+#: A KubeletConfiguration's managed fields nest at most a few levels (reservedMemory: 4).
+MAX_SETTINGS_DEPTH = 16
 
 
 def reservation_validator(effective, topology):
@@ -375,6 +380,18 @@ def main():
         int(p["mode_bits"], 8)
     except ValueError:
         module.fail_json(msg="mode_bits: %r is not an octal permission such as 0644" % p["mode_bits"])
+
+    for option in ("path", "config", "config_dir", "root_dir", "sysfs_root"):
+        # "" is refused, not treated as unset: an empty templated variable must never turn into
+        # a write to the host's default kubelet directory
+        problem = path_problem(p[option]) if p[option] is not None else None
+        if problem:
+            module.fail_json(msg="%s: %r %s%s" % (option, p[option], problem,
+                                                  "; leave the option out to use the running kubelet's (or the default) "
+                                                  "location" if p[option] == "" else ""))
+    for option in ("settings", "topology"):
+        if p[option] is not None and nesting_exceeds(p[option], MAX_SETTINGS_DEPTH):
+            module.fail_json(msg="%s: nests deeper than %d levels; refusing it" % (option, MAX_SETTINGS_DEPTH))
 
     config, config_dir, root_dir = p["config"], p["config_dir"], p["root_dir"]
     try:

@@ -500,6 +500,14 @@ def _normalise(value: Any, where: str) -> Any:
     return str(value)
 
 
+_NESTED_LINE = re.compile(r"(?:[-?][ \t]+){32}")
+
+
+def _may_nest_deeply(text: str) -> bool:
+    """Cheap over-estimate: many flow brackets, or a line opening 32 nested block sequences."""
+    return text.count("[") + text.count("{") > 256 or _NESTED_LINE.search(text) is not None
+
+
 def parse_yaml(text: str, source: str = "<string>", use_pyyaml: Optional[bool] = None) -> Any:
     """Parse YAML (or JSON) text into plain JSON-shaped data (first document only).
 
@@ -517,6 +525,10 @@ def parse_yaml(text: str, source: str = "<string>", use_pyyaml: Optional[bool] =
     if use_pyyaml and _yaml is not None:
         try:
             loader = getattr(_yaml, "CSafeLoader", None) or _yaml.SafeLoader  # libyaml when present
+            if _may_nest_deeply(text):
+                # libyaml's composer recurses on the C stack and crashes the process on deep
+                # nesting; the Python loader raises RecursionError instead (caught by callers)
+                loader = _yaml.SafeLoader
             for document in _yaml.load_all(text, Loader=loader):
                 return _normalise(document, source)
             return None
@@ -657,12 +669,32 @@ def overlay(base: Any, overrides: Any) -> Any:
 # --------------------------------------------------------------------------------------------
 
 
+#: Bounds on a kubelet config file we read (real ones are a few KB and a few levels deep); a file
+#: beyond them is refused with a message instead of exhausting memory or the Python stack.
+MAX_CONFIG_BYTES = 4 << 20
+MAX_CONFIG_DEPTH = 64
+
+
+def nesting_exceeds(value: Any, limit: int) -> bool:
+    """Whether ``value`` nests dicts/lists deeper than ``limit`` (iterative, so never overflows)."""
+    stack = [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, (dict, list)):
+            if level > limit:
+                return True
+            stack.extend((child, level + 1) for child in (item.values() if isinstance(item, dict) else item))
+    return False
+
+
 def _read_text(path: str, what: str) -> str:
     try:
         with open(path, "rb") as handle:
-            raw = handle.read()
+            raw = handle.read(MAX_CONFIG_BYTES + 1)
     except (IOError, OSError) as exc:
         raise KubeletConfigError("cannot read %s %s: %s" % (what, path, exc.strerror or exc))
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise KubeletConfigError("%s %s is larger than %d bytes; refusing it" % (what, path, MAX_CONFIG_BYTES))
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -673,7 +705,15 @@ def parse_config_text(text: str, source: str, what: str = "kubelet config file")
     """Parse and check one KubeletConfiguration document (main file or drop-in)."""
     if not text.strip():
         raise KubeletConfigError("%s %s was empty" % (what, source))
-    data = parse_yaml(text, source)
+    if len(text) > MAX_CONFIG_BYTES:
+        raise KubeletConfigError("%s %s is larger than %d bytes; refusing it" % (what, source, MAX_CONFIG_BYTES))
+    too_deep = KubeletConfigError("%s %s nests deeper than %d levels; refusing it" % (what, source, MAX_CONFIG_DEPTH))
+    try:
+        data = parse_yaml(text, source)
+    except RecursionError:
+        raise too_deep
+    if nesting_exceeds(data, MAX_CONFIG_DEPTH):
+        raise too_deep
     if not isinstance(data, dict):
         raise KubeletConfigError("%s %s: the document must be a mapping, found %s" % (what, source, type(data).__name__))
     kind = data.get("kind")

@@ -39,6 +39,8 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.
     parse_config_text,
     read_config_file,
     DEFAULT_EVICTION_HARD,
+    MAX_CONFIG_DEPTH,
+    nesting_exceeds,
 )
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.settings import (
     MANAGED_FIELDS,
@@ -130,9 +132,9 @@ def load_state(path: str) -> Any:
         return None
     try:
         doc = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return "unreadable"
-    if not isinstance(doc, dict):
+    if not isinstance(doc, dict) or nesting_exceeds(doc, MAX_CONFIG_DEPTH):
         return "unreadable"
     # Go's encoding/json matches keys case-insensitively (old files use e.g. "PolicyName")
     for key in list(doc):

@@ -668,7 +668,7 @@ def _memory_drift(memory_state: Dict[str, Any], topology: Any) -> Optional[str]:
             import json
 
             machine = json.loads(memory_state["data"]).get("machineState", machine)
-        except ValueError:
+        except (ValueError, RecursionError, AttributeError):
             return "memory_manager_state data is not valid JSON"
     if not machine:
         return None

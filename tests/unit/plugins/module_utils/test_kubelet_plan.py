@@ -1,24 +1,17 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
 # Apache License 2.0 (see LICENSE)
-"""Tests for kubelet_plan (drop-in / merge planning) and kubelet_backup (backup, exact restore)."""
+"""Tests for kubelet_plan (drop-in / merge planning)."""
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import json
 import os
 
 import pytest
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.config import KubeletConfigError
-from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.backup import (
-    BackupError,
-    make_backup,
-    new_backup_dir,
-    restore_backup,
-)
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.plan import plan_change
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.settings import SettingsError
 
@@ -102,48 +95,6 @@ def test_errors_are_collected(host):
     with pytest.raises(SettingsError) as err:
         plan(host, {})
     assert err.value.errors[0].startswith("settings: give at least one KubeletConfiguration field")
-
-
-def test_backup_and_exact_restore(tmp_path):
-    a = tmp_path / "cpu_manager_state"
-    b = tmp_path / "memory_manager_state"
-    c = tmp_path / "50-numa.conf"
-    a.write_bytes(b"\x00cpu state\n")
-    b.write_bytes(b"memory state")
-    os.chmod(str(b), 0o600)
-    backup_dir = new_backup_dir(str(tmp_path / "backups"), now=0)
-    assert os.path.basename(backup_dir) == "19700101T000000Z"
-    assert os.path.basename(new_backup_dir(str(tmp_path / "backups"), now=0)) == "19700101T000000Z-1"
-    entries = make_backup(backup_dir, [str(b), str(c), str(a)], [str(a)])
-    assert [(os.path.basename(e["path"]), e["action"], e["existed"]) for e in entries] == [
-        ("cpu_manager_state", "move", True), ("memory_manager_state", "copy", True), ("50-numa.conf", "copy", False)]
-    assert not a.exists() and b.exists()
-    # the kubelet then writes new state and we write a new drop-in
-    a.write_text("new")
-    b.write_text("changed")
-    c.write_text("new drop-in")
-    results = restore_backup(backup_dir)
-    assert [r["result"] for r in results] == ["restored", "restored", "removed"]
-    assert a.read_bytes() == b"\x00cpu state\n" and b.read_bytes() == b"memory state"
-    assert os.stat(str(b)).st_mode & 0o777 == 0o600
-    assert not c.exists()
-    assert [r["result"] for r in restore_backup(backup_dir)] == ["unchanged", "unchanged", "absent"]
-
-
-def test_restore_errors(tmp_path):
-    with pytest.raises(BackupError) as err:
-        restore_backup(str(tmp_path))
-    assert str(err.value).startswith("cannot read backup manifest %s" % (tmp_path / "manifest.json"))
-    (tmp_path / "manifest.json").write_text(json.dumps({"files": [{"path": "/x", "existed": True, "stored": "files/000-x", "sha256": "0"}]}))
-    with pytest.raises(BackupError) as err:
-        restore_backup(str(tmp_path))
-    assert str(err.value) == "backup copy %s of /x is missing" % (tmp_path / "files" / "000-x")
-
-
-def test_backup_refuses_directories(tmp_path):
-    with pytest.raises(BackupError) as err:
-        make_backup(str(tmp_path / "b"), [str(tmp_path)], [])
-    assert str(err.value) == "%s exists but is not a regular file; refusing to back it up" % tmp_path
 
 
 def test_merge_mode_on_main_config_overridden_by_dropin(host):

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
 # Apache License 2.0 (see LICENSE)
-"""kubelet_config and kubelet_backup modules in-process (patch_module_args)."""
+"""kubelet_config module in-process (patch_module_args)."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -13,7 +13,7 @@ import os
 import pytest
 from ansible_collections.numaguard.kubelet.tests.unit.plugins.modules.module_args import patch_module_args
 
-from ansible_collections.numaguard.kubelet.plugins.modules import kubelet_backup, kubelet_config
+from ansible_collections.numaguard.kubelet.plugins.modules import kubelet_config
 
 HEADER = "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
 TOPOLOGY = {"nodes": [
@@ -82,22 +82,6 @@ def test_bad_topology_fact_and_bad_config(capsys, paths, tmp_path):
     result = run(kubelet_config, capsys, dict(paths, settings={"topologyManagerPolicy": "restricted"}))
     assert result["failed"]
     assert result["msg"] == "kubelet config file %s: 'apiVersion' is missing (expected apiVersion: kubelet.config.k8s.io/v1beta1)" % paths["config"]
-
-
-def test_backup_module_roundtrip(capsys, tmp_path):
-    state = tmp_path / "cpu_manager_state"
-    state.write_text("old")
-    result = run(kubelet_backup, capsys, {"operation": "backup", "backup_root": str(tmp_path / "b"), "move": [str(state)],
-                                          "_ansible_check_mode": True})
-    assert result["changed"] and state.exists() and not (tmp_path / "b").exists()
-    result = run(kubelet_backup, capsys, {"operation": "backup", "backup_root": str(tmp_path / "b"), "move": [str(state)]})
-    assert result["changed"] and not state.exists()
-    state.write_text("new")
-    restored = run(kubelet_backup, capsys, {"operation": "restore", "backup_dir": result["backup_dir"]})
-    assert restored["files"] == [{"path": str(state), "result": "restored"}]
-    assert state.read_text() == "old"
-    missing = run(kubelet_backup, capsys, {"operation": "restore"})
-    assert missing["failed"] and "backup_dir" in missing["msg"]
 
 
 def test_reserved_memory_rules_come_from_the_reservation_validation(capsys, paths):
