@@ -14,11 +14,11 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import yaml
-
 from ansible.errors import AnsibleActionFail, AnsibleError
 from ansible.module_utils.common.text.converters import to_native, to_text
 from ansible.plugins.action import ActionBase
+
+from ansible_collections.numaguard.kubelet.plugins.plugin_utils.bounded_yaml import MAX_BYTES, BoundedYAMLError, load_all
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._backends.admission_check import (
     INTERNAL_OPTIONS, argument_spec)
@@ -49,13 +49,13 @@ class ActionModule(ActionBase):
         try:
             b_source = self._loader.get_real_file(source, decrypt=True)
             with open(b_source, "rb") as handle:
-                text = handle.read().decode("utf-8")
+                text = handle.read(MAX_BYTES + 1).decode("utf-8")
         except (IOError, OSError, UnicodeDecodeError) as exc:
             raise AnsibleError("pod_file: cannot read %s: %s" % (source, to_native(exc)))
         try:
-            documents = list(yaml.safe_load_all(text))
-        except yaml.YAMLError as exc:
-            raise AnsibleError("pod_file: %s is not valid YAML: %s" % (source, to_native(exc)))
+            documents = load_all(text, source)
+        except BoundedYAMLError as exc:
+            raise AnsibleError("pod_file: %s" % to_native(exc))
         documents = [_plain(d) for d in documents]
         if not any(d is not None for d in documents):
             raise AnsibleError("pod_file: %s contains no manifest" % source)

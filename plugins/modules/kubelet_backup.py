@@ -62,6 +62,12 @@ options:
     type: list
     elements: path
     default: [/etc/kubernetes, /var/lib/kubelet]
+  name:
+    description:
+      - Name of the backup directory to create (for example a rollout's change id, so that its journal can
+        name the directory before it exists). It must start with a UTC timestamp such as C(20260101T100000Z).
+      - Default is the current UTC timestamp (with C(-N) added when taken).
+    type: str
   keep:
     description:
       - After a backup (and with O(operation=prune)), remove all but the newest O(keep) backups below
@@ -201,7 +207,7 @@ def run(module):
             check_backup_root(p["backup_root"], dirs)
             files = plan_backup(p["copy"], p["move"], dirs)
             return dict(changed=bool(files), files=files, pruned=[])
-        backup_dir, files = create_backup(p["backup_root"], p["copy"], p["move"], dirs)
+        backup_dir, files = create_backup(p["backup_root"], p["copy"], p["move"], dirs, name=p["name"] or None)
         pruned = prune_backups(p["backup_root"], p["keep"], list(p["protect"]) + [backup_dir])
         return dict(changed=True, backup_dir=backup_dir, files=files, pruned=pruned)
     if not p["backup_dir"]:
@@ -224,6 +230,7 @@ def main():
             copy=dict(type="list", elements="path", default=[]),
             move=dict(type="list", elements="path", default=[]),
             kubelet_dirs=dict(type="list", elements="path", default=list(DEFAULT_KUBELET_DIRS)),
+            name=dict(type="str"),
             keep=dict(type="int", default=0),
             protect=dict(type="list", elements="path", default=[]),
         ),

@@ -67,16 +67,22 @@ options:
       - The kubelet's main configuration file (its C(--config)), used to compute the effective
         configuration. Default is what a running kubelet uses, else the usual locations
         (C(/var/lib/kubelet/config.yaml), ...).
+      - An explicitly empty value is refused (leave the option out for the default), so an empty templated
+        variable never turns into a write to the host's default kubelet directory.
     type: path
   config_dir:
     description:
       - The kubelet's drop-in directory (its C(--config-dir)). Default is what a running kubelet
         uses, else C(/etc/kubernetes/kubelet.conf.d).
+      - An explicitly empty value is refused (leave the option out for the default), so an empty templated
+        variable never turns into a write to the host's default kubelet directory.
     type: path
   root_dir:
     description:
       - The kubelet root directory holding C(cpu_manager_state) and C(memory_manager_state).
         Default is what a running kubelet uses, else C(/var/lib/kubelet).
+      - An explicitly empty value is refused (leave the option out for the default), so an empty templated
+        variable never turns into a write to the host's default kubelet directory.
     type: path
   kubelet_version:
     description:
@@ -225,6 +231,11 @@ flags_string:
   returned: always
   type: str
   sample: --cpu-manager-policy=static --reserved-cpus=0-1
+intended_sha256:
+  description: sha256 of the file as this change writes it (the rollout journal records it to tell a complete write).
+  returned: always
+  type: str
+  sample: 9f2c3a...
 reset:
   description:
     - Which state files the kubelet would refuse after this change, and why. When a value is true,
@@ -277,6 +288,7 @@ errors:
   sample: ["cpuManagerPolicy: 'Static' is not a valid policy name; names are case-sensitive, use 'static'"]
 """
 
+import hashlib
 import os
 import tempfile
 
@@ -463,6 +475,7 @@ def main():
         flags=plan["flags"],
         flags_string=" ".join(plan["flags"]),
         reset=plan["reset"],
+        intended_sha256=hashlib.sha256(to_bytes(plan["after"])).hexdigest(),
         state_files=plan["state_files"],
         locations=locations,
     )

@@ -23,9 +23,11 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 import pytest
 
@@ -117,7 +119,7 @@ def recap(output):
     result = {}
     for line in output.splitlines():
         match = re.match(r"^(\S+)\s+:\s+(.*)$", line)
-        if match and "changed=" in match.group(2):
+        if match and "changed=" in match.group(2) and match.group(1) != "localhost":  # localhost: the summary play
             result[match.group(1)] = dict((k, int(v)) for k, v in re.findall(r"(\w+)=(\d+)", match.group(2)))
     return result
 
@@ -178,6 +180,11 @@ def reset_fleet(fleet):
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
+def backup_dirs(paths):
+    """The backup directories of a host (the journal and lock file sit next to them)."""
+    return [d for d in os.listdir(paths["backups"]) if os.path.isdir(os.path.join(paths["backups"], d))]
+
+
 def read(path):
     with open(path, "rb") as handle:
         return handle.read()
@@ -209,8 +216,12 @@ def test_first_run_changes_and_resets_only_the_cpu_state_second_run_changes_noth
         assert read(paths["config"]) == MAIN_CONFIG.encode()  # main config untouched (drop-in mode)
         assert b"cpuManagerPolicy: static" in read(paths["dropin"])
         assert read(paths["memory"]) == MEMORY_STATE.encode()  # the other state file is left alone
-        backups = os.listdir(paths["backups"])
+        backups = backup_dirs(paths)
         assert len(backups) == 1
+        with open(os.path.join(paths["backups"], "journal.json")) as handle:
+            journal = json.load(handle)
+        assert journal["status"] == "done" and journal["backup_dir"].endswith("/" + backups[0])
+        assert read(os.path.join(paths["backups"], "rollout.lock")) == b""  # released
         with open(os.path.join(paths["backups"], backups[0], "manifest.json")) as handle:
             manifest = json.load(handle)["files"]
         moved = [e for e in manifest if e["action"] == "move"]
@@ -234,7 +245,7 @@ def test_memory_policy_change_moves_only_the_memory_state(fleet):
         paths = host_paths(host)
         assert read(paths["cpu"]) == CPU_STATE.encode()
         assert json.loads(read(paths["memory"]))["policyName"] == "Static"
-        (backup,) = os.listdir(paths["backups"])
+        (backup,) = backup_dirs(paths)
         with open(os.path.join(paths["backups"], backup, "manifest.json")) as handle:
             moved = [e for e in json.load(handle)["files"] if e["action"] == "move"]
         assert [os.path.basename(e["path"]) for e in moved] == ["memory_manager_state"]
@@ -274,9 +285,10 @@ def test_forced_failed_start_restores_everything_and_stops_later_batches(fleet):
     proc = playbook(fleet, {"cpuManagerPolicy": "static", "reservedSystemCPUs": "0"}, kubelet_numa_batch_size=1)
     assert proc.returncode != 0
     counts = recap(proc.stdout)
-    assert counts[first["name"]]["failed"] == 1 and counts[first["name"]]["rescued"] == 1
+    assert counts[first["name"]]["rescued"] >= 1
+    assert "%s: rolled back" % first["name"] in proc.stdout  # the summary play ran after the failure
     for host in later:  # later batches never ran
-        assert host["name"] not in counts or counts[host["name"]]["ok"] == 0, counts
+        assert "%s: untouched" % host["name"] in proc.stdout
         assert hashes(host) == before[host["name"]]
     # config and state restored byte for byte (the backup directory is the only new thing)
     now = hashes(first)
@@ -319,3 +331,237 @@ def test_repair_state_when_config_is_already_right(fleet):
         assert json.loads(read(paths["cpu"]))["policyName"] == "static"
         assert read(paths["memory"]) == MEMORY_STATE.encode()
         assert "%s: state repaired" % host["name"] in proc.stdout
+
+
+# ------------------------------------------------------------------------------------------------
+# Interruptions, locks, converged-means-healthy, fleet-wide preflight, backup safety (issue 8)
+# ------------------------------------------------------------------------------------------------
+
+STATIC = {"cpuManagerPolicy": "static", "reservedSystemCPUs": "0"}
+#: Where the rollout module pauses (test hook kubelet_numa_test_pause_dir): the host's own run dir.
+PAUSE_DIR = "/var/lib/kubelet/fake-kubelet/pause"
+
+
+def start_playbook(fleet, settings, *extra_args, **variables):
+    """ansible-playbook in its own process group (so the whole controller side can be SIGKILLed)."""
+    args = [os.path.join(BIN, "ansible-playbook"), "-i", fleet["inventory"], PLAYBOOK, "-e", "@" + fleet["vars"],
+            "-e", json.dumps(dict({"kubelet_numa_settings": settings, "kubelet_numa_test_pause_dir": PAUSE_DIR}, **variables))]
+    return subprocess.Popen(args + list(extra_args), env=_ansible_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, start_new_session=True)
+
+
+def pause_at(host, step):
+    """Make the rollout module pause on ``host`` right after journalling ``step``."""
+    pause = os.path.join(host_paths(host)["run"], "pause")
+    shutil.rmtree(pause, ignore_errors=True)
+    os.makedirs(pause)
+    open(os.path.join(pause, "pause-" + step), "w").close()
+    return pause
+
+
+def wait_for(path, proc, timeout=240):
+    for _ in range(int(timeout * 10)):
+        if os.path.exists(path):
+            return
+        if proc.poll() is not None:
+            raise AssertionError("playbook ended before %s appeared:\n%s" % (path, proc.stdout.read()[-4000:]))
+        time.sleep(0.1)
+    raise AssertionError("%s did not appear within %ss" % (path, timeout))
+
+
+def kill_controller(proc):
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+
+
+def release_pause(pause, step):
+    """Let an orphaned module go on (it only exits: its controller is gone) and stop pausing."""
+    open(os.path.join(pause, "continue-" + step), "w").close()
+    os.unlink(os.path.join(pause, "pause-" + step))
+
+
+def healthy(fleet, host):
+    return adhoc(fleet, host["name"], "/usr/bin/python3 -c \"import urllib.request as u; "
+                                      "u.urlopen('http://{{ fleet_loopback }}:10248/healthz', timeout=5)\"").returncode == 0
+
+
+def journal_of(host):
+    with open(os.path.join(host_paths(host)["backups"], "journal.json")) as handle:
+        return json.load(handle)
+
+
+@pytest.mark.parametrize("step", ["stopped", "backed_up", "written", "started", "rolling_back"])
+def test_controller_killed_at_each_step_then_rerun_converges(fleet, step):
+    """SIGKILL of ansible-playbook after stop / state move / config write / during the health
+    wait / during a rollback; the next run finishes or undoes the change from its own backup,
+    says which, and ends with a healthy kubelet on the complete new configuration."""
+    reset_fleet(fleet)
+    host = fleet["hosts"][0]
+    paths = host_paths(host)
+    pause = pause_at(host, step)
+    if step == "rolling_back":  # the new configuration fails to start, so the role rolls back
+        open(os.path.join(paths["run"], "fail-next-start"), "w").close()
+    proc = start_playbook(fleet, STATIC, "--limit", host["name"])
+    wait_for(os.path.join(pause, "reached-" + step), proc)
+    kill_controller(proc)
+    release_pause(pause, step)
+    interrupted = journal_of(host)
+    assert interrupted["status"] == "in progress" and interrupted["step"] == step
+    rerun = playbook(fleet, STATIC, "--limit", host["name"])
+    assert rerun.returncode == 0, rerun.stdout[-5000:]
+    action = "completed" if step in ("written", "started") else "rolled back"
+    assert "interrupted change %s %s" % (interrupted["change_id"], action) in rerun.stdout, rerun.stdout[-5000:]
+    assert "took over the stale lock" in rerun.stdout
+    # the interrupted change's own backup holds the originals, byte for byte (none was made before the move)
+    backup_dir = os.path.join(host["root"], interrupted["backup_dir"].lstrip("/"))
+    if step == "stopped":
+        assert not os.path.exists(backup_dir)
+    else:
+        with open(os.path.join(backup_dir, "manifest.json")) as handle:
+            moved = [e for e in json.load(handle)["files"] if e["action"] == "move"]
+        assert read(os.path.join(backup_dir, moved[0]["stored"])) == CPU_STATE.encode()
+    # the end state: complete new configuration, fresh state of the new policy, healthy
+    assert b"cpuManagerPolicy: static" in read(paths["dropin"])
+    assert json.loads(read(paths["cpu"]))["policyName"] == "static"
+    assert read(paths["memory"]) == MEMORY_STATE.encode()
+    assert healthy(fleet, host)
+    assert journal_of(host)["status"] == "done"
+
+
+def test_kubelet_stopped_by_hand_is_not_converged_and_is_brought_back(fleet):
+    reset_fleet(fleet)
+    host = fleet["hosts"][1]
+    assert playbook(fleet, STATIC, "--limit", host["name"]).returncode == 0
+    assert adhoc(fleet, host["name"], "/usr/bin/python3 %s stop" % FAKE).returncode == 0
+    check = playbook(fleet, STATIC, "--limit", host["name"], "--check")
+    assert "would bring the kubelet back (the kubelet service is not active" in check.stdout, check.stdout[-3000:]
+    proc = playbook(fleet, STATIC, "--limit", host["name"])
+    assert proc.returncode == 0, proc.stdout[-4000:]
+    assert recap(proc.stdout)[host["name"]]["changed"] > 0
+    assert "%s: changed - kubelet brought back (the kubelet service is not active" % host["name"] in proc.stdout
+    assert healthy(fleet, host)
+
+
+def test_two_concurrent_runs_one_fails_on_the_lock(fleet):
+    reset_fleet(fleet)
+    host = fleet["hosts"][0]
+    pause = pause_at(host, "stopped")
+    first = start_playbook(fleet, STATIC, "--limit", host["name"])
+    wait_for(os.path.join(pause, "reached-stopped"), first)
+    second = playbook(fleet, {"cpuManagerPolicy": "static", "reservedSystemCPUs": "1"})
+    assert second.returncode != 0
+    assert "%s is locked by another rollout: pid %d on controller" % (host["name"], first.pid) in second.stdout, second.stdout[-4000:]
+    assert "kubelet_numa_break_lock=" in second.stdout
+    for other in fleet["hosts"][1:]:  # nothing changed anywhere by the refused run
+        assert not os.path.exists(host_paths(other)["dropin"])
+    release_pause(pause, "stopped")
+    out, _err = first.communicate(timeout=600)
+    assert first.returncode == 0, out[-4000:]
+    assert "%s: changed - applied" % host["name"] in out
+    assert b'reservedSystemCPUs: "0"' in read(host_paths(host)["dropin"])  # the successful run's configuration
+
+
+def test_bad_host_in_the_last_batch_changes_no_host(fleet):
+    reset_fleet(fleet)
+    bad = fleet["hosts"][-1]
+    with open(os.path.join(host_paths(bad)["dropin_dir"], "99-site.conf"), "w") as handle:
+        handle.write("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\ncpuManagerPolicy: none\n")
+    before = dict((h["name"], hashes(h)) for h in fleet["hosts"])
+    proc = playbook(fleet, STATIC, kubelet_numa_batch_size=1)
+    assert proc.returncode != 0
+    assert dict((h["name"], hashes(h)) for h in fleet["hosts"]) == before
+    assert "kubelet_numa rollout failed on %s:" % bad["name"] in proc.stdout
+    assert "%s: failed - preflight failed, nothing changed" % bad["name"] in proc.stdout
+    assert "cpuManagerPolicy is overridden by" in proc.stdout
+    for host in fleet["hosts"][:-1]:
+        assert "%s: untouched" % host["name"] in proc.stdout
+    # independent batches: the good hosts go ahead, the bad one is left out
+    proc = playbook(fleet, STATIC, kubelet_numa_batch_size=1, kubelet_numa_independent_batches=True)
+    assert proc.returncode != 0
+    for host in fleet["hosts"][:-1]:
+        assert "%s: changed - applied" % host["name"] in proc.stdout
+    assert hashes(bad) == before[bad["name"]]
+
+
+def test_full_backup_filesystem_never_stops_the_kubelet(fleet):
+    reset_fleet(fleet)
+    host = fleet["hosts"][0]
+    backups = "/var/lib/kubelet/numaguard-backups"
+    mount = fleetlib_ssh(fleet, host, "mkdir -p %s && mount -t tmpfs -o size=64k tmpfs %s && "
+                                      "dd if=/dev/zero of=%s/fill bs=4k count=12 2>/dev/null; df -k %s | tail -1"
+                         % (backups, backups, backups, backups))
+    assert mount.returncode == 0, mount.stderr
+    try:
+        pid_before = read(os.path.join(host_paths(host)["run"], "kubelet.pid"))
+        proc = playbook(fleet, STATIC, "--limit", host["name"])
+        assert proc.returncode != 0
+        assert "not enough free space in %s" % backups in proc.stdout, proc.stdout[-4000:]
+        assert "nothing was changed" in proc.stdout
+        assert read(os.path.join(host_paths(host)["run"], "kubelet.pid")) == pid_before  # never stopped
+        listing = fleetlib_ssh(fleet, host, "ls -a %s" % backups).stdout.split()
+        assert sorted(listing) == [".", "..", "fill", "journal.json", "rollout.lock"] or \
+            sorted(listing) == [".", "..", "fill", "rollout.lock"], listing  # no .partial-*, no backup dir
+        assert not os.path.exists(host_paths(host)["dropin"])
+        assert read(host_paths(host)["cpu"]) == CPU_STATE.encode()
+    finally:
+        fleetlib_ssh(fleet, host, "umount %s" % backups)
+
+
+def test_symlinked_backup_dir_and_crafted_manifest_are_refused(fleet):
+    reset_fleet(fleet)
+    host = fleet["hosts"][0]
+    outside = tempfile.mkdtemp(prefix="ng-outside-")
+    try:
+        os.symlink(outside, host_paths(host)["backups"])
+        proc = playbook(fleet, STATIC, "--limit", host["name"])
+        assert proc.returncode != 0
+        assert "backup root (a symlink or below one) /var/lib/kubelet/numaguard-backups is not inside the kubelet " \
+               "directories" in proc.stdout, proc.stdout[-4000:]
+        assert os.listdir(outside) == []
+        assert not os.path.exists(host_paths(host)["dropin"])
+        os.unlink(host_paths(host)["backups"])
+        # an interrupted change whose backup manifest was tampered with: refused, nothing written
+        evil = os.path.join(outside, "evil")
+        change = "20260101T000000Z-tampered"
+        backup_dir = os.path.join(host_paths(host)["backups"], change)
+        os.makedirs(os.path.join(backup_dir, "files"))
+        with open(os.path.join(backup_dir, "files", "000-x"), "w") as handle:
+            handle.write("x")
+        with open(os.path.join(backup_dir, "manifest.json"), "w") as handle:
+            json.dump({"version": 1, "files": [
+                {"path": evil, "existed": True, "stored": "files/000-x", "sha256": hashlib.sha256(b"x").hexdigest(), "mode": 0o777},
+                {"path": "/var/lib/kubelet/cpu_manager_state", "existed": True, "stored": "../../../../etc/passwd",
+                 "sha256": "0" * 64}]}, handle)
+        with open(os.path.join(host_paths(host)["backups"], "journal.json"), "w") as handle:
+            json.dump({"version": 1, "change_id": change, "status": "in progress", "step": "backed_up",
+                       "backup_dir": "/var/lib/kubelet/numaguard-backups/" + change}, handle)
+        proc = playbook(fleet, STATIC, "--limit", host["name"])
+        assert proc.returncode != 0
+        assert "is not usable, nothing was restored" in proc.stdout, proc.stdout[-4000:]
+        assert "files[0].path %s is not inside the kubelet directories" % evil in proc.stdout
+        assert not os.path.exists(evil)
+        assert read(host_paths(host)["cpu"]) == CPU_STATE.encode()
+    finally:
+        if os.path.islink(host_paths(host)["backups"]):
+            os.unlink(host_paths(host)["backups"])
+        shutil.rmtree(outside, ignore_errors=True)
+
+
+def fleetlib_ssh(fleet, host, command):
+    argv = fleetlib.ssh_base_args(fleet["state"], host["port"]) + [command]
+    return subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120, check=False)
+
+
+def test_alias_bomb_pod_file_fails_fast(fleet, tmp_path):
+    bomb = tmp_path / "bomb.yaml"
+    bomb.write_text("a: &a [x,x,x,x,x,x,x,x,x]\n" + "".join(
+        "%s: &%s [%s]\n" % (chr(98 + i), chr(98 + i), ",".join(["*" + chr(97 + i)] * 9)) for i in range(8)))
+    started = time.time()
+    proc = subprocess.run([os.path.join(BIN, "ansible-playbook"), "-i", fleet["inventory"],
+                           os.path.join(REPO, "playbooks", "check_pod.yml"), "-e", "pod_file=%s" % bomb,
+                           "--limit", fleet["hosts"][0]["name"]],
+                          env=_ansible_env(), capture_output=True, text=True, timeout=120, check=False)
+    elapsed = time.time() - started
+    assert "expands to more than 200000 nodes (aliases included); refusing it" in proc.stdout, proc.stdout[-3000:]
+    # the whole playbook (ansible start-up included) ends quickly; the parse itself is bounded by the unit test
+    assert elapsed < 60, elapsed

@@ -52,7 +52,7 @@ MAX_ENTRIES = 256
 MAX_JSON_DEPTH = 16
 PATH_MAX = 4096
 NAME_MAX = 255
-_STAMP = re.compile(r"^\d{8}T\d{6}Z(-\d+)?$")
+_STAMP = re.compile(r"^\d{8}T\d{6}Z(-[A-Za-z0-9.-]{1,80})?$")
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 
 
@@ -214,16 +214,22 @@ def _final_name(backup_root: str, now: Optional[float]) -> str:
 
 def create_backup(backup_root: str, copy_paths: List[str], move_paths: List[str],
                   kubelet_dirs: Sequence[str] = DEFAULT_KUBELET_DIRS,
-                  now: Optional[float] = None) -> Tuple[str, List[Dict[str, Any]]]:
+                  now: Optional[float] = None, name: Optional[str] = None) -> Tuple[str, List[Dict[str, Any]]]:
     """Back up into a new ``<backup_root>/<UTC timestamp>[-N]``; returns (backup_dir, entries).
 
-    The copies are made in a ``.partial-*`` directory, fsynced, verified and the manifest written;
+    ``name`` (a timestamp-led name such as a change id) fixes the directory's name, so a journal can
+    record it before the backup exists. The copies are made in a ``.partial-*`` directory, fsynced,
+    verified and the manifest written;
     only then is it renamed to its timestamp and are the ``move_paths`` originals removed. Any
     failure before that removes the partial directory and names the file that failed.
     """
     check_backup_root(backup_root, kubelet_dirs)
+    if name is not None and not _STAMP.match(name):
+        raise BackupError("name: %r must look like 20260101T100000Z or 20260101T100000Z-<letters, digits, . or ->" % (name,))
     entries = plan_backup(copy_paths, move_paths, kubelet_dirs)
     _ensure_root(backup_root)
+    if name is not None and os.path.lexists(os.path.join(backup_root, name)):
+        raise BackupError("backup directory %s exists already; refusing to reuse it" % os.path.join(backup_root, name))
     partial = os.path.join(backup_root, "%s%s-%d" % (PARTIAL_PREFIX, _stamp(now), os.getpid()))
     try:
         os.mkdir(partial, 0o700)
@@ -233,7 +239,7 @@ def create_backup(backup_root: str, copy_paths: List[str], move_paths: List[str]
         raise _oserror("cannot create backup directory", partial, exc)
     try:
         _fill(partial, entries)
-        final = _final_name(backup_root, now)
+        final = os.path.join(backup_root, name) if name is not None else _final_name(backup_root, now)
         os.rename(partial, final)
         fsync_dir(backup_root)
     except BaseException:
@@ -317,8 +323,8 @@ def list_backups(backup_root: str) -> List[str]:
     for name in names:
         path = os.path.join(backup_root, name)
         if _STAMP.match(name) and os.path.isdir(path) and not os.path.islink(path):
-            stamp, _sep, number = name.partition("-")
-            found.append(((stamp, int(number or 0)), path))
+            stamp, _sep, rest = name.partition("-")
+            found.append(((stamp, int(rest) if rest.isdigit() else -1, os.stat(path).st_mtime, rest), path))
     return [path for _key, path in sorted(found)]
 
 

@@ -1,0 +1,275 @@
+# -*- coding: utf-8 -*-
+# Copyright: numaguard.kubelet contributors
+# Apache License 2.0 (see LICENSE)
+"""Backend of ``numaguard.kubelet.kubelet_rollout`` (PRIVATE to this collection).
+
+The module file holds the documentation; :func:`argument_spec` declares the options once (the
+action plugin adds the controller's identity), :func:`run` does the work with the module's
+``run_command`` so that the service commands run exactly as the role's command tasks would.
+"""
+
+from __future__ import absolute_import, annotations, division, print_function
+
+__metaclass__ = type
+
+import os
+import shlex
+import time
+import urllib.error
+import urllib.request
+from typing import Any, Callable, Dict, List, Optional
+
+from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config import rollout
+from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.backup import (
+    DEFAULT_KUBELET_DIRS,
+    MANIFEST,
+    BackupError,
+    check_backup_root,
+    check_path,
+    plan_restore,
+    restore_backup,
+)
+
+OPERATIONS = ("status", "begin", "step", "wait_healthy", "finish", "release")
+#: Options filled in by the action plugin from the controller process (a task may set them too,
+#: for example when the module is run by hand to finish a change; see docs/rollout.md).
+HOLDER_OPTIONS = ("change_id", "controller", "pid", "started")
+
+
+def argument_spec() -> Dict[str, Dict[str, Any]]:
+    return dict(
+        operation=dict(type="str", choices=list(OPERATIONS), required=True),
+        state_dir=dict(type="path", required=True),
+        change_id=dict(type="str"),
+        controller=dict(type="str"),
+        pid=dict(type="int"),
+        pid_start=dict(type="str"),
+        started=dict(type="str"),
+        take_over=dict(type="str"),
+        kubelet_dirs=dict(type="list", elements="path", default=list(DEFAULT_KUBELET_DIRS)),
+        service_start_cmd=dict(type="str"),
+        service_stop_cmd=dict(type="str"),
+        service_status_cmd=dict(type="str"),
+        health_url=dict(type="str"),
+        configz_url=dict(type="str"),
+        expected=dict(type="dict"),
+        retries=dict(type="int", default=30),
+        delay=dict(type="float", default=2.0),
+        step=dict(type="str", choices=list(rollout.STEPS)),
+        intended=dict(type="dict"),
+        backup_dir=dict(type="path"),
+        status=dict(type="str", choices=list(rollout.FINAL_STATES)),
+        reason=dict(type="str", default=""),
+        pause_dir=dict(type="path"),
+        pause_timeout=dict(type="float", default=300.0),
+    )
+
+
+class Host(object):
+    """The host's service interface: commands run through ``run_command``, HTTP with urllib."""
+
+    def __init__(self, params: Dict[str, Any], run_command: Callable[..., Any]) -> None:
+        self.p = params
+        self.run_command = run_command
+
+    def command(self, option: str) -> Dict[str, Any]:
+        line = self.p.get(option)
+        if not line:
+            raise BackupError("%s: give the command (the role passes kubelet_numa_%s)" % (option, option))
+        try:
+            argv = shlex.split(line)
+        except ValueError as exc:
+            raise BackupError("%s: %r cannot be split into words: %s" % (option, line, exc))
+        rc, out, err = self.run_command(argv)
+        return {"rc": rc, "out": (out or "") + (err or ""), "cmd": line}
+
+    def fetch(self, url: str) -> Dict[str, Any]:
+        try:
+            with urllib.request.urlopen(url, timeout=5) as answer:  # noqa: S310 (http(s) URL checked by the role)
+                return {"status": answer.status, "body": answer.read(1 << 20).decode("utf-8", "replace")}
+        except urllib.error.HTTPError as exc:
+            return {"status": exc.code, "body": str(exc.reason)}
+        except (urllib.error.URLError, OSError, ValueError) as exc:
+            return {"status": 0, "body": "cannot connect: %s" % getattr(exc, "reason", exc)}
+
+    def probe(self) -> Dict[str, Any]:
+        return rollout.check_health(lambda: self.command("service_status_cmd"), self.fetch, self.p["health_url"],
+                                    self.p.get("configz_url") or None, self.p.get("expected"))
+
+    def wait_healthy(self) -> Dict[str, Any]:
+        result = self.probe()
+        for _attempt in range(max(0, self.p["retries"])):
+            if result["healthy"]:
+                break
+            time.sleep(max(0.0, self.p["delay"]))
+            result = self.probe()
+        return result
+
+
+def _holder(p: Dict[str, Any]) -> Dict[str, Any]:
+    missing = [k for k in HOLDER_OPTIONS if p.get(k) in (None, "")]
+    if missing:
+        raise BackupError("%s: needed to take the lock (the action plugin fills them in)" % ", ".join(missing))
+    holder = dict((k, p[k]) for k in HOLDER_OPTIONS)
+    if p.get("pid_start"):
+        holder["pid_start"] = p["pid_start"]
+    return holder
+
+
+def _pause(p: Dict[str, Any], step: str) -> None:
+    """Test hook: announce ``step`` in ``pause_dir`` and wait for the test to let it go on."""
+    if not p.get("pause_dir"):
+        return
+    reached = os.path.join(p["pause_dir"], "reached-" + step)
+    go_on = os.path.join(p["pause_dir"], "continue-" + step)
+    if not os.path.isdir(p["pause_dir"]) or not os.path.exists(os.path.join(p["pause_dir"], "pause-" + step)):
+        return
+    with open(reached, "w") as handle:
+        handle.write("%d\n" % os.getpid())
+    deadline = time.time() + p["pause_timeout"]
+    while not os.path.exists(go_on):
+        if time.time() > deadline:
+            raise BackupError("pause_dir: nobody let step %s go on within %ss" % (step, p["pause_timeout"]))
+        time.sleep(0.05)
+
+
+def recover(p: Dict[str, Any], host: Host, journal: Dict[str, Any], check_mode: bool) -> Dict[str, Any]:
+    """Finish or roll back the unfinished change of ``journal``; returns what was done and why."""
+    state_dir = p["state_dir"]
+    decision = rollout.resume_decision(journal)
+    result = {"change_id": journal["change_id"], "step": journal.get("step"), "action": decision["action"],
+              "reason": decision["reason"], "backup_dir": journal.get("backup_dir") or ""}
+    if check_mode:
+        result["action"] = "would " + decision["action"]
+        return result
+    if decision["action"] == "complete":
+        if host.probe()["active"] is False:
+            host.command("service_start_cmd")
+        health = host.wait_healthy()
+        if health["healthy"]:
+            rollout.finish(state_dir, journal["change_id"], "done", "completed by change %s: %s" % (p["change_id"], decision["reason"]))
+            result.update(action="completed", health=health)
+            return result
+        result["reason"] += "; but the kubelet is not healthy with it (%s)" % "; ".join(health["problems"])
+    result.update(_roll_back(p, host, journal, result["reason"]))
+    return result
+
+
+def _roll_back(p: Dict[str, Any], host: Host, journal: Dict[str, Any], reason: str) -> Dict[str, Any]:
+    state_dir = p["state_dir"]
+    backup_dir = journal.get("backup_dir")
+    if backup_dir and os.path.isfile(os.path.join(backup_dir, MANIFEST)):
+        try:  # the whole backup is checked while the kubelet still runs
+            plan_restore(backup_dir, p["kubelet_dirs"])
+        except BackupError as exc:
+            raise BackupError("interrupted change %s (%s) cannot be rolled back automatically, the kubelet was left as it "
+                              "is: %s; see docs/rollout.md (recovery runbook)" % (journal["change_id"], reason, exc))
+    rollout.record_step(state_dir, journal["change_id"], "rolling_back", {"rolled_back_by": p["change_id"]})
+    _pause(p, "rolling_back")
+    host.command("service_stop_cmd")
+    restored: List[Dict[str, Any]] = []
+    if backup_dir and os.path.isfile(os.path.join(backup_dir, MANIFEST)):
+        restored = restore_backup(backup_dir, p["kubelet_dirs"])
+        where = "restored from its own backup %s" % backup_dir
+    else:
+        # the backup directory appears (complete) before any original moves: without it nothing moved
+        where = "nothing to restore (its backup %s was never completed, so no file had been changed)" % (backup_dir or "-")
+    host.command("service_start_cmd")
+    health = host.wait_healthy()
+    if not health["healthy"]:
+        rollout.finish(state_dir, journal["change_id"], "failed", "%s; %s; kubelet NOT healthy after the rollback" % (reason, where))
+        raise BackupError("interrupted change %s was rolled back (%s; %s) but the kubelet is not healthy: %s"
+                          % (journal["change_id"], reason, where, "; ".join(health["problems"])))
+    rollout.finish(state_dir, journal["change_id"], "rolled back", "%s; %s" % (reason, where))
+    return {"action": "rolled back", "restored": restored, "detail": where, "health": health}
+
+
+def run(p: Dict[str, Any], run_command: Callable[..., Any], check_mode: bool) -> Dict[str, Any]:
+    """Do ``p["operation"]``; returns the module result (raises BackupError / LockHeld)."""
+    check_path("state_dir", p["state_dir"])
+    for index, value in enumerate(p["kubelet_dirs"] or []):
+        check_path("kubelet_dirs[%d]" % index, value)
+    if p.get("pause_dir"):
+        check_path("pause_dir", p["pause_dir"])
+    state_dir = p["state_dir"]
+    operation = p["operation"]
+    if operation in ("status", "begin"):
+        # the journal and lock live in the backup root: never written through a symlink leading out
+        # (later steps run only after begin passed this check)
+        check_backup_root(state_dir, p["kubelet_dirs"])
+    host = Host(p, run_command)
+    result: Dict[str, Any] = {"changed": False, "state_dir": state_dir}
+
+    if operation == "status":
+        holder = rollout.lock_holder(state_dir)
+        journal = rollout.read_journal(state_dir)
+        result.update(lock_holder=holder, journal=journal,
+                      locked_by_other=bool(holder) and holder.get("change_id") != p.get("change_id"),
+                      pending=bool(journal) and journal.get("status") == rollout.IN_PROGRESS)
+        if p.get("health_url"):
+            result["health"] = host.probe()
+        return result
+
+    if operation == "begin":
+        holder = _holder(p)
+        if check_mode:
+            current = rollout.lock_holder(state_dir)
+            if current and current.get("change_id") not in (holder["change_id"], p.get("take_over")):
+                raise rollout.LockHeld("host is locked by another rollout: %s" % rollout.describe_holder(current), current)
+            journal = rollout.read_journal(state_dir)
+            result["recovered"] = recover(p, host, journal, True) \
+                if journal and journal.get("status") == rollout.IN_PROGRESS and journal["change_id"] != holder["change_id"] else None
+            result["health"] = host.probe()
+            result["change_id"] = holder["change_id"]
+            return result
+        taken = rollout.acquire(state_dir, holder, p.get("take_over"))
+        result["change_id"] = holder["change_id"]
+        result["stale_lock_replaced"] = taken["replaced"]
+        result["changed"] = True
+        journal = rollout.read_journal(state_dir)
+        result["recovered"] = None
+        if journal and journal.get("status") == rollout.IN_PROGRESS and journal["change_id"] != holder["change_id"]:
+            try:
+                result["recovered"] = recover(p, host, journal, False)
+            except BackupError:
+                rollout.release(state_dir, holder["change_id"])
+                raise
+        result["health"] = host.probe()
+        return result
+
+    if operation == "step":
+        if not p.get("step") or not p.get("change_id"):
+            raise BackupError("step and change_id: required by operation=step")
+        if check_mode:
+            return result
+        rollout.require_holder(state_dir, p["change_id"])
+        fields: Dict[str, Any] = {}
+        if p["step"] == "begin":
+            fields.update(_holder(p))
+            fields["intended"] = p.get("intended") or {}
+            fields["backup_dir"] = p.get("backup_dir")
+        elif p.get("backup_dir"):
+            fields["backup_dir"] = p["backup_dir"]
+        result["journal"] = rollout.record_step(state_dir, p["change_id"], p["step"], fields)
+        result["changed"] = True
+        _pause(p, p["step"])
+        return result
+
+    if operation == "wait_healthy":
+        health = host.wait_healthy()
+        result["health"] = health
+        if not health["healthy"]:
+            raise BackupError("the kubelet is not healthy: %s" % "; ".join(health["problems"]))
+        return result
+
+    if not p.get("change_id"):
+        raise BackupError("change_id: required by operation=%s" % operation)
+    if check_mode:
+        return result
+    if operation == "finish":
+        if not p.get("status"):
+            raise BackupError("status: required by operation=finish")
+        result["journal"] = rollout.finish(state_dir, p["change_id"], p["status"], p["reason"])
+    result["released"] = rollout.release(state_dir, p["change_id"])
+    result["changed"] = result["released"] or operation == "finish"
+    return result

@@ -1,0 +1,197 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: numaguard.kubelet contributors
+# Apache License 2.0 (see LICENSE)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: kubelet_rollout
+short_description: On-host rollout journal, per-host lock and kubelet health for the kubelet_numa role
+version_added: 0.2.0
+description:
+  - Keeps, under O(state_dir) (the role's backup root, C(<kubelet root>/numaguard-backups)), a lock file
+    C(rollout.lock) naming the run that holds the host and a journal C(journal.json) recording the change
+    in progress (change id, controller, pid, start time, step reached, backup directory, intended config
+    path and sha256). Both are written durably (fsync of the file and of the directory).
+  - O(operation=begin) takes the lock (failing with the holder's pid, controller and start time when another
+    run holds it), then finishes an unfinished earlier change when its new configuration is completely in
+    place and the kubelet is healthy with it, or rolls it back from its own backup; RV(recovered) says which
+    and why. It then probes the kubelet's health.
+  - O(operation=status) reads the lock, the journal and the health, changing nothing (used in check mode).
+  - O(operation=step) records the step reached; O(operation=finish) closes the journal and releases the lock;
+    O(operation=release) only releases it; O(operation=wait_healthy) waits until the kubelet is healthy.
+  - Healthy means the service status command exits 0 AND O(health_url) answers C(ok) AND, where O(configz_url)
+    answers, the string-valued managed fields of O(expected) are in force.
+  - The action plugin fills in the controller's identity (O(change_id), O(controller), O(pid), O(started)) and
+    takes over a lock whose holder ran on this controller and no longer runs (a stale lock); see docs/rollout.md
+    for clearing a stale lock of another controller.
+author:
+  - numaguard.kubelet contributors (@numaguard)
+options:
+  operation:
+    description: What to do.
+    type: str
+    choices: [status, begin, step, wait_healthy, finish, release]
+    required: true
+  state_dir:
+    description: Directory holding the journal and the lock (the backup root).
+    type: path
+    required: true
+  change_id:
+    description: Identity of this run's change (filled in by the action plugin).
+    type: str
+  controller:
+    description: Host name of the controller (filled in by the action plugin).
+    type: str
+  pid:
+    description: Process id of ansible-playbook on the controller (filled in by the action plugin).
+    type: int
+  pid_start:
+    description: Start time of that process (filled in by the action plugin; tells a reused pid apart).
+    type: str
+  started:
+    description: When the run started, UTC (filled in by the action plugin).
+    type: str
+  take_over:
+    description: Change id of a lock known to be stale; only a lock with exactly this change id is replaced.
+    type: str
+  kubelet_dirs:
+    description: The kubelet directories; a rollback restores only files inside them.
+    type: list
+    elements: path
+    default: [/etc/kubernetes, /var/lib/kubelet]
+  service_start_cmd:
+    description: Command starting the kubelet (split into words, no shell).
+    type: str
+  service_stop_cmd:
+    description: Command stopping the kubelet.
+    type: str
+  service_status_cmd:
+    description: Command whose exit status 0 means the kubelet service is active.
+    type: str
+  health_url:
+    description: The kubelet's C(/healthz) URL.
+    type: str
+  configz_url:
+    description: The kubelet's C(/configz) URL; when it does not answer 200 the check is skipped (reported as unreachable).
+    type: str
+  expected:
+    description: Managed KubeletConfiguration fields that must be in force (compared with C(/configz)).
+    type: dict
+  retries:
+    description: Health probes after the first before O(operation=wait_healthy) (and a recovery) gives up.
+    type: int
+    default: 30
+  delay:
+    description: Seconds between health probes.
+    type: float
+    default: 2.0
+  step:
+    description: The step reached, for O(operation=step).
+    type: str
+    choices: [begin, stopped, backed_up, written, started, healthy, rolling_back]
+  intended:
+    description: C(path) and C(sha256) of the configuration file this change writes (recorded at O(step=begin)).
+    type: dict
+  backup_dir:
+    description: The backup directory holding this change's originals (recorded in the journal).
+    type: path
+  status:
+    description: Final status for O(operation=finish).
+    type: str
+    choices: [done, rolled back, failed]
+  reason:
+    description: Why, for O(operation=finish).
+    type: str
+    default: ""
+  pause_dir:
+    description:
+      - Test hook. When C(<pause_dir>/pause-<step>) exists, the module writes C(reached-<step>) there after recording
+        the step and waits for C(continue-<step>). Never set in production.
+    type: path
+  pause_timeout:
+    description: Seconds the test hook waits.
+    type: float
+    default: 300.0
+attributes:
+  check_mode:
+    support: full
+    description: O(operation=begin) reports the lock holder, what would be recovered and the health, and takes nothing.
+  diff_mode:
+    support: none
+    description: No diff.
+"""
+
+EXAMPLES = r"""
+- name: Which run holds the host, what is unfinished, is the kubelet healthy
+  numaguard.kubelet.kubelet_rollout:
+    operation: status
+    state_dir: /var/lib/kubelet/numaguard-backups
+    service_status_cmd: systemctl is-active kubelet
+    health_url: http://127.0.0.1:10248/healthz
+
+- name: Release a stale lock left by a dead run (change id from the lock message)
+  numaguard.kubelet.kubelet_rollout:
+    operation: begin
+    state_dir: /var/lib/kubelet/numaguard-backups
+    take_over: 20260101T100000Z-ctl1-4242
+    service_start_cmd: systemctl start kubelet
+    service_stop_cmd: systemctl stop kubelet
+    service_status_cmd: systemctl is-active kubelet
+    health_url: http://127.0.0.1:10248/healthz
+"""
+
+RETURN = r"""
+lock_holder:
+  description: The lock record (change_id, controller, pid, started, locked_at), or null.
+  returned: operation=status, or when the host is locked by another run
+  type: dict
+journal:
+  description: The journal (change_id, status, step, backup_dir, intended, history, ...).
+  returned: operation=status, step, finish
+  type: dict
+recovered:
+  description:
+    - An earlier unfinished change dealt with by O(operation=begin), or null. C(change_id), C(step) it reached,
+      C(action) (completed, rolled back, or in check mode would complete / would roll back), C(reason), C(backup_dir).
+  returned: operation=begin
+  type: dict
+stale_lock_replaced:
+  description: The stale lock record replaced (O(take_over)), or null.
+  returned: operation=begin
+  type: dict
+health:
+  description: C(healthy), C(active), C(healthz), C(configz) (as intended, mismatch, unreachable, not checked), C(problems).
+  returned: operation=status (with health_url), begin, wait_healthy
+  type: dict
+released:
+  description: Whether the lock was released.
+  returned: operation=finish, release
+  type: bool
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.numaguard.kubelet.plugins.module_utils._backends.kubelet_rollout import argument_spec, run
+from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.backup import BackupError
+from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.rollout import LockHeld
+
+
+def main():
+    module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
+    try:
+        module.exit_json(**run(module.params, module.run_command, module.check_mode))
+    except LockHeld as exc:
+        module.fail_json(msg=str(exc), lock_holder=exc.holder)
+    except BackupError as exc:
+        module.fail_json(msg=str(exc))
+    except (IOError, OSError) as exc:
+        module.fail_json(msg="%s: %s" % (getattr(exc, "filename", None) or module.params["state_dir"], exc.strerror or exc))
+
+
+if __name__ == "__main__":
+    main()
