@@ -20,6 +20,9 @@ import socket
 import time
 
 from ansible.plugins.action import ActionBase
+from ansible.utils.display import Display
+
+display = Display()
 
 
 def _start_ticks(pid):
@@ -92,9 +95,9 @@ class ActionModule(ActionBase):
             answer = self._execute_module(module_name="numaguard.kubelet.kubelet_rollout", module_args=args, task_vars=task_vars)
             if not answer.get("failed"):
                 answer["stale_lock_replaced"] = holder
-                answer.setdefault("warnings", []).append(
-                    "took over the stale lock of %s: that process no longer runs on this controller" % (
-                        "pid %s, change %s, started %s" % (holder.get("pid"), holder.get("change_id"), holder.get("started"))))
+                display.warning("%s: took over the stale lock of pid %s, change %s, started %s: that process no longer runs "
+                                "on this controller" % (task_vars.get("inventory_hostname", "?"), holder.get("pid"),
+                                                        holder.get("change_id"), holder.get("started")))
         elif answer.get("failed") and holder:
             answer["msg"] = "%s. If that run is dead, clear the lock as docs/rollout.md says (kubelet_numa_break_lock=%s)" % (
                 answer.get("msg", ""), holder.get("change_id"))
