@@ -30,6 +30,8 @@ SECONDS_PER_PERMUTATION = 258.0 / 255 ** 4
 SECONDS_PER_MASK = 1e-6
 #: above this the pod result carries a warning (check_pod.yml shows such hosts)
 WARN_SECONDS = 10.0
+#: above this the warning says plainly that the kubelet would not finish
+NEVER_SECONDS = 86400.0
 
 
 def masks_walked(hints_map: Any, resource: str, value: Any) -> int:
@@ -99,6 +101,8 @@ def pod_cost(merges: Sequence[Dict[str, Any]]) -> Dict[str, Any]:
                           "see max-allowable-numa-nodes"
                           % (_figure(seconds / 60.0),
                              _figure(permutations) if permutations is not None else "an unknown number of"))
+        if seconds > NEVER_SECONDS:
+            out["warning"] += " (more than a day: in practice the kubelet would not finish)"
     return out
 
 

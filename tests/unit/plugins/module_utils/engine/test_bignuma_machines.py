@@ -70,6 +70,7 @@ def test_64_nodes_four_node_pod():
     assert memory_hints == sum(math.comb(64, k) for k in range(4, 65))
     assert cost["permutations"] == cpu_hints * memory_hints
     assert "see max-allowable-numa-nodes" in cost["warning"]
+    assert "in practice the kubelet would not finish" in cost["warning"]
     merge = result["merges"][0]
     assert merge["merged_hint"] == {"numa_affinity": [0, 1, 2, 3], "preferred": True}
     assert len(merge["hints"]["cpu"]["cpu"]) == 16  # the best few, not 2^64
@@ -121,3 +122,21 @@ def test_single_numa_node_at_40_nodes_is_exact():
     assert fits["admitted"] and fits["numa_nodes"] == [0]
     wide = admit(sim, pod(2, "20Gi", "wide"))
     assert (wide["admitted"], wide["reason"]) == (False, "TopologyAffinityError")
+
+
+def test_kubelet_cost_rate_and_warning_thresholds():
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.kubelet_cost import (
+        estimate, pod_cost)
+
+    upstream = {"providers": {"cpu": {"cpu": {"masks": 255, "hints": 255}}}, "permutations": 255 ** 4,
+                "estimated_seconds": estimate(0, 255 ** 4)}
+    out = pod_cost([upstream])
+    assert abs(out["estimated_seconds"] - 258.0) < 1e-6  # the upstream report's figure
+    assert out["warning"] == ("the kubelet would spend about 4.3 minutes admitting this pod: 4.23e+09 "
+                              "permutations; see max-allowable-numa-nodes")
+    small = dict(upstream, permutations=1000, estimated_seconds=estimate(255, 1000))
+    assert "warning" not in pod_cost([small])
+    two = pod_cost([upstream, dict(upstream, providers={"cpu": {"cpu": {"masks": 255, "hints": None}}},
+                                   permutations=None)])
+    assert two["permutations"] is None and two["providers"]["cpu"]["cpu"] == {"masks": 510, "hints": None}
+    assert "an unknown number of permutations" in two["warning"]
