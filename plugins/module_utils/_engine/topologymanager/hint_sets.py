@@ -137,6 +137,11 @@ class HintSet(object):
         """True when exactly the listed masks of ``preferred_size`` nodes are preferred."""
         return self.preferred_size is not None
 
+    def monotone(self) -> bool:
+        """A listed mask stays listed when nodes of ``ids`` are added (what the ranked
+        non-preferred merge relies on)."""
+        return False
+
     def masks_iterated(self) -> int:
         """Masks the kubelet's provider walks for this resource."""
         return (1 << len(self.ids)) - 1
@@ -305,6 +310,12 @@ class ThresholdHintSet(HintSet):
 
     def preferred_by_size(self) -> bool:
         return self.preferred_size is not None and self.extra_preferred is None
+
+    def monotone(self) -> bool:
+        # single-node exclusions keep it (supersets are multi-node); group rules, exact-mask
+        # bonuses and wrapping uint64 sums do not
+        return not (self.multi_forbidden or self.groups or any(need.bonus for need in self.needs)
+                    or self._wraps())
 
     # -- large sets -----------------------------------------------------------------------------
     def _general(self) -> int:

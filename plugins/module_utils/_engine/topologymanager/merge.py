@@ -582,7 +582,12 @@ def _implicit_non_preferred(lists: Sequence[Any], numa_info: NUMAInfo, prefer_cl
     if not nodes:
         return TopologyHint(BitMask.from_value(default), False)
     sets = sum(1 for hints in lists if is_hint_set(hints))
-    if len(nodes) > MAX_FAST_MERGE_NODES or sets * ((1 << len(nodes)) - 1) > MAX_MASK_VISITS:
+    too_big = len(nodes) > MAX_FAST_MERGE_NODES or sets * ((1 << len(nodes)) - 1) > MAX_MASK_VISITS
+    if all(not is_hint_set(hints) or hints.monotone() for hints in lists) and (
+            too_big or len(nodes) >= RANKED_FROM_NODES[0]):
+        best = _ranked_non_preferred(lists, within, best_count, numa_info, prefer_closest)
+        return TopologyHint(BitMask.from_value(default if best is None else best), False)
+    if too_big:
         raise NoPreferredMerge(
             "no preferred merged hint exists; the best non-preferred one would need the ANDs of hints "
             "over %d NUMA nodes (2^%d masks per resource), more than this simulator examines (%d masks)"
@@ -603,6 +608,93 @@ def _implicit_non_preferred(lists: Sequence[Any], numa_info: NUMAInfo, prefer_cl
     if not achieved:
         return TopologyHint(BitMask.from_value(default), False)
     return _to_hint(_rank_non_preferred(achieved, compressor, best_count, numa_info, prefer_closest), False)
+
+
+#: the non-preferred merge searches masks in rank order (instead of the Moebius transform) from
+#: this many reachable NUMA nodes on, or when the transform is out of bounds (tests lower it)
+RANKED_FROM_NODES = [MAX_FAST_MERGE_NODES + 1]
+#: assignment steps one achievability test may take
+MAX_COVER_STEPS = 200000
+
+
+def _ranked_non_preferred(lists: Sequence[Any],
+                          within: int,
+                          best_count: int,
+                          numa_info: NUMAInfo,
+                          prefer_closest: bool) -> Optional[int]:
+    """The kubelet's best non-preferred merged mask, searched in its ranking order (count B, then
+    just below B, larger first, then above B, smaller first; in a count, numerically or by
+    average distance) and tested one by one (:func:`_achievable`). Needs every hint set
+    monotone (a listed mask stays listed with more nodes); None: no AND is non-empty."""
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hint_sets import (
+        MAX_MASK_VISITS)
+    nodes = bits_of(within)
+    size = len(nodes)
+    counts = ([best_count] if 1 <= best_count <= size else []) + list(range(min(best_count - 1, size), 0, -1)) \
+        + list(range(max(best_count + 1, 1), size + 1))
+    compressor = Compressor(nodes)
+    projections = [None if is_hint_set(hints) else
+                   set((within if h.affinity is None else h.affinity.value & within) for h in hints) for hints in lists]
+    visits = 0
+    for count in counts:
+        found = []
+        for mask in masks_of_size(compressor, count):
+            visits += 1
+            if visits > MAX_MASK_VISITS:
+                raise NoPreferredMerge(
+                    "no preferred merged hint exists; the search for the best non-preferred one examined %d masks "
+                    "of %d NUMA nodes without an answer" % (MAX_MASK_VISITS, size))
+            if _achievable(mask, within, lists, projections):
+                if not prefer_closest:
+                    return mask
+                found.append(mask)
+        if found:
+            return min(found, key=lambda m: (numa_info.average_distance(m), m))
+    return None
+
+
+def _achievable(target: int, within: int, lists: Sequence[Any], projections: Sequence[Any]) -> bool:
+    """Some choice of one hint per list ANDs (within ``within``) to exactly ``target``.
+
+    Each list must give a mask holding ``target``; every other node of ``within`` must be
+    left out by at least one list. Leaving nodes out only gets harder for a list (its hints
+    are monotone), so the nodes are handed out one by one to lists that can still leave them
+    out, backtracking on failure (bounded by :data:`MAX_COVER_STEPS`).
+    """
+    checks = []
+    for hints, projected in zip(lists, projections):
+        if projected is None:
+            checks.append(lambda dropped, hints=hints: hints.projects(within & ~dropped, within))
+        else:
+            holding = [p for p in projected if not target & ~p]
+            checks.append(lambda dropped, holding=holding: any(not p & dropped for p in holding))
+    if not all(check(0) for check in checks):
+        return False
+    rest = list(bits_of(within & ~target))
+    everything = within & ~target
+    if any(check(everything) for check in checks):
+        return True  # one list holds exactly target: the others take their widest hint
+    dropped = [0] * len(checks)
+    steps = [0]
+
+    def assign(index: int) -> bool:
+        if index == len(rest):
+            return True
+        bit = 1 << rest[index]
+        for which, check in enumerate(checks):
+            steps[0] += 1
+            if steps[0] > MAX_COVER_STEPS:
+                raise NoPreferredMerge(
+                    "no preferred merged hint exists; deciding whether %s is a merged hint took more than %d "
+                    "steps" % (list(bits_of(target)), MAX_COVER_STEPS))
+            if check(dropped[which] | bit):
+                dropped[which] |= bit
+                if assign(index + 1):
+                    return True
+                dropped[which] &= ~bit
+        return False
+
+    return assign(0)
 
 
 def merge_permutations(lists: Sequence[Any]) -> Optional[int]:

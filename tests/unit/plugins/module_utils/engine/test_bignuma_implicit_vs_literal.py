@@ -182,10 +182,11 @@ def literal_simulator(topology, cfg, devices, visits):
 def implicit_everywhere(request, monkeypatch):
     """Hint sets at every size; "walk" answers small sets by walking their masks (as in
     production up to 12 ids), "rules" forces the big-machine answers (counting programme,
-    projections, bounded searches) on these small machines."""
+    projections, bounded searches, the ranked non-preferred merge) on these small machines."""
     monkeypatch.setattr(hints, "IMPLICIT_FROM_NODES", [1])
     if request.param == "rules":
         monkeypatch.setattr(hint_sets, "BRUTE_NODES", 0)
+        monkeypatch.setattr(merge, "RANKED_FROM_NODES", [1])
 
 
 @pytest.mark.parametrize("seed", range(80))

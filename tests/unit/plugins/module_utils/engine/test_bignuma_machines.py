@@ -97,23 +97,36 @@ def test_gb200_tray_static_memory():
         sum(math.comb(34, k) for k in range(3, 35)) + sum(math.comb(34, k) for k in range(14, 35)))
 
 
-def test_24_nodes_no_preferred_merge_restricted_rejects_with_note():
-    sim = machine([(n, 4, 16) for n in range(24)])
-    # 2 CPUs fit one node, 20Gi need two: no mask is preferred by both
-    result = admit(sim, pod(2, "20Gi"))
-    assert (result["admitted"], result["reason"]) == (False, "TopologyAffinityError")
-    merge = result["merges"][0]
-    assert merge["merged_hint"] == {"numa_affinity": None, "preferred": False}
-    assert "no preferred merged hint exists" in merge["note"]
-    assert "rejected whatever" in merge["note"]
+def test_24_nodes_no_preferred_merge_searched_in_rank_order():
+    # 2 CPUs fit one node, 20Gi need two: no mask is preferred by both. B = 2 (memory's narrowest);
+    # {0,1} is a memory hint and CPU's full mask ANDs to it: the kubelet's best is {0,1}
+    for policy, admitted in (("restricted", False), ("best-effort", True)):
+        sim = machine([(n, 4, 16) for n in range(24)], policy=policy)
+        result = admit(sim, pod(2, "20Gi"))
+        assert result["admitted"] is admitted, policy
+        assert result["merges"][0]["merged_hint"] == {"numa_affinity": [0, 1], "preferred": False}
+        assert "note" not in result["merges"][0]
 
 
-def test_24_nodes_best_effort_non_preferred_is_bounded_with_a_message():
+def test_24_nodes_group_rules_are_bounded_with_a_message():
+    # after pod a, NUMA nodes 0 and 1 form a memory group: the memory hints are no longer
+    # monotone (a mask with node 0 must be exactly {0,1}), so the non-preferred merge over 24
+    # nodes is out of this simulator's bounds
     sim = machine([(n, 4, 16) for n in range(24)], policy="best-effort")
+    first = admit(sim, pod(2, "20Gi", "a"))
+    assert first["admitted"] and first["numa_nodes"] == [0, 1]
     with pytest.raises(SearchBoundExceeded) as err:
-        admit(sim, pod(2, "20Gi"))
+        admit(sim, pod(2, "20Gi", "b"))
     assert "no preferred merged hint exists" in str(err.value)
     assert "24 NUMA nodes" in str(err.value)
+    # restricted: pod a (6 CPUs and 20Gi both prefer two nodes) forms the group on {0,1}; pod b is
+    # rejected with certainty (no preferred merge) and the merge says why its mask is not shown
+    restricted = machine([(n, 4, 16) for n in range(24)])
+    assert admit(restricted, pod(6, "20Gi", "a"))["numa_nodes"] == [0, 1]
+    second = admit(restricted, pod(2, "20Gi", "b"))
+    assert (second["admitted"], second["reason"]) == (False, "TopologyAffinityError")
+    assert "rejected whatever" in second["merges"][0]["note"]
+    assert second["merges"][0]["merged_hint"] == {"numa_affinity": None, "preferred": False}
 
 
 def test_single_numa_node_at_40_nodes_is_exact():
@@ -140,3 +153,40 @@ def test_kubelet_cost_rate_and_warning_thresholds():
                                    permutations=None)])
     assert two["permutations"] is None and two["providers"]["cpu"]["cpu"] == {"masks": 510, "hints": None}
     assert "an unknown number of permutations" in two["warning"]
+
+
+@pytest.mark.parametrize("seed", range(300))
+def test_ranked_non_preferred_merge_equals_moebius(seed, monkeypatch):
+    """The rank-order search with its backtracking cover test (used beyond 20 reachable nodes)
+    against the Moebius merge on random non-preferred lists of 1-7 nodes."""
+    import random
+
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager import merge
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.bitmask import BitMask
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import TopologyHint
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.numa_info import NUMAInfo
+
+    monkeypatch.setattr(merge, "RANKED_FROM_NODES", [1])
+    rnd = random.Random(seed)
+    ids = sorted(rnd.sample(range(12), rnd.randint(1, 7)))
+    closest = rnd.random() < 0.3
+    distances = None
+    if closest:
+        ids = list(range(len(ids)))
+        table = {}
+        for a in ids:
+            for b in ids:
+                table[(a, b)] = 10 if a == b else table.get((b, a), rnd.choice([11, 20, 21, 30]))
+        distances = dict((a, [table[(a, b)] for b in ids]) for a in ids)
+    info = NUMAInfo(ids, distances)
+    lists = []
+    for _list in range(rnd.randint(1, 4)):
+        hints = []
+        for _hint in range(rnd.randint(1, 6)):
+            if rnd.random() < 0.1:
+                hints.append(TopologyHint(None, False))
+            else:
+                chosen = [n for n in ids if rnd.random() < 0.5] or [rnd.choice(ids)]
+                hints.append(TopologyHint(BitMask.from_ids(chosen), False))
+        lists.append(hints)
+    assert merge._implicit_non_preferred(lists, info, closest) == merge.merge_fast(lists, info, closest)
