@@ -27,8 +27,6 @@ import statistics
 import sys
 import time
 
-
-
 from _collection import importable as _importable  # noqa: E402  (benchmarks/ is the script's directory)
 
 

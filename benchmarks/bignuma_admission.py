@@ -217,8 +217,9 @@ def _cost_text(cost):
         return "error: " + cost["error"]
     perms = cost.get("permutations")
     seconds = cost.get("estimated_seconds")
-    return "kubelet: %s perms, ~%s" % ("%.3g" % perms if isinstance(perms, (int, float)) else perms,
-                                        _duration(seconds) if isinstance(seconds, (int, float)) else seconds)
+    perms_text = "%.3g" % perms if isinstance(perms, (int, float)) else perms
+    seconds_text = _duration(seconds) if isinstance(seconds, (int, float)) else seconds
+    return "kubelet: %s perms, ~%s" % (perms_text, seconds_text)
 
 
 def _duration(seconds):
@@ -254,8 +255,8 @@ def main(argv=None):
     print("python %s; limits per row: %d s, %d MB address space; steady = median of %d"
           % (sys.version.split()[0], args.timeout, args.memory_limit, args.repeat))
     print("load average %s" % " ".join("%.1f" % x for x in os.getloadavg()))
-    print("%-17s %9s %10s %10s %11s %7s  %s" % ("row", "fresh ms", "fresh wall", "steady ms", "peak RSS MB",
-                                                 "wall s", "result"))
+    print("%-17s %9s %10s %10s %11s %7s  %s"
+          % ("row", "fresh ms", "fresh wall", "steady ms", "peak RSS MB", "wall s", "result"))
     for row in rows:
         runs = [("before", args.before), ("", None)] if args.before else [("", None)]
         for label, root in runs:

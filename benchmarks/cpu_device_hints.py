@@ -22,10 +22,7 @@ from __future__ import absolute_import, division, print_function
 
 import argparse
 import statistics
-import sys
 import time
-
-
 
 from _collection import importable as _importable  # noqa: E402  (benchmarks/ is the script's directory)
 

@@ -58,7 +58,7 @@ def _run(module, args, tree, check_mode=True):
         json.dump({"ANSIBLE_MODULE_ARGS": args}, handle)
     env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(os.path.dirname(COLL))))
     proc = subprocess.run([sys.executable, os.path.join(COLL, "plugins", "modules", module + ".py"), path],
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=tree)
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=tree, check=False)
     try:
         result = json.loads(proc.stdout.decode())
     except ValueError:
@@ -108,10 +108,10 @@ def main():
                 runs["admission_check/%s/%s" % (policy, scope)] = _run("admission_check", {
                     "root": tree, "pod": PODS, "kubelet_config": os.path.join("/var/lib/kubelet/config.yaml"),
                     "return_state": True}, scratch)
+            bad_option = {"topologyManagerPolicy": "restricted",
+                          "topologyManagerPolicyOptions": {"bad\toption": "1"}}
             runs["admission_check/bad-option"] = _run("admission_check", {
-                "root": tree, "pod": PODS[:1], "kubelet_config": {"topologyManagerPolicy": "restricted",
-                                                                 "topologyManagerPolicyOptions": {"bad\toption": "1"}}},
-                scratch)
+                "root": tree, "pod": PODS[:1], "kubelet_config": bad_option}, scratch)
             out[name] = runs
         finally:
             shutil.rmtree(scratch, ignore_errors=True)

@@ -6,7 +6,6 @@ byte-identical facts; and device locality from the host (fake GPU, SR-IOV VFs) i
 from __future__ import annotations
 
 import json
-import os
 import tarfile
 
 import pytest

@@ -53,9 +53,8 @@ def _hex(path: str, pattern: re.Pattern, what: str) -> str:
     content = read_text(path)
     value = content.replace("\x00", "").strip()
     if not pattern.match(value):
-        raise SysfsError("%s: expected a %s like %s, got %r" % (path, what,
-                                                              "0x10de" if pattern is _HEX_ID else "0x030200",
-                                                              content[:120]))
+        example = "0x10de" if pattern is _HEX_ID else "0x030200"
+        raise SysfsError("%s: expected a %s like %s, got %r" % (path, what, example, content[:120]))
     return value.lower()
 
 

@@ -187,7 +187,10 @@ def _collect_kubelet(c: _Collector) -> None:
         c.file("proc/%d/cmdline" % pid)
         c.link("proc/%d/cwd" % pid)
     located = locate_kubelet(root)
-    rel = lambda host_path: host_path.lstrip("/")  # noqa: E731
+
+    def rel(host_path: str) -> str:
+        return host_path.lstrip("/")
+
     if located.get("config"):
         c.file(rel(located["config"]))
     if not located["running"]:

@@ -341,8 +341,8 @@ class _Reader:
     def read_online_cpu(self, cpu_id: int, name: str, node_id: Optional[int]) -> CPU:
         cpu_dir = os.path.join(self.cpu_root, name)
         topo = os.path.join(cpu_dir, "topology")
-        siblings, _ = self._cpu_set(topo, cpu_id, ("thread_siblings_list", "core_cpus_list", "thread_siblings",
-                                                   "core_cpus"), "the SMT siblings")
+        siblings = self._cpu_set(topo, cpu_id, ("thread_siblings_list", "core_cpus_list", "thread_siblings",
+                                                "core_cpus"), "the SMT siblings")[0]
         if siblings is None:
             self.cpu_note(cpu_id, "topology/thread_siblings_list",
                           "does not exist (nor core_cpus_list, thread_siblings, core_cpus); assumed no SMT sibling")
@@ -496,8 +496,8 @@ def read_topology(root: str = "/", warnings: Optional[List[str]] = None) -> Topo
             if linked is not None and linked in members:
                 owner[cpu_id] = linked
                 members[linked] = members[linked] | frozenset([cpu_id])
-                reader.warn(os.path.join(cpu_root, present[cpu_id], "node%d" % linked),
-                            "online CPU %d is in no node's CPU list; used this link (node %d)" % (cpu_id, linked))
+                reader.warn(os.path.join(cpu_root, present[cpu_id], "node" + str(linked)),
+                            "online CPU %d is in no node's CPU list; used this link (node %s)" % (cpu_id, linked))
             else:
                 unassigned.append(cpu_id)
         if unassigned:

@@ -212,7 +212,8 @@ class StaticPolicy(object):
                 break
         extra = None
         if self.options.align_by_socket:
-            extra = lambda mask: self._socket_aligned(mask, min_affinity)  # noqa: E731
+            def extra(mask: int) -> bool:
+                return self._socket_aligned(mask, min_affinity)
         hint_set = ThresholdHintSet(ids, [Need(free, request - len(reusable))], min_affinity, required=required,
                                     extra_preferred=extra)
         if hint_set.is_empty():

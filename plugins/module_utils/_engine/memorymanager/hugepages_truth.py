@@ -21,7 +21,7 @@ from __future__ import absolute_import, annotations, division, print_function
 __metaclass__ = type
 
 try:
-    from typing import Any, Dict, List, Mapping, Optional, Tuple  # noqa: F401
+    from typing import Any, Dict, List, Mapping, Tuple  # noqa: F401
 except ImportError:  # pragma: no cover
     pass
 
@@ -67,9 +67,9 @@ def compare(memory_map: Mapping[Any, Mapping[str, Mapping[str, int]]], topology:
         row: Dict[str, Any] = {"numa_node": node, "type": name, "state_free": state_free,
                                "os_free_pages": pages, "os_free": os_free}
         if state_free is None or os_free is None:
+            missing_in = "OS" if os_free is None else "memory manager state"
             row.update({"difference": None, "diverged": True,
-                        "note": "no %s pool on NUMA node %d in the %s" % (name, node, "OS" if os_free is None
-                                                                         else "memory manager state")})
+                        "note": "no %s pool on NUMA node %d in the %s" % (name, node, missing_in)})
         else:
             row.update({"difference": state_free - os_free, "diverged": state_free > os_free})
             if state_free > os_free:

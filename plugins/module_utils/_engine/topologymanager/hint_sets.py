@@ -180,8 +180,7 @@ class HintSet(object):
         if self.small():
             found = [(m, f) for m, f in self.listed() if not superset_of & ~m and popcount(m) >= start_size]
             found.sort(key=lambda item: (popcount(item[0]), item[0]))
-            for item in found:
-                yield item
+            yield from found
             return
         rest = Compressor([node for node in self.ids if not (superset_of >> node) & 1])
         base = popcount(superset_of)

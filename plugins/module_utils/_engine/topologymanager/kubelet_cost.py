@@ -20,7 +20,7 @@ from __future__ import absolute_import, annotations, division, print_function
 __metaclass__ = type
 
 try:
-    from typing import Any, Dict, List, Optional, Sequence, Tuple  # noqa: F401
+    from typing import Any, Dict, Optional, Sequence, Tuple  # noqa: F401
 except ImportError:  # pragma: no cover
     pass
 

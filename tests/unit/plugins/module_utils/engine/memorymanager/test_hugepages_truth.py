@@ -44,8 +44,8 @@ def config():
 def pod(name, hugepages):
     resources = {"cpu": "1", "memory": "1Gi", "hugepages-2Mi": hugepages}
     return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default"},
-            "spec": {"containers": [{"name": "c", "image": "x", "resources": {"requests": resources,
-                                                                               "limits": resources}}]}}
+            "spec": {"containers": [{"name": "c", "image": "x",
+                                     "resources": {"requests": resources, "limits": resources}}]}}
 
 
 def test_state_and_os_disagree_on_node_0_only():

@@ -56,8 +56,8 @@ def machine(deltas=(0, 0), hugepages=None):
             pool = HugePages(page_size_bytes=2 << 20, total_pages=hugepages[node], free_pages=hugepages[node])
             pools[pool.resource_name] = pool
         nodes.append(NumaNode(id=node, cpus=tuple(range(node * 4, node * 4 + 4)), memory_total_bytes=memory,
-                              memory_free_bytes=memory, hugepages=pools, distances={0: 10 if node == 0 else 20,
-                                                                                   1: 20 if node == 0 else 10}))
+                              memory_free_bytes=memory, hugepages=pools,
+                              distances={0: 10 if node == 0 else 20, 1: 20 if node == 0 else 10}))
         cpus.extend(CPU(id=c, node=node, core=c, socket=node, die=0, online=True, siblings=(c,), cache_id=node)
                     for c in range(node * 4, node * 4 + 4))
     return Topology(nodes=tuple(nodes), cpus=tuple(cpus))
