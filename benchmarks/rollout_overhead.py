@@ -67,7 +67,7 @@ def reset(state, fake, collections):
                            (os.path.join(lib, "memory_manager_state"), MEMORY)):
             with open(path, "w") as handle:
                 handle.write(text)
-    script = ("/usr/bin/python3 %s restart --healthz {{ fleet_loopback }}:10248 && for i in $(seq 50); do "
+    script = ("%s restart --healthz {{ fleet_loopback }}:10248 && for i in $(seq 50); do "
               "/usr/bin/python3 -c \"import urllib.request as u; u.urlopen('http://{{ fleet_loopback }}:10248/healthz', "
               "timeout=2)\" 2>/dev/null && exit 0; sleep 0.1; done; exit 1" % fake)
     subprocess.run([os.path.join(BIN, "ansible"), "all", "-i", state["inventory"], "-m", "ansible.builtin.shell", "-a", script],

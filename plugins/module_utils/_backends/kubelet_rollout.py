@@ -92,17 +92,19 @@ class Host(object):
         except (urllib.error.URLError, OSError, ValueError) as exc:
             return {"status": 0, "body": "cannot connect: %s" % getattr(exc, "reason", exc)}
 
-    def probe(self) -> Dict[str, Any]:
+    def probe(self, use_expected: bool = True) -> Dict[str, Any]:
+        """One health probe; ``use_expected=False`` skips /configz (after a rollback the files, and
+        so the fields in force, are the old ones, which ``expected`` does not describe)."""
         return rollout.check_health(lambda: self.command("service_status_cmd"), self.fetch, self.p["health_url"],
-                                    self.p.get("configz_url") or None, self.p.get("expected"))
+                                    self.p.get("configz_url") or None, self.p.get("expected") if use_expected else None)
 
-    def wait_healthy(self) -> Dict[str, Any]:
-        result = self.probe()
+    def wait_healthy(self, use_expected: bool = True) -> Dict[str, Any]:
+        result = self.probe(use_expected)
         for _attempt in range(max(0, self.p["retries"])):
             if result["healthy"]:
                 break
             time.sleep(max(0.0, self.p["delay"]))
-            result = self.probe()
+            result = self.probe(use_expected)
         return result
 
 
@@ -175,7 +177,7 @@ def _roll_back(p: Dict[str, Any], host: Host, journal: Dict[str, Any], reason: s
         # the backup directory appears (complete) before any original moves: without it nothing moved
         where = "nothing to restore (its backup %s was never completed, so no file had been changed)" % (backup_dir or "-")
     host.command("service_start_cmd")
-    health = host.wait_healthy()
+    health = host.wait_healthy(use_expected=False)
     if not health["healthy"]:
         rollout.finish(state_dir, journal["change_id"], "failed", "%s; %s; kubelet NOT healthy after the rollback" % (reason, where))
         raise BackupError("interrupted change %s was rolled back (%s; %s) but the kubelet is not healthy: %s"
@@ -234,7 +236,7 @@ def run(p: Dict[str, Any], run_command: Callable[..., Any], check_mode: bool) ->
             except BackupError:
                 rollout.release(state_dir, holder["change_id"])
                 raise
-        result["health"] = host.probe()
+        result["health"] = host.probe(use_expected=result["recovered"] is None)
         return result
 
     if operation == "step":
