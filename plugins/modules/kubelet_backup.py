@@ -16,7 +16,7 @@ description:
   - With O(operation=backup), creates C(<backup_root>/<UTC timestamp>/), copies the files in O(copy)
     and moves the files in O(move) (typically C(cpu_manager_state) / C(memory_manager_state), so the
     kubelet starts with fresh state) into it, and records in C(manifest.json) for every path whether
-    it existed, its sha256, mode and owner. Nothing is ever deleted without its bytes being kept:
+    it existed, its sha256, mode and owner. Nothing is ever deleted without its bytes being kept -
     the copies are fsynced and verified, and the backup directory is complete, before an original moves.
     A backup that fails leaves no directory or temporary file behind, and the message names the file
     that could not be written.
