@@ -128,6 +128,18 @@ options:
         (for example C({ephemeral-storage: 95Gi, example.com/fpga: 2})). Needed for C(ephemeral-storage),
         which is otherwise not checked."
     type: dict
+  readmit:
+    description:
+      - Answer "if this node restarts now, or after this change, do all its pods come back?" instead of
+        checking new pods (O(pod) and O(pod_file) must then be absent). The running pods (O(running_pods),
+        else rebuilt from the state files) are admitted again with the configuration given (the current
+        one, or a proposed one through O(kubelet_config)/O(kubelet_flags)), in the recorded order and in the
+        orders most likely to fail; see RV(readmit).
+      - C(true), or a dict with C(start) (C(restored) = kubelet restart with the state files, C(fresh) =
+        reboot with the state refused or a reset; a list for both, the default), C(max_orders) (bound of
+        the search beyond C(exhaustive_up_to) pods, default 100), C(exhaustive_up_to) (every order up to
+        this many pods, default 7, at most 8) and C(seed) (of the random orders, default 0).
+    type: raw
   return_state:
     description:
       - Also return, in RV(state_after), the C(cpu_manager_state) and C(memory_manager_state) files the
@@ -324,6 +336,21 @@ node_allocatable:
 running_pods:
   description: The node's running pods as seen (C(count), C(requested), C(sources), C(warnings), C(pods)).
   returned: success
+  type: dict
+readmit:
+  description:
+    - With O(readmit) - C(running_pods) (C(source) C(running_pods option) or C(state files), C(count),
+      C(recorded_order), C(warnings)); C(starts) per start (C(restored), C(fresh)) with C(kubelet_starts),
+      C(start_error), C(all_readmitted), C(recorded_order) (C(order), C(rejected)), C(rejected) (per pod that
+      some tried order rejects - C(pod), C(reason), C(message), C(order), C(position), C(found_by),
+      C(rejected_in_orders)) and C(search) (C(method) exhaustive or bounded, C(orders_possible),
+      C(orders_tried), C(orders_bound), C(admissions), C(strategies), C(seconds)).
+    - C(boot_drift) - per NUMA node and memory type the state file's total, the machine's total now and the
+      C(difference); C(tolerance) (the C(memory-drift-tolerance) bound in effect), C(starts), C(how)
+      (C(exact), C(tolerated), C(refused)), C(message), C(detail), C(starts_without_tolerance).
+    - C(hugepages) - per NUMA node and hugepage size the state's C(state_free), the OS's C(os_free_pages) and
+      C(os_free), C(difference) and C(diverged). C(all_readmitted), C(summary) (lines).
+  returned: when O(readmit) is set
   type: dict
 table:
   description: RV(msg) as a list of lines (reads as text on the default callback).

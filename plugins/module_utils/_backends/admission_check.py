@@ -58,6 +58,7 @@ def argument_spec() -> Dict[str, Dict[str, Any]]:
         device_allocations=dict(type="dict"),
         running_pods=dict(type="raw"),
         node_allocatable=dict(type="dict"),
+        readmit=dict(type="raw"),
         return_state=dict(type="bool", default=False),
         merge_method=dict(type="str", default="fast", choices=["fast", "exhaustive"]),
         kubelet_version=dict(type="str"),
@@ -150,8 +151,31 @@ def _config(params, root, located, sources):
     return config, root_dir
 
 
+def _device_allocations(params, root, root_dir, sources):
+    """The devices running pods hold: the option, else the device manager's checkpoint."""
+    allocations = params.get("device_allocations")
+    if allocations is not None:
+        sources["device_allocations"] = "option"
+        return allocations
+    dev_path = os.path.join(root_dir, "device-plugins", "kubelet_internal_checkpoint")
+    host_dev = under_root(root, dev_path)
+    if not os.path.isfile(host_dev):
+        sources["device_allocations"] = "absent (%s)" % dev_path
+        return None
+    try:
+        with open(host_dev, "rb") as handle:
+            allocations = parse_device_checkpoint(handle.read().decode("utf-8", "replace"))["allocations"]
+    except (IOError, OSError) as exc:
+        raise AdmissionInputError("cannot read %s: %s" % (host_dev, exc.strerror or exc))
+    sources["device_allocations"] = dev_path
+    return allocations
+
+
 def run_check(params):
     """Everything the module does, returning the result dict; raises ValueError subclasses."""
+    if params.get("readmit") not in (None, False):
+        from ansible_collections.numaguard.kubelet.plugins.module_utils._backends.readmit import run_readmit
+        return run_readmit(params)
     root = params.get("root") or "/"
     sources = {}
     pods = _collect_pods(params)
@@ -183,21 +207,7 @@ def run_check(params):
         devices, sources["devices"] = host_device_inventory(root, root_dir, topology.node_ids())
     else:
         sources["devices"] = "option"
-    allocations = params.get("device_allocations")
-    if allocations is None:
-        dev_path = os.path.join(root_dir, "device-plugins", "kubelet_internal_checkpoint")
-        host_dev = under_root(root, dev_path)
-        if os.path.isfile(host_dev):
-            try:
-                with open(host_dev, "rb") as handle:
-                    allocations = parse_device_checkpoint(handle.read().decode("utf-8", "replace"))["allocations"]
-            except (IOError, OSError) as exc:
-                raise AdmissionInputError("cannot read %s: %s" % (host_dev, exc.strerror or exc))
-            sources["device_allocations"] = dev_path
-        else:
-            sources["device_allocations"] = "absent (%s)" % dev_path
-    else:
-        sources["device_allocations"] = "option"
+    allocations = _device_allocations(params, root, root_dir, sources)
     kubelet = KubeletAssumption.resolve(params.get("kubelet_version"), params.get("host_kubelet_version"),
                                         config.get("featureGates"))
     listed, inactive = None, 0
