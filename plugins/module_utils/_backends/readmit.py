@@ -40,7 +40,8 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology i
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset import parse_cpuset
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import format_bytes
 
-_OPTION_KEYS = ("start", "max_orders", "exhaustive_up_to", "seed")
+_OPTION_KEYS = ("start", "reset", "max_orders", "exhaustive_up_to", "seed")
+STATE_FILES = ("cpu_manager_state", "memory_manager_state")
 #: requests a container gets when the state files do not record them (keeps the pod Guaranteed)
 PLACEHOLDER_CPU = "100m"
 PLACEHOLDER_MEMORY = "64Mi"
@@ -48,7 +49,8 @@ PLACEHOLDER_MEMORY = "64Mi"
 
 def readmit_options(value: Any) -> Dict[str, Any]:
     """``readmit: true`` or a dict with ``start`` (``restored``, ``fresh`` or a list of them;
-    default both), ``max_orders``, ``exhaustive_up_to`` and ``seed``."""
+    default both), ``reset`` (the state files a fresh start goes without; default both),
+    ``max_orders``, ``exhaustive_up_to`` and ``seed``."""
     if value is True or (isinstance(value, str) and value.lower() in ("true", "yes", "on", "1")):
         value = {}
     if not isinstance(value, Mapping):
@@ -61,7 +63,13 @@ def readmit_options(value: Any) -> Dict[str, Any]:
         starts = [starts]
     if not isinstance(starts, list) or not starts or any(s not in STARTS for s in starts):
         raise AdmissionInputError("readmit.start must be restored, fresh or a list of them, got %r" % (value.get("start"),))
-    options = {"start": list(dict.fromkeys(starts))}
+    options: Dict[str, Any] = {"start": list(dict.fromkeys(starts))}
+    reset = value.get("reset")
+    reset = list(STATE_FILES) if reset is None else [reset] if isinstance(reset, str) else reset
+    if not isinstance(reset, list) or any(name not in STATE_FILES for name in reset):
+        raise AdmissionInputError("readmit.reset must be a list of %s, got %r" % (" and ".join(STATE_FILES),
+                                                                                 value.get("reset")))
+    options["reset"] = [name for name in STATE_FILES if name in reset]
     for key, default in (("max_orders", DEFAULT_MAX_ORDERS), ("exhaustive_up_to", DEFAULT_EXHAUSTIVE_UP_TO),
                          ("seed", 0)):
         raw = value.get(key, default)
@@ -188,26 +196,34 @@ def _read_iomem(root: str, sources: Dict[str, Any]) -> Optional[str]:
 
 def _builders(topology: Any, config: Mapping[str, Any], params: Mapping[str, Any], mem: Tuple[str, Optional[str]],
               cpu: Tuple[str, Optional[str]], allocations: Any, capacity: Optional[int],
-              iomem: Optional[str]) -> Dict[str, Callable[[], Any]]:
+              iomem: Optional[str], reset: List[str]) -> Dict[str, Callable[[], Any]]:
+    """The node as the kubelet starts it: ``restored`` reads both state files (and refuses them
+    as the kubelet would), ``fresh`` goes without the files in ``reset`` and restores the others."""
     def simulator(cpu_checkpoint: Any, memory_checkpoint: Any) -> Any:
         return AdmissionSimulator(topology, config, cpu_checkpoint=cpu_checkpoint, memory_checkpoint=memory_checkpoint,
                                   devices=params.get("devices"), device_allocations=allocations, cpu_state_path=cpu[0],
                                   memory_state_path=mem[0], merger=params.get("merge_method") or "fast",
                                   memory_capacity_bytes=capacity, proc_iomem=iomem)
 
-    restored: Dict[str, Any] = {}
-    try:
-        restored["memory"] = restore_memory_manager_state(mem[1], config.get("memoryManagerPolicy") or "None", mem[0])
-        restored["cpu"] = restore_cpu_manager_state(cpu[1], config.get("cpuManagerPolicy") or "none", cpu[0])
-    except StateError as exc:
-        restored["error"] = exc
+    def restore(texts: Mapping[str, Optional[str]]) -> Callable[[], Any]:
+        held: Dict[str, Any] = {}
+        try:
+            held["memory"] = restore_memory_manager_state(texts["memory_manager_state"],
+                                                          config.get("memoryManagerPolicy") or "None", mem[0])
+            held["cpu"] = restore_cpu_manager_state(texts["cpu_manager_state"],
+                                                    config.get("cpuManagerPolicy") or "none", cpu[0])
+        except StateError as exc:
+            held["error"] = exc
 
-    def build_restored() -> Any:
-        if "error" in restored:
-            raise restored["error"]
-        return simulator(restored["cpu"], restored["memory"])
+        def build() -> Any:
+            if "error" in held:
+                raise held["error"]
+            return simulator(held["cpu"], held["memory"])
+        return build
 
-    return {START_RESTORED: build_restored, START_FRESH: lambda: simulator(None, None)}
+    files = {"cpu_manager_state": cpu[1], "memory_manager_state": mem[1]}
+    kept = dict((name, None if name in reset else text) for name, text in files.items())
+    return {START_RESTORED: restore(files), START_FRESH: restore(kept)}
 
 
 def _summary(result: Mapping[str, Any]) -> List[str]:
@@ -275,7 +291,7 @@ def run_readmit(params: Mapping[str, Any]) -> Dict[str, Any]:
     state_read = [name for name in ("cpu_manager_state", "memory_manager_state", "device_allocations")
                   if not str(sources.get(name, "")).startswith(("absent", "ignored"))]
     labels, manifests, running = running_manifests(params, config, mem[1], cpu[1], allocations, state_read)
-    builders = _builders(topology, config, params, mem, cpu, allocations, capacity, iomem)
+    builders = _builders(topology, config, params, mem, cpu, allocations, capacity, iomem, options["reset"])
     result: Dict[str, Any] = {"running_pods": running, "starts": {}, "sources": sources}
     for start in options["start"]:
         try:
@@ -287,6 +303,7 @@ def run_readmit(params: Mapping[str, Any]) -> Dict[str, Any]:
             raise AdmissionInputError(str(exc))
     result["devices"] = ("device allocations kept in both starts: %s (the device checkpoint is not reset)"
                          % sources.get("device_allocations"))
+    result["fresh_without"] = options["reset"]
     result["boot_drift"] = _boot_drift(topology, config, mem[1], iomem, capacity)
     result["hugepages"] = _hugepages(topology, config, mem[1])
     result["all_readmitted"] = all(outcome["kubelet_starts"] and outcome["all_readmitted"]
