@@ -305,6 +305,13 @@ pods:
       description: Provider whose allocation failed (C(device), C(cpu), C(memory)), null otherwise.
       type: str
       returned: always
+    runtime:
+      description:
+        - C(admitted, then fails at runtime) when the pod is admitted on the strength of the memory manager's
+          hugepage counters but the OS has fewer free pages (C(free_hugepages) in sysfs) on the NUMA node it
+          got; null otherwise. C(runtime_shortfalls) says per node and size how much is missing.
+      type: str
+      returned: always
 memory:
   description:
     - The memory manager's map per NUMA node (string keys) after the sequence, per memory type (C(memory),

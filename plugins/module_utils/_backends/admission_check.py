@@ -28,6 +28,8 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.devicema
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.checkpoint import (
     restore_cpu_manager_state, restore_memory_manager_state)
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.devices import host_device_inventory
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.hugepages_truth import (
+    RUNTIME_FAILURE, Backing)
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.kubelet_paths import (
     locate_kubelet, under_root)
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.config import (
@@ -233,6 +235,7 @@ def run_check(params):
         kubelet_version=kubelet)
     node = simulator.summary()
     results = []
+    backing = Backing(topology, simulator.memory_map())
     for index, (label, manifest) in enumerate(pods):
         try:
             pod = simulator.pod_from_manifest(manifest, index)
@@ -240,6 +243,10 @@ def run_check(params):
             raise AdmissionInputError("%s: %s" % (label, exc))
         result = simulator.admit(pod)
         result["source"] = label
+        # hugepages truth: the state's counters admitted it; can the OS back its pages?
+        shortfalls = backing.charge(simulator.memory_map()) if result["admitted"] else []
+        result["runtime"] = RUNTIME_FAILURE if shortfalls else None
+        result["runtime_shortfalls"] = shortfalls
         results.append(result)
     run = {"pods": results, "memory": simulator.memory_map(), "pinning": simulator.pinning(),
            "node": node, "sources": sources, "running_pods": running.to_dict(),
@@ -249,6 +256,8 @@ def run_check(params):
         run["state_after"] = simulator.state_after(
             cpu_version=getattr(cpu_checkpoint, "version", None) if cpu_checkpoint is not None else None,
             memory_version=getattr(memory_checkpoint, "version", None) if memory_checkpoint is not None else None)
-    run["msg"] = format_table(run)
+    run["msg"] = format_table(run) + "".join(
+        "\n%s/%s: %s: %s" % (r["namespace"], r["name"], RUNTIME_FAILURE, "; ".join(r["runtime_shortfalls"]))
+        for r in results if r["runtime"])
     run["table"] = run["msg"].split("\n")
     return run

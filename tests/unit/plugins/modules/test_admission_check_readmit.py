@@ -132,3 +132,32 @@ def test_bad_readmit_values(host, value, message):
 def test_new_pods_are_not_mixed_with_readmit(host):
     with pytest.raises(AdmissionInputError, match="pod and pod_file are new pods"):
         run_check(params(host, readmit=True, pod=RUNNING[0]))
+
+
+def test_hugepages_the_os_cannot_back_fail_at_runtime(tmp_path):
+    root = str(tmp_path / "h02")
+    topologies.write_tree("intel-2s", root, hostname="h02")
+    pool = os.path.join(root, "sys/devices/system/node/node0/hugepages/hugepages-2048kB")
+    with open(os.path.join(pool, "nr_hugepages")) as handle:
+        total = int(handle.read())
+    with open(os.path.join(pool, "free_hugepages"), "w") as handle:
+        handle.write("%d\n" % (total // 4))
+    kubelet_dir = os.path.join(root, "var", "lib", "kubelet")
+    shutil.rmtree(kubelet_dir, ignore_errors=True)
+    os.makedirs(kubelet_dir)
+    with open(os.path.join(kubelet_dir, "config.yaml"), "w") as handle:
+        handle.write(CONFIG.replace("best-effort", "single-numa-node"))
+    assert total == 1024
+    wanted = "1Gi"   # half the pool: the state has it free, the OS only a quarter
+    manifest = pod("dpdk", "2", "1Gi")
+    for kind in ("requests", "limits"):
+        manifest["spec"]["containers"][0]["resources"][kind]["hugepages-2Mi"] = wanted
+    result = run_check(params(root, pod=manifest))
+    (checked,) = result["pods"]
+    assert checked["admitted"] and checked["numa_nodes"] == [0]
+    assert checked["runtime"] == "admitted, then fails at runtime"
+    assert checked["runtime_shortfalls"] == [
+        "hugepages-2Mi on NUMA node 0: the pod takes 1Gi, the OS has 512Mi free (free_hugepages %d)" % (total // 4)]
+    assert "shop/dpdk: admitted, then fails at runtime: hugepages-2Mi on NUMA node 0" in result["msg"]
+    drift = run_check(params(root, readmit=True, running_pods=[]))["readmit"]
+    assert drift["hugepages"] == []   # no state file: nothing to compare
