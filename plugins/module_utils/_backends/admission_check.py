@@ -173,6 +173,32 @@ def _device_allocations(params, root, root_dir, sources):
     return allocations
 
 
+def node_inputs(params, root, sources):
+    """What the host shows: ``topology`` (with ``capacity`` = MemTotal and ``hugepages`` pool
+    sizes when read from sysfs), the kubelet ``config`` and ``root_dir``, and the two state files
+    as (path, text or None); ``sources`` records where each came from."""
+    out = {}
+    if params.get("topology") is not None:
+        out["topology"] = Topology.from_facts(params["topology"])
+        sources["topology"] = "option"
+        out["capacity"] = out["hugepages"] = None
+    else:
+        out["topology"] = read_topology(root)
+        sources["topology"] = "sysfs under %s" % root
+        system = read_system_memory(root)
+        out["capacity"] = system.get("memory_total_bytes")
+        out["hugepages"] = dict((name, pool["page_size_bytes"] * pool["total_pages"])
+                                for name, pool in (system.get("hugepages") or {}).items())
+    need_host = params.get("kubelet_config") is None or params.get("memory_manager_state") is None \
+        or params.get("cpu_manager_state") is None
+    located = locate_kubelet(root) if need_host else {}
+    out["config"], out["root_dir"] = _config(params, root, located, sources)
+    sources["root_dir"] = out["root_dir"]
+    for name in ("memory_manager_state", "cpu_manager_state"):
+        out[name] = _read_state(root, params.get(name), os.path.join(out["root_dir"], name), name, sources)
+    return out
+
+
 def run_check(params):
     """Everything the module does, returning the result dict; raises ValueError subclasses."""
     if params.get("readmit") not in (None, False):
@@ -181,27 +207,10 @@ def run_check(params):
     root = params.get("root") or "/"
     sources = {}
     pods = _collect_pods(params)
-    if params.get("topology") is not None:
-        topology = Topology.from_facts(params["topology"])
-        sources["topology"] = "option"
-        capacity = None
-        hugepages = None
-    else:
-        topology = read_topology(root)
-        sources["topology"] = "sysfs under %s" % root
-        system = read_system_memory(root)
-        capacity = system.get("memory_total_bytes")
-        hugepages = dict((name, pool["page_size_bytes"] * pool["total_pages"])
-                         for name, pool in (system.get("hugepages") or {}).items())
-    need_host = params.get("kubelet_config") is None or params.get("memory_manager_state") is None \
-        or params.get("cpu_manager_state") is None
-    located = locate_kubelet(root) if need_host else {}
-    config, root_dir = _config(params, root, located, sources)
-    sources["root_dir"] = root_dir
-    mem_path, mem_text = _read_state(root, params.get("memory_manager_state"),
-                                     os.path.join(root_dir, "memory_manager_state"), "memory_manager_state", sources)
-    cpu_path, cpu_text = _read_state(root, params.get("cpu_manager_state"),
-                                     os.path.join(root_dir, "cpu_manager_state"), "cpu_manager_state", sources)
+    node = node_inputs(params, root, sources)
+    topology, capacity, hugepages, config, root_dir = (node["topology"], node["capacity"], node["hugepages"],
+                                                       node["config"], node["root_dir"])
+    (mem_path, mem_text), (cpu_path, cpu_text) = node["memory_manager_state"], node["cpu_manager_state"]
     memory_checkpoint = restore_memory_manager_state(mem_text, config.get("memoryManagerPolicy") or "None", mem_path)
     cpu_checkpoint = restore_cpu_manager_state(cpu_text, config.get("cpuManagerPolicy") or "none", cpu_path)
     devices = params.get("devices")

@@ -15,11 +15,10 @@ from __future__ import absolute_import, annotations, division, print_function
 
 __metaclass__ = type
 
-import os
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._backends.admission_check import (
-    _config, _device_allocations, _read_state)
+    _device_allocations, node_inputs)
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission import AdmissionSimulator
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission_inputs import AdmissionInputError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.checkpoint import (
@@ -32,11 +31,9 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memoryma
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.memory_drift import boot_drift
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.readmit import (
     DEFAULT_EXHAUSTIVE_UP_TO, DEFAULT_MAX_ORDERS, START_FRESH, START_RESTORED, STARTS, ReadmitInputError, readmit)
-from ansible_collections.numaguard.kubelet.plugins.module_utils._host.kubelet_paths import locate_kubelet, under_root
+from ansible_collections.numaguard.kubelet.plugins.module_utils._host.kubelet_paths import under_root
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.running_pods import (
     INACTIVE_PHASES, RunningPodsError, _items, combine, listed_pods, state_pods)
-from ansible_collections.numaguard.kubelet.plugins.module_utils._host.sysfs import read_system_memory, read_topology
-from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import Topology
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset import parse_cpuset
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import format_bytes
 
@@ -269,24 +266,10 @@ def run_readmit(params: Mapping[str, Any]) -> Dict[str, Any]:
     options = readmit_options(params.get("readmit"))
     root = params.get("root") or "/"
     sources: Dict[str, Any] = {}
-    if params.get("topology") is not None:
-        topology = Topology.from_facts(params["topology"])
-        sources["topology"] = "option"
-        capacity = None
-    else:
-        topology = read_topology(root)
-        sources["topology"] = "sysfs under %s" % root
-        capacity = read_system_memory(root).get("memory_total_bytes")
-    need_host = params.get("kubelet_config") is None or params.get("memory_manager_state") is None \
-        or params.get("cpu_manager_state") is None
-    located = locate_kubelet(root) if need_host else {}
-    config, root_dir = _config(params, root, located, sources)
-    sources["root_dir"] = root_dir
-    mem = _read_state(root, params.get("memory_manager_state"), os.path.join(root_dir, "memory_manager_state"),
-                      "memory_manager_state", sources)
-    cpu = _read_state(root, params.get("cpu_manager_state"), os.path.join(root_dir, "cpu_manager_state"),
-                      "cpu_manager_state", sources)
-    allocations = _device_allocations(params, root, root_dir, sources)
+    node = node_inputs(params, root, sources)
+    topology, capacity, config = node["topology"], node["capacity"], node["config"]
+    mem, cpu = node["memory_manager_state"], node["cpu_manager_state"]
+    allocations = _device_allocations(params, root, node["root_dir"], sources)
     iomem = _read_iomem(root, sources)
     state_read = [name for name in ("cpu_manager_state", "memory_manager_state", "device_allocations")
                   if not str(sources.get(name, "")).startswith(("absent", "ignored"))]
