@@ -36,6 +36,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._host.running_po
     INACTIVE_PHASES, RunningPodsError, _items, combine, listed_pods, state_pods)
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset import parse_cpuset
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import format_bytes
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import KubeletAssumption
 
 _OPTION_KEYS = ("start", "reset", "max_orders", "exhaustive_up_to", "seed")
 STATE_FILES = ("cpu_manager_state", "memory_manager_state")
@@ -193,14 +194,14 @@ def _read_iomem(root: str, sources: Dict[str, Any]) -> Optional[str]:
 
 def _builders(topology: Any, config: Mapping[str, Any], params: Mapping[str, Any], mem: Tuple[str, Optional[str]],
               cpu: Tuple[str, Optional[str]], allocations: Any, capacity: Optional[int],
-              iomem: Optional[str], reset: List[str]) -> Dict[str, Callable[[], Any]]:
+              iomem: Optional[str], reset: List[str], kubelet: Any) -> Dict[str, Callable[[], Any]]:
     """The node as the kubelet starts it: ``restored`` reads both state files (and refuses them
     as the kubelet would), ``fresh`` goes without the files in ``reset`` and restores the others."""
     def simulator(cpu_checkpoint: Any, memory_checkpoint: Any) -> Any:
         return AdmissionSimulator(topology, config, cpu_checkpoint=cpu_checkpoint, memory_checkpoint=memory_checkpoint,
                                   devices=params.get("devices"), device_allocations=allocations, cpu_state_path=cpu[0],
                                   memory_state_path=mem[0], merger=params.get("merge_method") or "fast",
-                                  memory_capacity_bytes=capacity, proc_iomem=iomem)
+                                  memory_capacity_bytes=capacity, proc_iomem=iomem, kubelet_version=kubelet)
 
     def restore(texts: Mapping[str, Optional[str]]) -> Callable[[], Any]:
         held: Dict[str, Any] = {}
@@ -274,7 +275,9 @@ def run_readmit(params: Mapping[str, Any]) -> Dict[str, Any]:
     state_read = [name for name in ("cpu_manager_state", "memory_manager_state", "device_allocations")
                   if not str(sources.get(name, "")).startswith(("absent", "ignored"))]
     labels, manifests, running = running_manifests(params, config, mem[1], cpu[1], allocations, state_read)
-    builders = _builders(topology, config, params, mem, cpu, allocations, capacity, iomem, options["reset"])
+    kubelet = KubeletAssumption.resolve(params.get("kubelet_version"), params.get("host_kubelet_version"),
+                                        config.get("featureGates"))
+    builders = _builders(topology, config, params, mem, cpu, allocations, capacity, iomem, options["reset"], kubelet)
     result: Dict[str, Any] = {"running_pods": running, "starts": {}, "sources": sources}
     for start in options["start"]:
         try:
@@ -287,13 +290,15 @@ def run_readmit(params: Mapping[str, Any]) -> Dict[str, Any]:
     result["devices"] = ("device allocations kept in both starts: %s (the device checkpoint is not reset)"
                          % sources.get("device_allocations"))
     result["fresh_without"] = options["reset"]
-    result["boot_drift"] = _boot_drift(topology, config, mem[1], iomem, capacity)
+    result["boot_drift"] = _boot_drift(topology, dict(config, featureGates=kubelet.gates), mem[1], iomem, capacity)
     result["hugepages"] = _hugepages(topology, config, mem[1])
     result["all_readmitted"] = all(outcome["kubelet_starts"] and outcome["all_readmitted"]
                                    for outcome in result["starts"].values())
     result["summary"] = _summary(result)
-    return {"readmit": result, "sources": sources, "msg": "\n".join(result["summary"]),
-            "table": list(result["summary"])}
+    out = {"readmit": result, "sources": sources, "msg": "\n".join(result["summary"]),
+           "table": list(result["summary"]), "kubelet_warnings": list(kubelet.warnings)}
+    out.update(kubelet.result())
+    return out
 
 
 def _boot_drift(topology: Any, config: Mapping[str, Any], mem_text: Optional[str], iomem: Optional[str],
