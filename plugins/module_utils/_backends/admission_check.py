@@ -153,6 +153,17 @@ def _config(params, root, located, sources):
     return config, root_dir
 
 
+def _device_inventory(params, root, root_dir, topology, sources):
+    """The device plugins' devices: the option, else the kubelet's registered devices located
+    through sysfs."""
+    devices = params.get("devices")
+    if devices is None:
+        devices, sources["devices"] = host_device_inventory(root, root_dir, topology.node_ids())
+    else:
+        sources["devices"] = "option"
+    return devices
+
+
 def _device_allocations(params, root, root_dir, sources):
     """The devices running pods hold: the option, else the device manager's checkpoint."""
     allocations = params.get("device_allocations")
@@ -213,11 +224,7 @@ def run_check(params):
     (mem_path, mem_text), (cpu_path, cpu_text) = node["memory_manager_state"], node["cpu_manager_state"]
     memory_checkpoint = restore_memory_manager_state(mem_text, config.get("memoryManagerPolicy") or "None", mem_path)
     cpu_checkpoint = restore_cpu_manager_state(cpu_text, config.get("cpuManagerPolicy") or "none", cpu_path)
-    devices = params.get("devices")
-    if devices is None:  # the kubelet's registered devices, located through sysfs
-        devices, sources["devices"] = host_device_inventory(root, root_dir, topology.node_ids())
-    else:
-        sources["devices"] = "option"
+    devices = _device_inventory(params, root, root_dir, topology, sources)
     allocations = _device_allocations(params, root, root_dir, sources)
     kubelet = KubeletAssumption.resolve(params.get("kubelet_version"), params.get("host_kubelet_version"),
                                         config.get("featureGates"))

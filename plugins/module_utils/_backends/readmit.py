@@ -18,7 +18,7 @@ __metaclass__ = type
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._backends.admission_check import (
-    _device_allocations, node_inputs)
+    _device_allocations, _device_inventory, node_inputs)
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission import AdmissionSimulator
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission_inputs import AdmissionInputError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.checkpoint import (
@@ -192,15 +192,15 @@ def _read_iomem(root: str, sources: Dict[str, Any]) -> Optional[str]:
     return text
 
 
-def _builders(topology: Any, config: Mapping[str, Any], params: Mapping[str, Any], mem: Tuple[str, Optional[str]],
+def _builders(topology: Any, config: Mapping[str, Any], devices: Any, mem: Tuple[str, Optional[str]],
               cpu: Tuple[str, Optional[str]], allocations: Any, capacity: Optional[int],
-              iomem: Optional[str], reset: List[str], kubelet: Any) -> Dict[str, Callable[[], Any]]:
+              iomem: Optional[str], reset: List[str], kubelet: Any, merger: str) -> Dict[str, Callable[[], Any]]:
     """The node as the kubelet starts it: ``restored`` reads both state files (and refuses them
     as the kubelet would), ``fresh`` goes without the files in ``reset`` and restores the others."""
     def simulator(cpu_checkpoint: Any, memory_checkpoint: Any) -> Any:
         return AdmissionSimulator(topology, config, cpu_checkpoint=cpu_checkpoint, memory_checkpoint=memory_checkpoint,
-                                  devices=params.get("devices"), device_allocations=allocations, cpu_state_path=cpu[0],
-                                  memory_state_path=mem[0], merger=params.get("merge_method") or "fast",
+                                  devices=devices, device_allocations=allocations, cpu_state_path=cpu[0],
+                                  memory_state_path=mem[0], merger=merger,
                                   memory_capacity_bytes=capacity, proc_iomem=iomem, kubelet_version=kubelet)
 
     def restore(texts: Mapping[str, Optional[str]]) -> Callable[[], Any]:
@@ -277,7 +277,9 @@ def run_readmit(params: Mapping[str, Any]) -> Dict[str, Any]:
     labels, manifests, running = running_manifests(params, config, mem[1], cpu[1], allocations, state_read)
     kubelet = KubeletAssumption.resolve(params.get("kubelet_version"), params.get("host_kubelet_version"),
                                         config.get("featureGates"))
-    builders = _builders(topology, config, params, mem, cpu, allocations, capacity, iomem, options["reset"], kubelet)
+    devices = _device_inventory(params, root, node["root_dir"], topology, sources)
+    builders = _builders(topology, config, devices, mem, cpu, allocations, capacity, iomem, options["reset"], kubelet,
+                         params.get("merge_method") or "fast")
     result: Dict[str, Any] = {"running_pods": running, "starts": {}, "sources": sources}
     for start in options["start"]:
         try:
