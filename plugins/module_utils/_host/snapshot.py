@@ -255,6 +255,12 @@ def archive_bytes(entries: Dict[str, Tuple[str, Any]]) -> bytes:
     return out.getvalue()
 
 
+def _staging_parent() -> Optional[str]:
+    """tmpfs when the host has it: staging thousands of small files on a disk-backed /tmp took
+    4.6 s + 1.9 s cleanup for amd-epyc-nps4 (4578 entries), 0.7 s in /dev/shm (load 12, 2 CPUs)."""
+    return "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK | os.X_OK) else None
+
+
 def capture(root: str, dest: Optional[str], facts_of: Optional[Any] = None) -> Dict[str, Any]:
     """Collect, read the collected tree back (so the facts are exactly the snapshot's), and
     write the archive to ``dest`` atomically (None: check mode, nothing written). Returns
@@ -264,7 +270,7 @@ def capture(root: str, dest: Optional[str], facts_of: Optional[Any] = None) -> D
     entries = collect(root)
     result: Dict[str, Any] = {"files": sum(1 for k, _d in entries.values() if k != "dir")}
     if facts_of is not None:
-        staging = tempfile.mkdtemp(prefix="numaguard-snapshot-")
+        staging = tempfile.mkdtemp(prefix="numaguard-snapshot-", dir=_staging_parent())
         try:
             write_tree(entries, staging)
             result["numa_topology"] = facts_of(staging)
