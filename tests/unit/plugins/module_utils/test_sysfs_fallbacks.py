@@ -238,3 +238,18 @@ def test_fuzz_tree_is_restored(fuzz_tree):
     root, _files, pristine = fuzz_tree
     assert _facts(root) == pristine
     shutil.rmtree(str(root))
+
+
+@pytest.mark.parametrize("mask,message", [
+    ("," .join(["ffffffff"] * 300), "CPU mask wider than the kernel limit (8192)"),
+    ("00000001," + "00000000," * 255 + "00000000", "CPU id beyond the kernel limit (8191)"),
+    ("0000000g", "expected a CPU mask like '0000ffff,00000000'"),
+])
+def test_bad_masks_are_refused_before_expanding(tmp_path, mask, message):
+    root = tmp_path / "m"
+    topologies.write_tree(TINY, str(root), hostname="h01")
+    os.remove(str(root / NODE / "node0" / "cpulist"))
+    (root / NODE / "node0" / "cpumap").write_text(mask + "\n")
+    with pytest.raises(SysfsError) as info:
+        read_topology(str(root))
+    assert str(info.value).startswith("%s: %s" % (root / NODE / "node0" / "cpumap", message))
