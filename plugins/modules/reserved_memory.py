@@ -338,6 +338,7 @@ def main():
             kube_reserved=p["kube_reserved"], system_reserved=p["system_reserved"], eviction_hard=p["eviction_hard"],
             reserved_memory=p["reserved_memory"], memory_manager_policy=p["memory_manager_policy"],
             merge_default_eviction_settings=p["merge_default_eviction_settings"], reserved_cpus=p["reserved_cpus"],
+            kubelet=kubelet,
         )
     except (InvalidTopology, SysfsError, KubeletConfigError, ReservationError, ReservationSyntaxError,
             VersionError, EnvironmentError) as exc:

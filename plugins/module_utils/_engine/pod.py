@@ -36,6 +36,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions im
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import (
     InvalidQuantity,
     Quantity,
+    parse_object_quantity,
     parse_quantity,
 )
 
@@ -371,7 +372,7 @@ def _quantity(value: Any, path: str) -> Quantity:
         raise _invalid(path, value, "must be a quantity (string or number)")
     text = repr(value) if isinstance(value, float) else value
     try:
-        return parse_quantity(text)
+        return parse_object_quantity(text)  # Quantity.UnmarshalJSON trims surrounding whitespace
     except (InvalidQuantity, ValueError) as exc:
         raise _invalid(path, value, "must be a valid quantity (%s)" % exc)
 

@@ -42,6 +42,38 @@ def parse_cpuset(text):
     return frozenset(cpus)
 
 
+_GO_ATOI = re.compile(r"^[+-]?[0-9]+$")
+
+
+def _go_atoi(text):
+    if not _GO_ATOI.match(text):
+        raise InvalidCPUSet('strconv.Atoi: parsing "%s": invalid syntax' % text)
+    value = int(text)
+    if not -(1 << 63) <= value < (1 << 63):
+        raise InvalidCPUSet('strconv.Atoi: parsing "%s": value out of range' % text)
+    return value
+
+
+def parse_go_cpuset(text):
+    """k8s.io/utils/cpuset ``Parse``, as the kubelet reads ``reservedSystemCPUs``/``--reserved-cpus``:
+    no whitespace tolerance (``"0, 1"`` and ``" 0-1"`` fail with strconv's message), ranges split
+    on the first ``-``. Raises InvalidCPUSet with the Go error text. The sysfs-oriented
+    :func:`parse_cpuset` is for kernel files, which end in a newline."""
+    if not isinstance(text, str):
+        raise InvalidCPUSet("CPU list must be a string, got %r" % (text,))
+    cpus = set()
+    if text == "":
+        return frozenset()
+    for element in text.split(","):
+        bounds = element.split("-", 1)
+        first = _go_atoi(bounds[0])
+        last = _go_atoi(bounds[1]) if len(bounds) == 2 else first
+        if first > last:
+            raise InvalidCPUSet('invalid range "%s" (%d > %d)' % (element, first, last))
+        cpus.update(range(first, last + 1))
+    return frozenset(cpus)
+
+
 def format_cpuset(cpus):
     """Return the canonical kubelet string for an iterable of CPU ids ({0, 1, 2, 5} -> "0-2,5")."""
     ids = sorted(set(cpus))

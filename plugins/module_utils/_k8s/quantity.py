@@ -14,7 +14,11 @@ apimachinery grammar and its quirks::
     <decimalSI>       ::= n | u | m | "" | k | M | G | T | P | E
     <decimalExponent> ::= ( e | E ) [+-]? <digits>
 
-A value is kept as an exact rational ``mantissa * 10**exponent`` (two ints). As in apimachinery,
+A value is kept as an exact rational ``mantissa * 10**exponent`` (two ints), plus how
+apimachinery would hold it: an ``int64Amount`` ``(value, scale)`` from its fast parse path, or
+an ``inf.Dec`` (``None``) from the slow one. Only ``as_int64`` (``AsInt64``) and
+``go_struct`` (Go's ``%v`` of a Quantity, as printed in some kubelet errors) depend on that.
+As in apimachinery,
 parsing rounds a non-zero value away from zero to a multiple of 1n (10**-9); a BinarySI value
 is capped at 2**63-1; a BinarySI value strictly between 0 and 1 becomes DecimalSI.
 ``value()`` is the kubelet's ``Value()``: base units, rounded away from zero.
@@ -79,14 +83,78 @@ def _ceil_div_away(numerator, denominator):
     return quotient if numerator >= 0 else -quotient
 
 
+_NATURAL = object()
+
+
+def _fits_int64(value):
+    return INT64_MIN <= value <= INT64_MAX
+
+
+def _natural_int64_amount(mantissa, exponent):
+    """How Go holds a quantity built from a number (``NewQuantity``/``NewScaledQuantity``)."""
+    if not _fits_int64(mantissa):
+        return None
+    return (int(mantissa), int(exponent)) if mantissa else (0, 0)
+
+
+def _int64_amount_add(a, b):
+    """``int64Amount.Add``: (value, scale) or None where Go overflows into ``inf.Dec``."""
+    if b[0] == 0:
+        return a
+    if a[0] == 0:
+        return b
+    if a[1] == b[1]:
+        value, scale = a[0] + b[0], a[1]
+    elif a[1] > b[1]:
+        value, scale = a[0] * 10 ** (a[1] - b[1]), b[1]
+        if not _fits_int64(value):
+            return None
+        value += b[0]
+    else:
+        shifted = b[0] * 10 ** (b[1] - a[1])
+        if not _fits_int64(shifted):
+            return None
+        value, scale = a[0] + shifted, a[1]
+    return (value, scale) if _fits_int64(value) else None
+
+
+def _go_parse_representation(negative, digits_int, digits_frac, suffix):
+    """``ParseQuantity``'s fast path: (value, scale) of the ``int64Amount``, or None when it
+    takes the slow ``inf.Dec`` path (resource/quantity.go)."""
+    num = digits_int.lstrip("0") or "0"
+    denom = digits_frac
+    if suffix in _BINARY_SUFFIXES:
+        exponent = _BINARY_SUFFIXES[suffix]
+        if denom:
+            return None
+        # float32(exponent)*3/10 is exact for the multiples of ten used here
+        precision = 15 - len(num) - (exponent * 3 // 10) - 1
+        multiplier, scale = 1 << exponent, 0
+    else:
+        exponent = int(suffix[1:]) if len(suffix) > 1 else _DECIMAL_SUFFIXES[suffix]
+        precision = 18 - (len(num) + len(denom))
+        multiplier, scale = 1, exponent
+    if precision < 0:
+        return None
+    scale -= len(denom)
+    if scale < _NANO:
+        return None
+    value = int(num + denom) * multiplier
+    if not _fits_int64(value):
+        return None
+    return (-value if negative else value, scale)
+
+
 class Quantity:
     """An immutable Kubernetes quantity: ``mantissa * 10**exponent`` plus its format."""
 
-    __slots__ = ("_mantissa", "_exponent", "_format")
+    __slots__ = ("_mantissa", "_exponent", "_format", "_go", "_text")
 
-    def __init__(self, mantissa, exponent=0, fmt=DECIMAL_SI):
+    def __init__(self, mantissa, exponent=0, fmt=DECIMAL_SI, go=_NATURAL):
         if fmt not in FORMATS:
             raise InvalidQuantity("unknown quantity format %r (expected one of %s)" % (fmt, ", ".join(FORMATS)))
+        if go is _NATURAL:
+            go = _natural_int64_amount(mantissa, exponent)
         if mantissa == 0:
             exponent = 0
         else:
@@ -95,6 +163,8 @@ class Quantity:
         object.__setattr__(self, "_mantissa", int(mantissa))
         object.__setattr__(self, "_exponent", int(exponent))
         object.__setattr__(self, "_format", fmt)
+        object.__setattr__(self, "_go", go)
+        object.__setattr__(self, "_text", None)
 
     def __setattr__(self, name, value):
         raise AttributeError("Quantity is immutable")
@@ -134,18 +204,36 @@ class Quantity:
         return _ceil_div_away(numerator, denominator)
 
     def as_int64(self):
-        """``Quantity.AsInt64``: the value when it is a whole number within int64, else None.
+        """``Quantity.AsInt64``: the value as an int, or None where apimachinery fails.
 
-        The kubelet uses it where a quantity must become an exact integer (reserved memory,
-        memory requests); unlike ``value()`` it never rounds.
+        It fails by *representation*, not only by value: a quantity parsed through the slow path
+        (a binary suffix with a fraction such as ``1.5Gi`` or ``1.0Gi``, more than 18 significant
+        digits, a large binary value such as ``1Pi``) is an ``inf.Dec``; one with a negative scale
+        (``1.0``, ``1000m``) is an ``int64Amount`` that ``AsInt64`` refuses; a positive scale that
+        overflows int64 (``10E``) fails too. The kubelet uses it where a quantity must become
+        an exact integer: reservedMemory limits (memory_manager.go ``getSystemReservedMemory``,
+        "could not covert a variable of type Quantity to int64") and memory requests.
         """
-        numerator, denominator = self.as_fraction()
-        if numerator % denominator:
+        if self._go is None:
             return None
-        value = numerator // denominator
-        if not INT64_MIN <= value <= INT64_MAX:
+        value, scale = self._go
+        if scale < 0:
             return None
-        return value
+        value *= 10 ** scale
+        return value if INT64_MIN <= value <= INT64_MAX else None
+
+    def written(self):
+        """The text this quantity was parsed from (for messages about what the user wrote), else
+        the canonical string."""
+        return self._text if self._text is not None else canonical_string(self)
+
+    def go_struct(self):
+        """Go's ``%v`` of this Quantity value, ``{{1073741824 0} {<nil>}  BinarySI}`` (the cached
+        string is empty: the kubelet prints sums and copies), or None for an ``inf.Dec`` (Go
+        prints a pointer address there)."""
+        if self._go is None:
+            return None
+        return "{{%d %d} {<nil>}  %s}" % (self._go[0], self._go[1], self._format)
 
     def milli_value(self):
         """Thousandths of the base unit, rounded away from zero (``MilliValue()``: CPU millicores)."""
@@ -168,7 +256,10 @@ class Quantity:
                     + sign * other._mantissa * 10 ** (other._exponent - exponent))
         # apimachinery: the receiver's format wins, unless the receiver is zero.
         fmt = other._format if self.is_zero() else self._format
-        return Quantity(mantissa, exponent, fmt)
+        go = None
+        if self._go is not None and other._go is not None:
+            go = _int64_amount_add(self._go, (sign * other._go[0], other._go[1]))
+        return Quantity(mantissa, exponent, fmt, go)
 
     def __add__(self, other):
         return self._combine(other, 1)
@@ -177,7 +268,8 @@ class Quantity:
         return self._combine(other, -1)
 
     def __neg__(self):
-        return Quantity(-self._mantissa, self._exponent, self._format)
+        go = None if self._go is None else (-self._go[0], self._go[1])
+        return Quantity(-self._mantissa, self._exponent, self._format, go)
 
     def __eq__(self, other):
         key = self._key(other)
@@ -299,7 +391,32 @@ def parse_quantity(text):
             mantissa, exponent = _MAX_INT64, 0
         elif 0 < numerator < denominator:
             fmt = DECIMAL_SI
-    return Quantity(-mantissa if negative else mantissa, exponent, fmt)
+    go = (0, 0) if text == "0" else _go_parse_representation(negative, digits_int, digits_frac, suffix)
+    result = Quantity(-mantissa if negative else mantissa, exponent, fmt, go)
+    object.__setattr__(result, "_text", text)
+    return result
+
+
+#: Go's ``unicode.IsSpace`` (what ``strings.TrimSpace`` removes); Python's ``str.strip`` also
+#: removes U+001C..U+001F, which Go keeps.
+_GO_SPACE = u"\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a" \
+            u"\u2028\u2029\u202f\u205f\u3000"
+
+
+def go_trim_space(text):
+    """Go ``strings.TrimSpace``."""
+    return text.strip(_GO_SPACE)
+
+
+def parse_object_quantity(value):
+    """A quantity inside a decoded object (KubeletConfiguration ``reservedMemory[].limits``, a
+    pod's requests/limits/overhead): ``Quantity.UnmarshalJSON`` trims surrounding whitespace
+    before parsing, so ``" 100Mi"`` is accepted there. Flags and the ``kubeReserved``,
+    ``systemReserved`` and ``evictionHard`` string maps are parsed untrimmed: use
+    :func:`parse_quantity` for those."""
+    if isinstance(value, str):
+        value = go_trim_space(value)
+    return parse_quantity(value)
 
 
 def _explain(text):

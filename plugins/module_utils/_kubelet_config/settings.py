@@ -25,6 +25,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset impo
     InvalidCPUSet,
     format_cpuset,
     parse_cpuset,
+    parse_go_cpuset,
 )
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import (
     CPU_INCOMPATIBLE_OPTIONS,
@@ -427,9 +428,10 @@ def validate_settings(settings: Dict[str, Any],
     raw_reserved = effective.get("reservedSystemCPUs")
     if raw_reserved not in (None, ""):
         try:
-            reserved_cpus = parse_cpuset(str(raw_reserved))
+            reserved_cpus = parse_go_cpuset(str(raw_reserved))
         except InvalidCPUSet as exc:
-            errors.append("reservedSystemCPUs: unable to parse %r: %s; use a CPU list such as 0-1,32-33" % (raw_reserved, exc))
+            errors.append("reservedSystemCPUs: unable to parse reserved-cpus list: %s (%r); use a CPU list without "
+                          "spaces such as 0-1,32-33" % (exc, raw_reserved))
     if cpu_policy == "static" and raw_reserved in (None, ""):
         if _cpu_reserved_milli(effective, errors) <= 0:
             errors.append(

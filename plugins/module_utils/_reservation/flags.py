@@ -28,6 +28,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.gojson impo
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import (
     InvalidQuantity,
     Quantity,
+    parse_object_quantity,
     parse_quantity,
 )
 
@@ -211,7 +212,9 @@ def parse_reserved_memory_config(entries: Any,
             if not isinstance(name, str):
                 raise ReservationSyntaxError("%s.limits key %r must be a string" % (where, name), option)
             try:
-                quantity = _quantity_value(raw_limits[name])
+                raw_value = raw_limits[name]
+                # decoded object: Quantity.UnmarshalJSON trims whitespace (flags do not)
+                quantity = raw_value if isinstance(raw_value, Quantity) else parse_object_quantity(raw_value)
             except InvalidQuantity as exc:
                 raise ReservationSyntaxError("%s.limits.%s: %s" % (where, name, exc), option)
             limits.append((name, quantity))

@@ -32,13 +32,16 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset impo
     InvalidCPUSet,
     format_cpuset,
     parse_cpuset,
+    parse_go_cpuset,
 )
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import NEWEST_RELEASED
 from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.eviction import (
     EvictionSettings,
     describe_threshold,
     effective_eviction_hard,
 )
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import (
+    BINARY_SI,
     DECIMAL_SI,
     InvalidQuantity,
     Quantity,
@@ -239,7 +242,8 @@ def validate_reservation(topology: Topology, kube_reserved: Any = None, system_r
                          reserved_memory: Any = None, memory_manager_policy: Any = POLICY_NONE,
                          merge_default_eviction_settings: bool = False, memory_capacity_bytes: Optional[int] = None,
                          allocatable_ignore_eviction: bool = False, memory_manager_state: Optional[str] = None,
-                         state_file: Optional[str] = None, strategy: Optional[str] = None) -> ValidationResult:
+                         state_file: Optional[str] = None, strategy: Optional[str] = None,
+                         reserved_cpus: Any = None, kubelet: Any = None) -> ValidationResult:
     """Validate a reservation against a topology; never raises for bad settings, reports them.
 
     ``kube_reserved``/``system_reserved``: flag string (``cpu=500m,memory=1Gi``) or dict.
@@ -249,6 +253,9 @@ def validate_reservation(topology: Topology, kube_reserved: Any = None, system_r
     (``/proc/meminfo`` MemTotal) for percentage thresholds; default: sum of the NUMA nodes.
     ``memory_manager_state``: content of an existing ``memory_manager_state`` to predict whether
     the kubelet will accept it with this configuration (``state_file`` names it in messages).
+    ``reserved_cpus``: ``reservedSystemCPUs`` (it replaces the cpu of kube/system-reserved in the
+    Node Allocatable capacity check). ``kubelet``: the ``_k8s.versions.KubeletAssumption`` whose
+    wording and gates apply (default: the newest released kubelet).
     """
     errors: List[Finding] = []
     warnings: List[Finding] = []
@@ -326,17 +333,24 @@ def validate_reservation(topology: Topology, kube_reserved: Any = None, system_r
                                       "merge the %s entries of NUMA node %d into one" % (name, node), message, True))
             seen[node][name] = True
             if quantity.sign() < 0:
-                errors.append(Finding("reserved-memory-negative", sev,
+                (errors if static else warnings).append(Finding("reserved-memory-negative", sev,
                                       "reservedMemory %s for NUMA node %d is negative (%s); the kubelet converts it "
                                       "to an unsigned 64-bit number of bytes.%s" % (name, node, quantity, under_none),
                                       "use a positive quantity", None, False))
-            elif not _is_integral(quantity):
+            elif quantity.as_int64() is None:
+                # memory_manager.go getSystemReservedMemory: Quantity.AsInt64 fails by representation
+                # (1.5Gi, 1.0, 1000m, > 18 digits), not only for fractions (kubelet typo kept)
                 message = "could not covert a variable of type Quantity to int64"
-                errors.append(Finding("reserved-memory-integer", sev,
-                                      "reservedMemory %s=%s for NUMA node %d is not a whole number of bytes: %s.%s"
-                                      % (name, quantity, node, message, under_none),
-                                      "use a whole number of bytes, e.g. %s" % format_bytes(quantity.value()),
-                                      message, static))
+                canonical = parse_quantity(str(quantity))
+                written = (str(quantity) if _is_integral(quantity) and canonical.as_int64() is not None
+                           else format_bytes(quantity.value()))
+                what = ("is not a whole number of bytes" if not _is_integral(quantity) else
+                        "is written in a form the kubelet holds as a decimal (a fraction with a binary suffix, a "
+                        "negative scale such as 1.0 or 1000m, or more than 18 significant digits)")
+                (errors if static else warnings).append(Finding("reserved-memory-integer", sev,
+                                      "reservedMemory %s=%s for NUMA node %d %s: %s.%s"
+                                      % (name, quantity.written(), node, what, message, under_none),
+                                      "use a whole number of bytes, e.g. %s" % written, message, static))
 
     # 3. Memory manager start-up (Static): NUMA ids, per-type sums, non-empty reservation.
     for node in sorted(set(r.numa_node for r in reservations)):
@@ -363,6 +377,10 @@ def validate_reservation(topology: Topology, kube_reserved: Any = None, system_r
     expected: Dict[str, Quantity] = {}
     if expected_memory is not None:
         expected[MEMORY] = expected_memory
+    if inputs_ok:
+        finding = _node_allocatable_capacity(topology, kube, system, expected_memory, capacity, reserved_cpus, kubelet)
+        if finding is not None:
+            errors.append(finding)
 
     by_type: Dict[str, List[Tuple[int, Quantity]]] = {}
     for reservation in reservations:
@@ -499,6 +517,77 @@ def validate_reservation(topology: Topology, kube_reserved: Any = None, system_r
     return ValidationResult(valid=not errors, errors=errors, warnings=warnings, reservations=reservations,
                             expected=expected, totals=totals, nodes=nodes, policy=str(policy), eviction=eviction,
                             strategy=strategy, state=state, extra={"memory_capacity_bytes": capacity})
+
+
+def _go_value(quantity: Quantity) -> str:
+    """Go's ``%v`` of a Quantity; an inf.Dec prints a pointer address we cannot know."""
+    return quantity.go_struct() or "{{0 0} {<address>}  %s}" % quantity.format
+
+
+def node_allocatable_capacity_message(capacity: Mapping[str, Quantity], reservation: Mapping[str, Quantity],
+                                      version: Tuple[int, ...]) -> Optional[str]:
+    """``validateNodeAllocatable`` (pkg/kubelet/cm/node_container_manager_linux.go): the kubelet's
+    start-up error when a resource's Node Allocatable reservation exceeds its capacity, else
+    None. Resources in sorted order (the kubelet walks a Go map: with two failures the order may
+    differ). Wording changed in 1.29 (kubernetes/kubernetes#119764)."""
+    parts = []
+    for name in sorted(reservation):
+        if name not in capacity:
+            continue
+        left = capacity[name] - reservation[name]
+        if left.sign() >= 0:
+            continue
+        if tuple(version[:2]) >= (1, 29):
+            parts.append("Resource %s has a reservation of %s but capacity of %s. Expected capacity >= reservation."
+                         % (go_quote(name), _go_value(reservation[name]), _go_value(capacity[name])))
+        else:
+            parts.append("Resource %s has an allocatable of %s, capacity of %s"
+                         % (go_quote(name), _go_value(reservation[name]), _go_value(left)))
+    if not parts:
+        return None
+    return "invalid Node Allocatable configuration. %s" % " ".join(parts)
+
+
+def _node_allocatable_capacity(topology: Topology, kube: Mapping[str, Quantity], system: Mapping[str, Quantity],
+                               memory_reservation: Optional[Quantity], memory_capacity_bytes: int,
+                               reserved_cpus: Any, kubelet: Any) -> Optional[Finding]:
+    """The Node Allocatable capacity check for memory and cpu as a Finding (fatal, every policy)."""
+    version = kubelet.version if kubelet is not None else NEWEST_RELEASED
+    cpu_count = sum(len(node.cpus) for node in topology.nodes)
+    capacity = {MEMORY: Quantity.from_int(memory_capacity_bytes, BINARY_SI),
+                "cpu": Quantity(cpu_count * 1000, -3, DECIMAL_SI)}  # cadvisor: NewMilliQuantity(cores*1000)
+    reservation: Dict[str, Quantity] = {}
+    if memory_reservation is not None:
+        reservation[MEMORY] = memory_reservation
+    system_cpu, kube_cpu = system.get("cpu"), kube.get("cpu")
+    if reserved_cpus not in (None, ""):
+        try:
+            count = len(parse_go_cpuset(str(reserved_cpus)))
+        except InvalidCPUSet:
+            count = 0  # reported by the reservedSystemCPUs check
+        if count:
+            system_cpu, kube_cpu = Quantity.from_int(count, DECIMAL_SI), None  # server.go overwrites both
+    cpu = Quantity(0, 0, DECIMAL_SI)
+    for part in (system_cpu, kube_cpu):
+        if part is not None:
+            cpu = cpu + part
+    if not cpu.is_zero():
+        reservation["cpu"] = cpu
+    message = node_allocatable_capacity_message(capacity, reservation, version)
+    if message is None:
+        return None
+    over = []
+    for name in sorted(reservation):
+        if reservation[name] > capacity[name]:
+            shown = format_bytes if name == MEMORY else (lambda v: "%d CPUs" % v)
+            over.append("%s: reserved %s > capacity %s" % (
+                name, shown(reservation[name].value()) if name == MEMORY else str(reservation[name]),
+                shown(capacity[name].value()) if name == MEMORY else "%d CPUs" % cpu_count))
+    return Finding("node-allocatable-capacity", ERROR,
+                   "kube-reserved + system-reserved + the hard eviction threshold exceed the node's capacity (%s); "
+                   "the kubelet refuses to start: %s" % ("; ".join(over), message),
+                   "lower kubeReserved/systemReserved (or the memory.available eviction threshold, or "
+                   "reservedSystemCPUs) so that they fit the node", message, True)
 
 
 def _parse_map(value: Any, option: str, errors: List[Finding]) -> Optional[Dict[str, Quantity]]:
@@ -649,7 +738,8 @@ def _distribute(total: int,
 def plan_reservation(topology: Topology, strategy: Optional[str] = None, kube_reserved: Any = None, system_reserved: Any = None, eviction_hard: Any = None,
                      reserved_memory: Any = None, memory_manager_policy: Any = POLICY_STATIC, merge_default_eviction_settings: bool = False,
                      memory_capacity_bytes: Optional[int] = None, allocatable_ignore_eviction: bool = False, reserved_cpus: Any = None,
-                     split_unit: int = MIB, memory_manager_state: Optional[str] = None, state_file: Optional[str] = None) -> ValidationResult:
+                     split_unit: int = MIB, memory_manager_state: Optional[str] = None, state_file: Optional[str] = None,
+                     kubelet: Any = None) -> ValidationResult:
     """Compute a reservation with ``strategy`` (or take ``reserved_memory``), then validate it.
 
     With ``strategy`` None or ``explicit`` the given ``reserved_memory`` is validated as is. A
@@ -660,7 +750,8 @@ def plan_reservation(topology: Topology, strategy: Optional[str] = None, kube_re
                   memory_manager_policy=memory_manager_policy,
                   merge_default_eviction_settings=merge_default_eviction_settings,
                   memory_capacity_bytes=memory_capacity_bytes, allocatable_ignore_eviction=allocatable_ignore_eviction,
-                  memory_manager_state=memory_manager_state, state_file=state_file)
+                  memory_manager_state=memory_manager_state, state_file=state_file,
+                  reserved_cpus=reserved_cpus, kubelet=kubelet)
     if strategy in (None, "explicit"):
         if strategy == "explicit" and reserved_memory is None:
             result = validate_reservation(topology, reserved_memory=None, strategy=strategy, **common)
@@ -710,7 +801,6 @@ def validate_kubelet_config(topology: Topology,
                             **overrides: Any) -> ValidationResult:
     """:func:`validate_reservation` on the fields of a KubeletConfiguration dict (overrides win)."""
     settings = settings_from_kubelet_config(config)
-    settings.pop("reserved_cpus")
     settings.update(overrides)
     return validate_reservation(topology, **settings)
 
@@ -757,7 +847,7 @@ def topology_from_any(value: Any) -> Tuple[Topology, Optional[int]]:
 def evaluate(topology: Any, kubelet_config: Optional[Mapping[str, Any]] = None, strategy: Optional[str] = None,
              split_unit: Any = MIB, memory_capacity_bytes: Any = None, allocatable_ignore_eviction: bool = False,
              memory_manager_state: Optional[str] = None, state_file: Optional[str] = None,
-             **settings: Any) -> ValidationResult:
+             kubelet: Any = None, **settings: Any) -> ValidationResult:
     """Resolve settings (explicit ones win over ``kubelet_config``), then compute and/or validate.
 
     ``topology`` may be anything :func:`topology_from_any` accepts. ``settings`` are the keys of
@@ -791,7 +881,7 @@ def evaluate(topology: Any, kubelet_config: Optional[Mapping[str, Any]] = None, 
         merge_default_eviction_settings=bool(resolved.get("merge_default_eviction_settings")),
         memory_capacity_bytes=capacity, allocatable_ignore_eviction=allocatable_ignore_eviction,
         reserved_cpus=resolved.get("reserved_cpus"), split_unit=unit,
-        memory_manager_state=memory_manager_state, state_file=state_file)
+        memory_manager_state=memory_manager_state, state_file=state_file, kubelet=kubelet)
 
 
 def _bytes_option(value: Any, option: str) -> int:

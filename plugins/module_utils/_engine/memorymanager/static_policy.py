@@ -46,7 +46,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topology
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.mask_table import (
     gc_paused, hint as interned_hint, table_for)
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors import AdmissionError
-from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import INT64_MAX, INT64_MIN
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import INT64_MAX, INT64_MIN, parse_quantity
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import (
     EmptyHintMap, HintList, TopologyHint, ZERO_HINT, implicit_for, is_hint_set, memoise_dicts)
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.machine_state import (
@@ -106,10 +106,14 @@ class _RequestError(Exception):
 
 
 def _as_int64(amount: Any) -> Optional[int]:
-    """``Quantity.AsInt64`` on a quantity, or a plain int checked against the int64 range."""
+    """``Quantity.AsInt64`` on a quantity, or a plain int checked against the int64 range.
+
+    A pod reaches the kubelet through the API server, which stores quantities in canonical form
+    (``1.5Gi`` becomes ``1536Mi``), so AsInt64 sees the canonical re-parse, not the manifest text.
+    """
     if isinstance(amount, int) and not isinstance(amount, bool):
         return amount if INT64_MIN <= amount <= INT64_MAX else None
-    return amount.as_int64()
+    return parse_quantity(str(amount)).as_int64()
 
 
 def container_requested_resources(container: Any) -> Dict[str, int]:

@@ -128,7 +128,14 @@ def test_stdlib_validator_agrees_with_jsonschema(data):
           "set reservedSystemCPUs (e.g. '0') or kubeReserved/systemReserved cpu"]),
         ({"cpuManagerPolicy": "static", "kubeReserved": {"cpu": "100m"}}, "1.31", []),
         ({"cpuManagerPolicy": "static", "reservedSystemCPUs": "3-1"}, "1.31",
-         ["reservedSystemCPUs: unable to parse '3-1': invalid CPU list '3-1': range '3-1' is reversed (3 > 1); use a CPU list such as 0-1,32-33"]),
+         ["reservedSystemCPUs: unable to parse reserved-cpus list: invalid range \"3-1\" (3 > 1) ('3-1'); use a CPU list without "
+          "spaces such as 0-1,32-33"]),
+        ({"cpuManagerPolicy": "static", "reservedSystemCPUs": "0, 1"}, "1.31",
+         ["reservedSystemCPUs: unable to parse reserved-cpus list: strconv.Atoi: parsing \" 1\": invalid syntax ('0, 1'); use a "
+          "CPU list without spaces such as 0-1,32-33"]),
+        ({"cpuManagerPolicy": "static", "reservedSystemCPUs": " 0-1"}, "1.31",
+         ["reservedSystemCPUs: unable to parse reserved-cpus list: strconv.Atoi: parsing \" 0\": invalid syntax (' 0-1'); use a "
+          "CPU list without spaces such as 0-1,32-33"]),
         ({"topologyManagerPolicy": "restricted", "topologyManagerPolicyOptions": {"max-allowable-numa-nodes": 4}}, "1.31",
          ["topologyManagerPolicyOptions.max-allowable-numa-nodes: the minimum value of 'max-allowable-numa-nodes' should not be less than 8 (got 4)"]),
         ({"topologyManagerPolicy": "restricted", "topologyManagerPolicyOptions": {"max-allowable-numa-nodes": "x"}}, "1.35",

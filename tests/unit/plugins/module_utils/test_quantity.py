@@ -184,11 +184,32 @@ def test_ordering_matches_exact_values(m1, e1, m2, e2):
     ("-5", -5),
     ("1.5", None),           # not whole: AsInt64 refuses, Value() would round
     ("100m", None),
-    ("1000m", 1),
-    ("9223372036854775807", (1 << 63) - 1),
-    ("9223372036854775808", None),  # one past int64 (DecimalSI is not capped at parse time)
-    ("-9223372036854775808", -(1 << 63)),
-    ("10E", None),
+    # AsInt64 fails by representation (resource/quantity.go ParseQuantity + int64Amount.AsInt64):
+    ("1000m", None),          # int64Amount{1000, -3}: a negative scale is refused
+    ("1.0", None),            # int64Amount{10, -1}
+    ("1073741824000m", None),
+    ("1.5Gi", None),          # binary suffix with a fraction: inf.Dec (slow path)
+    ("0.5Gi", None),
+    ("1.0Gi", None),
+    ("1024.0Mi", None),
+    ("100Ti", None),          # binary precision estimate < 0: inf.Dec
+    ("1Ti", 1 << 40),
+    ("1.5G", 1500000000),     # int64Amount{15, 8}: positive scale is fine
+    ("1.5e3", 1500),
+    ("123456789012345678", 123456789012345678),   # 18 digits: fast path
+    ("1234567890123456789", None),                # 19 significant digits: inf.Dec
+    ("9223372036854775807", None),
+    ("-9223372036854775808", None),
+    ("9E", 9 * 10 ** 18),
+    ("10E", None),            # positive scale overflowing int64
 ])
-def test_as_int64_is_exact_and_int64_bounded(text, expected):
+def test_as_int64_follows_apimachinery_representation(text, expected):
     assert Quantity.parse(text).as_int64() == expected
+
+
+def test_sums_keep_go_int64_amounts_for_kubelet_messages():
+    total = Quantity.parse("1Gi") + Quantity.parse("1G")
+    assert total.go_struct() == "{{2073741824 0} {<nil>}  BinarySI}"
+    assert (Quantity.parse("11Gi") - Quantity.parse("22Gi")).go_struct() == "{{-11811160064 0} {<nil>}  BinarySI}"
+    assert (Quantity.parse("1.5Gi") + Quantity.parse("1Gi")).go_struct() is None
+    assert Quantity.from_int(4).go_struct() == "{{4 0} {<nil>}  BinarySI}"

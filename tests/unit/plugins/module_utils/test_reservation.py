@@ -153,7 +153,7 @@ RULES = [
      'memoryManagerPolicy "BestEffort": unknown policy: "BestEffort"',
      "BestEffort exists only for Windows nodes; use None or Static"),
     (dict(reserved_memory="0:memory=5000Mi;1:memory=220.5"), "reserved-memory-integer",
-     "reservedMemory memory=220500m for NUMA node 1 is not a whole number of bytes: could not covert a variable of "
+     "reservedMemory memory=220.5 for NUMA node 1 is not a whole number of bytes: could not covert a variable of "
      "type Quantity to int64.", "use a whole number of bytes, e.g. 221"),
     (dict(reserved_memory="0:memory=5220Mi", kube_reserved="memory=4Gi,hugepages-1Gi=1Gi"), "kube-reserved-syntax",
      'kube_reserved: cannot reserve "hugepages-1Gi" resource (hugepages cannot be held back by '
