@@ -321,8 +321,9 @@ except ImportError as exc:  # pragma: no cover - all ship with the collection
 MAX_SETTINGS_DEPTH = 16
 
 
-def reservation_validator(effective, topology):
-    """Adapter to the reserved-memory validation (docs/reserved-memory.md)."""
+def reservation_validator(effective, topology, kubelet=None):
+    """Adapter to the reserved-memory validation (docs/reserved-memory.md) and the Node
+    Allocatable capacity check."""
     if topology is None:
         return [], []
     result = validate_reservation(
@@ -333,9 +334,15 @@ def reservation_validator(effective, topology):
         reserved_memory=effective.get("reservedMemory") or [],
         memory_manager_policy=effective.get("memoryManagerPolicy", "None"),
         merge_default_eviction_settings=bool(effective.get("mergeDefaultEvictionSettings")),
+        reserved_cpus=effective.get("reservedSystemCPUs") or None,
+        kubelet=kubelet,
     )
-    return (["reservedMemory: %s" % f for f in result.errors],
-            ["reservedMemory: %s" % f for f in result.warnings])
+
+    def field(finding):
+        return "kubeReserved/systemReserved/evictionHard" if finding.rule == "node-allocatable-capacity" else "reservedMemory"
+
+    return (["%s: %s" % (field(f), f) for f in result.errors],
+            ["%s: %s" % (field(f), f) for f in result.warnings])
 
 
 def found_running_without_config_dir(found):
@@ -453,7 +460,7 @@ def main():
         plan = plan_change(
             p["settings"], mode=p["mode"], path=p["path"], config=config, config_dir=config_dir,
             root_dir=root_dir, kubelet_version=kubelet_version, topology=topology,
-            reservation_validator=reservation_validator,
+            reservation_validator=lambda effective, topo: reservation_validator(effective, topo, kubelet_version),
         )
     except SettingsError as exc:
         module.fail_json(msg="invalid kubelet settings: %s" % "; ".join(exc.errors), errors=exc.errors,

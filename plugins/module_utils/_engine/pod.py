@@ -253,7 +253,8 @@ def _pod_quantities(pod: Pod,
     """Pod requests or limits: the containers' aggregate of ``which``, pod-level values, overhead.
 
     Why one function: requests and limits are totalled the same way; the supported pod-level
-    values (``pod_level``) replace the containers' aggregate, then the pod overhead is added.
+    values (``pod_level``) replace the containers' aggregate, then the pod overhead is added
+    (to limits only where a limit exists, as ``PodLimits`` does).
     """
     totals = _aggregate(pod.all_containers(), which)
     if not skip_pod_level and pod_level:
@@ -261,7 +262,11 @@ def _pod_quantities(pod: Pod,
             if supported_pod_level(name):
                 totals[name] = value
     if not exclude_overhead:
-        _add(totals, pod.overhead_quantities)
+        if which == "limit_quantities":
+            # resourcehelper.PodLimits: overhead is added only to resources that have a limit
+            _add(totals, dict((k, v) for k, v in pod.overhead_quantities.items() if k in totals))
+        else:
+            _add(totals, pod.overhead_quantities)
     return totals
 
 

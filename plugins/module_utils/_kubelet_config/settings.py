@@ -520,13 +520,15 @@ def validate_settings(settings: Dict[str, Any],
                         "does not exist on this machine (nodes: %s)"
                         % (index, entry.get("numaNode"), ", ".join(str(n) for n in sorted(node_ids)))
                     )
-    if reservation_validator is not None and not errors and (mm_policy == "Static" or effective.get("reservedMemory")):
+    if reservation_validator is not None and not errors:
         found = reservation_validator(effective, topology)
-        if isinstance(found, tuple):
-            errors.extend(found[0])
-            warnings.extend(found[1])
+        found_errors, found_warnings = found if isinstance(found, tuple) else (found, [])
+        if mm_policy == "Static" or effective.get("reservedMemory"):
+            errors.extend(found_errors)
+            warnings.extend(found_warnings)
         else:
-            errors.extend(found)
+            # without the memory manager only the Node Allocatable capacity check stops the kubelet
+            errors.extend(e for e in found_errors if "[node-allocatable-capacity]" in e)
 
     # evictionHard: partial maps zero the unset default signals
     eviction = effective.get("evictionHard")

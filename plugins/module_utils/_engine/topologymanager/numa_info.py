@@ -35,9 +35,9 @@ class NUMAInfo(object):
                  node_ids: Sequence[int],
                  distances: Optional[Mapping[int, Sequence[int]]] = None) -> None:
         """``distances`` maps node id -> list of distances in node order (cadvisor's shape)."""
+        # no NUMA node at all is not an error: the kubelet's NewNUMAInfo has no such check and
+        # the kubelet starts (the default affinity is then the empty mask)
         ids = sorted(set(int(n) for n in node_ids))
-        if not ids:
-            raise TopologyManagerError("cannot discover NUMA topology: no NUMA nodes")
         self.nodes: Tuple[int, ...] = tuple(ids)
         self.default_mask = mask_value(ids)
         self.distances: Optional[Dict[int, Tuple[int, ...]]] = None

@@ -6,7 +6,7 @@
 =================  ===============================================  ===========================
 policy             merge                                            admits
 =================  ===============================================  ===========================
-none               no merge ({nil, preferred})                      always
+none               no merge (the empty hint {nil, not preferred})   always
 best-effort        filter, merge (closest or narrowest)             always
 restricted         filter, merge (closest or narrowest)             iff merged hint preferred
 single-numa-node   filter, keep nil/one-node preferred hints,       iff merged hint preferred
@@ -80,7 +80,8 @@ class NonePolicy(Policy):
     name = POLICY_NONE
 
     def merge(self, providers_hints):
-        return TopologyHint(None, True), True
+        # policy_none.go Merge: the empty hint TopologyHint{} (nil, not preferred), always admitted
+        return TopologyHint(None, False), True
 
 
 class BestEffortPolicy(Policy):

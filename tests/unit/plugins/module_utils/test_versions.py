@@ -226,3 +226,29 @@ def test_table_is_ordered_and_complete():
                  "CPUManagerPolicyBetaOptions", "InPlacePodVerticalScalingExclusiveCPUs",
                  "InPlacePodVerticalScalingExclusiveMemory", "SystemReservedHugepages", "MemoryManagerDriftTolerance"):
         assert gate in v.GATES
+
+
+def test_pod_overhead_is_added_to_limits_only_where_a_limit_exists():
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.pod import Pod, pod_limits, pod_requests
+    manifest = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+                "spec": {"overhead": {"cpu": "250m", "memory": "120Mi"},
+                         "containers": [{"name": "c", "image": "x",
+                                         "resources": {"requests": {"cpu": "1", "memory": "1Gi"},
+                                                       "limits": {"cpu": "2"}}}]}}
+    pod = Pod.from_manifest(manifest)
+    assert pod_limits(pod) == {"cpu": 2250}                      # no memory limit: no overhead there
+    assert pod_requests(pod) == {"cpu": 1250, "memory": (1 << 30) + 120 * (1 << 20)}
+
+
+def test_none_policy_merge_is_the_empty_hint_and_empty_topologies_start():
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import TopologyHint
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.policy import NonePolicy
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.numa_info import NUMAInfo
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.topology_manager import (
+        topology_manager_from_config)
+    assert NonePolicy(NUMAInfo([0])).merge([{}]) == (TopologyHint(None, False), True)
+
+    class Empty(object):
+        nodes = ()
+    for policy in ("best-effort", "restricted", "single-numa-node"):
+        assert topology_manager_from_config(Empty(), {"topologyManagerPolicy": policy}).policy.name == policy
