@@ -33,7 +33,8 @@ try:
 except ImportError:  # pragma: no cover
     pass
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import KubeletAssumption, VersionError
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import (
+    DEVICE_HINTS_FROM_DEVICE_NUMA_NODES, KubeletAssumption, VersionError, behaviour)
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset import format_cpuset
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors import StateError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import TopologyHint
@@ -140,7 +141,8 @@ class AdmissionSimulator(object):
         # the device manager is always present in the kubelet (no plugins = no device resources)
         self.device_manager = DeviceManager([node.id for node in topology.nodes],
                                             DeviceInventory.from_spec(devices),
-                                            read_allocations(device_allocations))
+                                            read_allocations(device_allocations),
+                                            device_numa_nodes_only=behaviour(DEVICE_HINTS_FROM_DEVICE_NUMA_NODES, version))
         self.cpu_manager = new_cpu_manager(topology, self.config, cpu_checkpoint, checkpoint_path=cpu_state_path,
                                            feature_gates=self.feature_gates, version=version)
         self.memory_manager = new_memory_manager(topology, self.config, memory_checkpoint,

@@ -257,8 +257,14 @@ class DeviceManager(object):
     def __init__(self,
                  numa_node_ids: Iterable[int],
                  inventory: Optional[DeviceInventory] = None,
-                 allocations: Optional[Dict[str, Dict[str, Dict[str, List[str]]]]] = None) -> None:
+                 allocations: Optional[Dict[str, Dict[str, Dict[str, List[str]]]]] = None,
+                 device_numa_nodes_only: bool = True) -> None:
+        """``device_numa_nodes_only``: the kubelet >= 1.36 hint generation (kubernetes/kubernetes
+        #138244, ``versions.DEVICE_HINTS_FROM_DEVICE_NUMA_NODES``): masks over the NUMA nodes that
+        host registered devices of the resource only, plus one non-preferred hint spanning every
+        node; False: every mask of every node (<= 1.35)."""
         self.numa_node_ids = tuple(sorted(numa_node_ids))
+        self.device_numa_nodes_only = device_numa_nodes_only
         self.inventory = inventory or DeviceInventory()
         #: pod uid -> container -> resource -> device ids (kubelet ``podDevices``)
         self.pod_devices: Dict[str, Dict[str, Dict[str, List[str]]]] = {}
@@ -320,8 +326,41 @@ class DeviceManager(object):
             sums = [x + 1 if m & compact else x for m, x in enumerate(sums)]
         return sums
 
+    def device_numa_nodes(self, resource: str) -> Tuple[int, ...]:
+        """``deviceNUMANodes``: NUMA nodes of every registered device of the resource (allocated
+        or not, healthy or not), restricted to the machine's nodes."""
+        known = set(self.numa_node_ids)
+        found: Set[int] = set()
+        for nodes in self.inventory.devices.get(resource, {}).values():
+            found.update(n for n in nodes if n in known)
+        return tuple(sorted(found))
+
     def topology_hints(self, resource: str, available: Set[str], reusable: Set[str], request: int) -> object:
-        """``generateDeviceTopologyHints``: a hint list, or on big machines a hint set (same hints)."""
+        """``generateDeviceTopologyHints`` of the kubelet release (see ``device_numa_nodes_only``)."""
+        if self.device_numa_nodes_only:
+            candidates = self.device_numa_nodes(resource)
+            if len(candidates) < len(self.numa_node_ids):
+                # generate over the device nodes only: the mask walk reads numa_node_ids (and a
+                # per-resource cache of the whole machine, set aside meanwhile)
+                whole, cache = self.numa_node_ids, self.__dict__.pop("_everything", None)
+                self.numa_node_ids = candidates
+                try:
+                    inner = self._all_masks_hints(resource, available, reusable, request)
+                finally:
+                    self.numa_node_ids = whole
+                    self.__dict__.pop("_everything", None)
+                    if cache is not None:
+                        self.__dict__["_everything"] = cache
+                if not isinstance(inner, HintList):
+                    return inner  # implicit hint set (>= 13 device nodes): no fallback hint added (gap)
+                hints = list(inner)
+                if hints:
+                    hints.append(TopologyHint(BitMask.from_value(_mask(self.numa_node_ids)), False))
+                return HintList(hints, inner.kubelet_masks)
+        return self._all_masks_hints(resource, available, reusable, request)
+
+    def _all_masks_hints(self, resource: str, available: Set[str], reusable: Set[str], request: int) -> object:
+        """Every mask of ``numa_node_ids``: a hint list, or on big machines a hint set (same hints)."""
         walked = (1 << len(self.numa_node_ids)) - 1
         if implicit_for(len(self.numa_node_ids)):
             return self.hint_set(resource, available, reusable, request)

@@ -124,7 +124,8 @@ def manifests(rnd, count, gpu):
 
 
 def literal_simulator(topology, cfg, devices, visits):
-    sim = AdmissionSimulator(topology, cfg, devices=devices)
+    # kubelet 1.35: every mask of every node (the 1.36 device-node switch is tested in test_device_hints_versions.py)
+    sim = AdmissionSimulator(topology, cfg, devices=devices, kubelet_version="1.35")
     dm = sim.device_manager
     walked_dm = (1 << len(dm.numa_node_ids)) - 1
     dm.topology_hints = lambda r, a, u, q: HintList(dm.generate_hints_literal(r, a, u, q), walked_dm)
@@ -197,10 +198,10 @@ def test_implicit_admission_equals_literal(seed, implicit_everywhere):
     cfg = config(rnd, ids, prefer_closest)
     visits = [0]
     try:
-        implicit = AdmissionSimulator(topology, cfg, devices=devices)
+        implicit = AdmissionSimulator(topology, cfg, devices=devices, kubelet_version="1.35")
     except ValueError as err:  # a machine the kubelet would not start on: both must say so
         with pytest.raises(ValueError) as literal_err:
-            AdmissionSimulator(topology, cfg, devices=devices)
+            AdmissionSimulator(topology, cfg, devices=devices, kubelet_version="1.35")
         assert str(literal_err.value) == str(err)
         return
     literal = literal_simulator(topology, cfg, devices, visits)
