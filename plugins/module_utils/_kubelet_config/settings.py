@@ -29,7 +29,9 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset impo
 )
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import (
     CPU_INCOMPATIBLE_OPTIONS,
+    DISTRIBUTE_FULL_PCPUS_LOOP_FIXED,
     KubeletAssumption,
+    behaviour,
     VersionError,
     gate_errors,
     known_options,
@@ -327,6 +329,22 @@ def _check_options(manager: str,
             errors.append("%s: bad value for option %r: %r is not a boolean; use true or false" % (where, option, value))
 
 
+def _partial_cores(topology: Any, reserved: Any) -> Optional[str]:
+    """The cores of which ``reserved`` holds some but not all threads, as a cpuset text, or None."""
+    if topology is None or not reserved:
+        return None
+    partial = set()
+    for cpu_id in reserved:
+        try:
+            cpu = topology.cpu(cpu_id)
+        except (KeyError, ValueError, LookupError):
+            continue
+        siblings = set((cpu.id,) + tuple(cpu.siblings))
+        if not siblings <= set(reserved):
+            partial.add(min(siblings))
+    return format_cpuset(partial) if partial else None
+
+
 def settings_schema_errors(settings: Any) -> List[str]:
     """Type/enum/shape errors of the raw ``settings`` option (schema + policy-name casing hints)."""
     if not isinstance(settings, dict):
@@ -448,6 +466,20 @@ def validate_settings(settings: Dict[str, Any],
                     errors.append("%s.%s: %r is negative" % (field, resource, value))
             except InvalidQuantity as exc:
                 errors.append("%s.%s: %s" % (field, resource, exc))
+
+    # distribute-cpus-across-numa + full-pcpus-only looped forever (holding the CPU manager lock)
+    # when free CPUs per NUMA node are not whole cores; fixed in 1.37 (kubernetes/kubernetes#140730)
+    if (cpu_policy == "static" and _GO_BOOL.get(cpu_options.get("full-pcpus-only", "false"))
+            and _GO_BOOL.get(cpu_options.get("distribute-cpus-across-numa", "false"))
+            and not behaviour(DISTRIBUTE_FULL_PCPUS_LOOP_FIXED, assumed.version)):
+        partial = _partial_cores(topology, reserved_cpus) if topology is not None else None
+        if topology is None or partial:
+            detail = ("reservedSystemCPUs %s leave(s) part of core(s) %s free" % (raw_reserved, partial) if partial else
+                      "check that reservedSystemCPUs cover whole cores (no host topology to check)")
+            warnings.append(
+                "cpuManagerPolicyOptions: distribute-cpus-across-numa with full-pcpus-only can make kubelet %d.%d loop "
+                "forever in pod admission, holding the CPU manager lock, when a NUMA node's free CPUs are not whole "
+                "cores (fixed in 1.37, kubernetes/kubernetes#140730); %s" % (assumed.minor + (detail,)))
 
     # Topology manager
     if tm_options:

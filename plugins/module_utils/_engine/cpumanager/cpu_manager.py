@@ -22,7 +22,7 @@ try:
 except ImportError:  # pragma: no cover
     pass
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import NEWEST_RELEASED
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import NEWEST_RELEASED, gate_spec
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset import (
     InvalidCPUSet,
     format_cpuset,
@@ -238,8 +238,10 @@ def new_cpu_manager(topology: object, config: Mapping[str, Any], checkpoint: Any
     gates = dict(config.get("featureGates") or {})
     gates.update(feature_gates or {})
     if gates.get("PodLevelResourceManagers", False):
-        raise StateError("feature gate PodLevelResourceManagers (alpha) is enabled: pod-level "
-                         "CPU allocation is not simulated by numaguard.kubelet")
+        stage = (gate_spec("PodLevelResourceManagers", version) or (False, "not in this release", False))[1]
+        raise StateError("feature gate PodLevelResourceManagers (%s in kubelet %s) is enabled: pod-level "
+                         "CPU allocation (KEP-5526: pod budget, exclusive slices, pod shared pool) is not "
+                         "simulated by numaguard.kubelet" % (stage, ".".join(str(p) for p in version[:2])))
     name = config.get("cpuManagerPolicy") or POLICY_NONE
     options = config.get("cpuManagerPolicyOptions") or {}
     if not isinstance(options, dict):

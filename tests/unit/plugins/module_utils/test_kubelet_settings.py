@@ -290,3 +290,14 @@ def test_reset_decision(old, new, cpu_state, mem_state, expected_cpu, expected_m
     result = reset_decision(effective(**old), effective(**new), cpu_state, mem_state, topo())
     assert (result["cpu_manager_state"], result["memory_manager_state"]) == (expected_cpu, expected_mem)
     assert result["reasons"] == ([reason] if reason else [])
+
+
+@pytest.mark.parametrize("version, warned", [("1.36", True), ("1.37", False)])
+def test_distribute_with_full_pcpus_warns_on_kubelets_without_the_loop_fix(version, warned):
+    settings = {"cpuManagerPolicy": "static", "reservedSystemCPUs": "0",
+                "cpuManagerPolicyOptions": {"full-pcpus-only": True, "distribute-cpus-across-numa": True}}
+    _errors, warnings = check(settings, version=version)
+    found = [w for w in warnings if "kubernetes/kubernetes#140730" in w]
+    assert bool(found) is warned
+    if warned:
+        assert "kubelet 1.36 loop" in found[0] and "check that reservedSystemCPUs cover whole cores" in found[0]
