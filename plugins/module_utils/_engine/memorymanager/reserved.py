@@ -44,6 +44,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity im
     DECIMAL_SI,
     InvalidQuantity,
     Quantity,
+    go_trim_space,
     parse_quantity,
 )
 
@@ -113,7 +114,9 @@ def parse_reserved_memory(value: Any, where: str = "reservedMemory") -> List[Mem
         for name, amount in limits_raw.items():
             if not isinstance(name, str) or not name:
                 raise ReservedMemoryError("%s.limits: resource name must be a string, got %r" % (entry_where, name))
-            limits[name] = _as_quantity(amount, "%s.limits.%s" % (entry_where, name))
+            # a decoded object: Quantity.UnmarshalJSON trims whitespace, as _reservation/flags.py does
+            limits[name] = _as_quantity(go_trim_space(amount) if isinstance(amount, str) else amount,
+                                        "%s.limits.%s" % (entry_where, name))
         entries.append(MemoryReservation(node, limits))
     return entries
 

@@ -119,3 +119,14 @@ def test_object_quantities_are_trimmed_flags_and_maps_are_not():
     assert flag.valid is False and flag.errors[0].rule == "reserved-memory-syntax"
     spaced_map = evaluate(topology(), kubelet_config=dict(config, kubeReserved={"memory": " 1Gi"}))
     assert spaced_map.valid is False and spaced_map.errors[0].rule == "kube-reserved-syntax"
+
+
+def test_engine_reads_config_limits_trimmed_too():
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.reserved import (
+        convert_reserved, parse_reserved_memory)
+    entries = parse_reserved_memory([{"numaNode": 0, "limits": {"memory": " 1Gi\n"}}])
+    assert convert_reserved([0], entries) == {0: {"memory": GI}}
+    entries = parse_reserved_memory([{"numaNode": 0, "limits": {"memory": "1.0Gi"}}])
+    with pytest.raises(ValueError) as err:
+        convert_reserved([0], entries)
+    assert str(err.value) == ASINT64
