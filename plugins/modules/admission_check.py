@@ -329,7 +329,7 @@ pinning:
   type: dict
 node:
   description: The node's managers as configured (policies, scope, reserved CPUs, default CPU set before the
-    sequence, NUMA node ids).
+    sequence, NUMA node ids) and its C(hardware_class) (see P(numaguard.kubelet.numa_hardware_class#filter)).
   returned: success
   type: dict
 sources:

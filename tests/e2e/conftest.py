@@ -104,13 +104,14 @@ class Fleet(object):
         inventory = kwargs.pop("inventory", None) or self.inventory
         env = ansible_env(kwargs.pop("env", None))
         timeout = kwargs.pop("timeout", 300)
+        cwd = kwargs.pop("cwd", None) or REPO
         if kwargs:
             raise TypeError("unexpected arguments %s" % ", ".join(kwargs))
         path = playbook if os.path.isabs(playbook) else os.path.join(REPO, playbook)
         argv = [os.path.join(BIN, "ansible-playbook"), "-i", inventory, path] + list(args)
         if limit:
             argv += ["--limit", limit]
-        return subprocess.run(argv, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        return subprocess.run(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                               universal_newlines=True, timeout=timeout, check=False)
 
     def module(self,

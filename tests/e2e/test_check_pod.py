@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -133,6 +134,7 @@ def test_check_pod_playbook_reports_every_host(fleet_restored, pod_file, tmp_pat
     intel = fleet.hosts_of("intel-2s")[0]["name"]
     cxl = fleet.hosts_of("cxl-memory")[0]["name"]
     sparse = fleet.hosts_of("sparse-ids")[0]["name"]
+    nonuma = fleet.hosts_of("vm-nonuma")[0]["name"]
     _write(fleet, intel, "var/lib/kubelet/config.yaml", STATIC)
     _write(fleet, cxl, "var/lib/kubelet/config.yaml", TIGHT)
     _write(fleet, sparse, "var/lib/kubelet/cpu_manager_state", '{"policyName":"static","defaultCpuSet":"0-3"}')
@@ -142,18 +144,27 @@ def test_check_pod_playbook_reports_every_host(fleet_restored, pod_file, tmp_pat
     assert proc.returncode == 0, proc.stdout[-3000:]
     with open(report_file) as handle:
         report = json.load(handle)
-    assert set(report["hosts"]) == set(fleet.names)
-    assert report["hosts"][intel]["status"] == "admitted"
-    assert report["hosts"][intel]["numa_nodes"] == [0]
+    hosts = dict((entry["host"], entry) for entry in report["hosts"])
+    assert set(hosts) == set(fleet.names)
+    assert hosts[intel]["status"] == "admitted"
+    assert hosts[intel]["pods"][0]["numa_nodes"] == [0]
     # 2 free CPUs on the CXL host, the pod wants 4 on one node: the CPU manager has no hint
-    assert report["hosts"][cxl]["status"] == "rejected"
-    assert report["hosts"][cxl]["pods"][0]["reason"] == "TopologyAffinityError"
+    assert hosts[cxl]["status"] == "rejected"
+    assert hosts[cxl]["pods"][0]["reason"] == "TopologyAffinityError"
     # the state file names policy static while the host's kubelet runs policy none
-    assert report["hosts"][sparse]["status"] == "error"
-    assert 'configured policy "none" differs from state checkpoint policy "static"' in report["hosts"][sparse]["error"]
-    assert "%s: shop/db admitted on NUMA 0 (cpus 1-2,49-50; 8Gi memory on 0)" % intel in proc.stdout
-    assert "%s: shop/db rejected: TopologyAffinityError: Resources cannot be allocated with Topology locality" % cxl \
-        in proc.stdout
+    assert hosts[sparse]["status"] == "cannot_check"
+    assert 'configured policy "none" differs from state checkpoint policy "static"' in hosts[sparse]["errors"][0]
+    # a 2-CPU VM passes the Topology Manager (policy none) but not the kubelet's resource fit
+    assert hosts[nonuma]["status"] == "rejected"
+    assert hosts[nonuma]["pods"][0]["reason"] == "OutOfcpu"
+    assert hosts[nonuma]["pods"][0]["message"] == ("Node didn't have enough resource: cpu, requested: 4000, used: 0, "
+                                                   "capacity: 2000")
+    out = proc.stdout
+    assert re.search(r"admitted on \d+, rejected on \d+ \((OutOfcpu|TopologyAffinityError) \d+, "
+                     r"(OutOfcpu|TopologyAffinityError) \d+\), could not check 1 \(could not restore state from checkpoint 1\)", out), out
+    assert "class numa_2n_96c_2m_1g_" in out
+    assert "shop/db admitted on NUMA 0 (cpus 1-2,49-50; 8Gi memory on 0)" in out
+    assert "shop/db rejected: TopologyAffinityError: Resources cannot be allocated with Topology locality" in out
     # the playbook fails on request when nobody admits
     proc = fleet.playbook("playbooks/check_pod.yml", "-e", "pod_file=%s" % pod_file, "-e", "check_pod_fail_if_none=true",
                           limit=cxl)

@@ -9,6 +9,7 @@ import json
 import re
 
 import pytest
+import yaml
 
 
 CPU_KEYS = ("node", "core", "socket", "die", "siblings", "cache_id", "online")
@@ -86,35 +87,56 @@ def test_discover_playbook_reports_every_host(fleet, tmp_path):
     proc = fleet.playbook("playbooks/discover.yml", "-e", "discover_report_file=%s" % report_file)
     assert proc.returncode == 0, proc.stdout[-4000:]
     out = proc.stdout
-    assert "NUMA topology of %d hosts: %d discovered, 0 failed" % (len(fleet.names), len(fleet.names)) in out
+    assert "NUMA topology of %d host(s): %d discovered, 0 failed" % (len(fleet.names), len(fleet.names)) in out
     for name in fleet.names:
         nodes = len(fleet.expected(name)["node_ids"])
-        pattern = r'"%s  %d nodes? \(' % (re.escape(name), nodes)
+        pattern = r'"  %s +(OK|DIFFERS) +%d nodes? \(' % (re.escape(name), nodes)
         assert re.search(pattern, out), "no summary line %r for %s in:\n%s" % (pattern, name, out[-3000:])
     # The two intel_2s hosts differ (one lacks 1Gi pages) and there is no majority: both flagged.
     intel = sorted(h["name"] for h in fleet.hosts if h["group"] == "intel_2s")
     for name in intel:
-        assert "%s (group intel_2s): group intel_2s has no majority shape" % name in out
+        assert "%s: differs from group intel_2s: group intel_2s has no majority shape" % name in out
     with open(report_file) as handle:
         report = json.load(handle)
-    assert sorted(report["hosts"]) == sorted(fleet.names)
+    hosts = dict((entry["host"], entry) for entry in report["hosts"])
+    assert sorted(hosts) == sorted(fleet.names)
     assert sorted(d["host"] for d in report["differs"]) == intel
     assert report["groups"]["intel_2s"]["majority"] is None
+    # every host is in a hardware class named after its shape; identical shapes would share one
+    classes = dict((h, hosts[h]["class"]) for h in hosts)
+    assert all(re.match(r"^numa_\d+n_\d+c_[a-z0-9_]+_[0-9a-f]{8}$", c) for c in classes.values()), classes
+    assert len(report["classes"]) == len(fleet.names)  # every e2e host has its own shape
     memory_only = [h for h in fleet.names if 0 in [len(n["cpus"]) for n in fleet.expected(h)["nodes"].values()]]
     assert memory_only, "the bundled topologies should include memory-only nodes"
     for name in memory_only:
-        assert any(n["cpu_count"] == 0 and n["cpulist"] == "" for n in report["hosts"][name]["nodes"])
+        assert any("cpus none" in line for line in hosts[name]["details"])
+        assert all(node["total"] > 0 for node in hosts[name]["numa"])
+
+
+def test_discover_writes_classes_html_and_prometheus_relative_to_cwd(fleet, tmp_path):
+    """Relative output paths land in the current directory, not next to the playbook or inventory."""
+    proc = fleet.playbook("playbooks/discover.yml", "-e", "discover_classes_file=out/classes.yml",
+                          "-e", "discover_html_file=numa.html", "-e", "discover_prometheus_file=numa.prom",
+                          cwd=str(tmp_path))
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    classes = yaml.safe_load((tmp_path / "out" / "classes.yml").read_text())
+    groups = classes["all"]["children"]
+    assert sorted(h for g in groups.values() for h in g["hosts"]) == sorted(fleet.names)
+    html = (tmp_path / "numa.html").read_text()
+    assert html.startswith("<!DOCTYPE html>") and html.count('class="node"') >= len(fleet.names)
+    prom = (tmp_path / "numa.prom").read_text()
+    assert "numaguard_numa_memory_total_bytes{host=" in prom
 
 
 def test_discover_can_fail_on_hosts_that_differ(fleet):
     intel = ",".join(h["name"] for h in fleet.hosts if h["group"] == "intel_2s")
     proc = fleet.playbook("playbooks/discover.yml", "-e", "discover_fail_on_differ=true", limit=intel)
     assert proc.returncode == 2, proc.stdout[-3000:]
-    assert "differ from the rest of their inventory group" in proc.stdout
+    assert "differs from group intel_2s" in proc.stdout
     single = fleet.hosts_of("vm-single")[0]["name"]
     proc = fleet.playbook("playbooks/discover.yml", "-e", "discover_fail_on_differ=true", limit=single)
     assert proc.returncode == 0, proc.stdout[-3000:]
-    assert "NUMA topology of 1 host: 1 discovered, 0 failed, 1 distinct shape" in proc.stdout
+    assert "NUMA topology of 1 host(s): 1 discovered, 0 failed, 1 hardware class(es)" in proc.stdout
 
 
 def test_discover_reports_unreachable_hosts_without_failing_the_report(fleet, tmp_path):
@@ -128,6 +150,6 @@ def test_discover_reports_unreachable_hosts_without_failing_the_report(fleet, tm
     other = fleet.hosts_of("vm-nonuma")[0]["name"]
     proc = fleet.playbook("playbooks/discover.yml", inventory=str(inventory), limit="%s,%s" % (victim["name"], other))
     assert proc.returncode == 4, proc.stdout[-3000:]  # 4: some hosts unreachable
-    assert "NUMA topology of 2 hosts: 1 discovered, 1 failed" in proc.stdout
-    assert "%s  DISCOVERY FAILED" % victim["name"] in proc.stdout
-    assert re.search(r'"%s  1 node \(' % other, proc.stdout)
+    assert "NUMA topology of 2 host(s): 1 discovered, 1 failed" in proc.stdout
+    assert re.search(r'"  %s +ERROR +discovery failed' % victim["name"], proc.stdout)
+    assert re.search(r'"  %s +OK +1 node \(' % other, proc.stdout)

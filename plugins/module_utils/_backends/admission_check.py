@@ -37,6 +37,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.sysfs import (
     read_system_memory, read_topology)
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import Topology
+from ansible_collections.numaguard.kubelet.plugins.module_utils._report.classes import hardware_class
 
 
 #: Options the action plugin fills in itself; a task may not pass them.
@@ -250,6 +251,7 @@ def run_check(params):
         merger=params.get("merge_method") or "fast", memory_capacity_bytes=capacity, resource_fit=fit,
         kubelet_version=kubelet)
     node = simulator.summary()
+    node["hardware_class"] = hardware_class(topology.to_facts())["group"]
     results = []
     backing = Backing(topology, simulator.memory_map())
     for index, (label, manifest) in enumerate(pods):

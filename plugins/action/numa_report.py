@@ -1,0 +1,151 @@
+# -*- coding: utf-8 -*-
+# Copyright: numaguard.kubelet contributors
+# Apache License 2.0 (see LICENSE)
+"""Action plugin of ``numaguard.kubelet.numa_report``: build the report once, render it, write files.
+
+Runs on the controller only. Relative output paths are relative to the current directory of
+``ansible-playbook`` (where a CI job runs), never to the playbook or inventory directory. Files
+are written whole (temporary file, fsync, rename), so a reader never sees half a report.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import os
+import tempfile
+from collections.abc import Mapping
+
+from ansible.errors import AnsibleActionFail
+from ansible.module_utils.common.text.converters import to_native
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.numaguard.kubelet.plugins.plugin_utils.report import (
+    KINDS, ReportError, check_pod_report, discover_report, regroup, validate_report)
+from ansible_collections.numaguard.kubelet.plugins.plugin_utils.report_html import render_html
+from ansible_collections.numaguard.kubelet.plugins.plugin_utils.report_render import (
+    render_classes_inventory, render_json, render_junit, render_prometheus, render_text)
+
+OUTPUTS = (("json_file", render_json), ("junit_file", render_junit), ("html_file", render_html),
+           ("prometheus_file", render_prometheus))
+
+
+def resolve_output(path, cwd=None):
+    """An output path as given, relative ones against the current directory."""
+    path = os.path.expanduser(str(path))
+    return path if os.path.isabs(path) else os.path.normpath(os.path.join(cwd or os.getcwd(), path))
+
+
+def write_whole(path, text):
+    """Write ``text`` to ``path`` atomically (parent directories created)."""
+    directory = os.path.dirname(path) or "."
+    os.makedirs(directory, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".%s." % os.path.basename(path), dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _plain(value):
+    if isinstance(value, Mapping):
+        return dict((str(k), _plain(v)) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+class ActionModule(ActionBase):
+    """Build the report for ``kind`` from the play's hosts and write the requested renderings."""
+
+    TRANSFERS_FILES = False
+    _VALID_ARGS = frozenset(("kind", "hosts", "active", "results", "result_var", "topologies", "json_file",
+                             "junit_file", "html_file", "prometheus_file", "text_file", "classes", "classes_file"))
+
+    def _hostvar(self, hostvars, host, name):
+        try:
+            return _plain(hostvars[host].get(name))
+        except Exception:  # a host without the variable, or one whose value cannot be templated
+            return None
+
+    def run(self, tmp=None, task_vars=None):
+        self._supports_check_mode = True
+        result = super(ActionModule, self).run(tmp, task_vars)
+        del tmp
+        task_vars = task_vars or {}
+        args = self._task.args
+        kind = args.get("kind")
+        if kind not in KINDS:
+            raise AnsibleActionFail("kind must be one of %s, got %r" % (", ".join(KINDS), kind))
+        hostvars = task_vars.get("hostvars") or {}
+        hosts = args.get("hosts")
+        if hosts is None:
+            hosts = task_vars.get("ansible_play_hosts_all") or []
+        if isinstance(hosts, str) or not isinstance(hosts, (list, tuple)):
+            raise AnsibleActionFail("hosts must be a list of host names, got %r" % (hosts,))
+        hosts = [str(h) for h in hosts]
+        active = args.get("active")
+        if active is None:
+            active = task_vars.get("ansible_play_hosts") or hosts
+        groups_of = dict((h, list(self._hostvar(hostvars, h, "group_names") or [])) for h in hosts)
+        topologies = args.get("topologies")
+        if topologies is None:
+            topologies = dict((h, self._hostvar(hostvars, h, "numa_topology")) for h in hosts)
+        elif not isinstance(topologies, Mapping):
+            raise AnsibleActionFail("topologies must be a dict of host -> numa_topology, got %r" % (topologies,))
+        classes = args.get("classes")
+        if classes is not None and not isinstance(classes, Mapping):
+            raise AnsibleActionFail("classes must be a dict of host -> hardware class group, got %r" % (classes,))
+        try:
+            if kind == "discover":
+                alive = set(str(h) for h in active)
+                report = discover_report(topologies, groups_of, hosts,
+                                         failed=dict((h, "failed or unreachable during this play")
+                                                     for h in hosts if h not in alive))
+            elif kind == "validate":
+                results = args.get("results")
+                if not isinstance(results, Mapping):
+                    raise AnsibleActionFail("results must be a dict of host -> reserved_memory_check result")
+                results = _plain(results)
+                report = validate_report(results, topologies, groups_of, [h for h in hosts if h in results]
+                                         or sorted(results))
+            else:
+                name = args.get("result_var") or "admission_check_result"
+                results = args.get("results")
+                if results is None:
+                    results = dict((h, self._hostvar(hostvars, h, name)) for h in hosts)
+                report = check_pod_report(_plain(results), topologies, groups_of, hosts, active)
+        except ReportError as exc:
+            raise AnsibleActionFail("numa_report: %s" % to_native(exc))
+        if classes:
+            regroup(report, dict((str(k), str(v)) for k, v in classes.items()))
+        files = {}
+        outputs = list(OUTPUTS) + [("text_file", lambda r: "\n".join(render_text(r)) + "\n"),
+                                   ("classes_file", render_classes_inventory)]
+        for option, render in outputs:
+            if not args.get(option):
+                continue
+            path = resolve_output(args[option])
+            if not self._task.check_mode:
+                try:
+                    write_whole(path, render(report))
+                except OSError as exc:
+                    raise AnsibleActionFail("%s: cannot write %s: %s" % (option, path, exc.strerror or exc))
+            files[option[:-len("_file")]] = path
+        result.update({
+            "changed": bool(files) and not self._task.check_mode,
+            "report": report,
+            "headline": report["headline"],
+            "counts": report["counts"],
+            "lines": render_text(report, ["%s%s" % (p, " (not written: check mode)" if self._task.check_mode else "")
+                                          for p in files.values()]),
+            "files": files,
+        })
+        return result

@@ -1,0 +1,320 @@
+# -*- coding: utf-8 -*-
+# Copyright: numaguard.kubelet contributors
+# Apache License 2.0 (see LICENSE)
+"""ONE report model for discover / validate / check_pod, built from the per-host results.
+
+Why: the three playbooks answer per-host questions for fleets of hundreds of hosts. Every
+rendering (text on the terminal, JSON, JUnit, HTML, Prometheus textfile; see
+``report_render.py`` and ``report_html.py``) reads this one model, so the numbers agree and
+each renderer stays a small, testable function instead of Jinja loops in playbooks.
+
+The model is plain data (JSON-safe dicts and lists)::
+
+    kind, title, generated (UTC ISO 8601), headline, counts {status: n},
+    classes [{group, name, fingerprint, shape, hosts}],
+    hosts [{host, class, groups, status, summary, details, warnings, errors,
+            numa [{node, total, reserved, hugepages, allocatable, allocated, free}],
+            pods [{pod, verdict, reason, message, numa_nodes}], state_refused, fingerprint}],
+    warnings [{text, hosts}]   (identical warnings once, with the hosts they apply to)
+
+Statuses: ``ok``, ``warning``, ``differs``, ``invalid``, ``admitted``, ``rejected``,
+``cannot_check``, ``error``.
+"""
+
+from __future__ import absolute_import, annotations, division, print_function
+
+__metaclass__ = type
+
+import datetime
+import re
+from typing import Any, Dict, List, Mapping, Optional, Sequence
+
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission_report import describe_pod
+from ansible_collections.numaguard.kubelet.plugins.module_utils._report.classes import (
+    HardwareClassError, hardware_class, is_class_group)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._report.fleet import (
+    IGNORED_GROUPS, FleetReportError, fleet_report)
+
+KINDS = ("discover", "validate", "check_pod")
+#: worst first: the order of the headline and of the per-host lines within a class
+STATUS_ORDER = ("error", "invalid", "rejected", "cannot_check", "differs", "warning", "ok", "admitted")
+BAD = ("error", "invalid", "rejected")
+_SIZE = re.compile(r"^hugepages-(\d+)(Ki|Mi|Gi|Ti)?$")
+_UNITS = {"Ki": 1 << 10, "Mi": 1 << 20, "Gi": 1 << 30, "Ti": 1 << 40, None: 1}
+
+
+class ReportError(ValueError):
+    """Input that cannot be turned into a report (names host and field)."""
+
+
+def human_bytes(value: Optional[int]) -> str:
+    """Binary units with one decimal (``15.6 GiB``); exact bytes stay in the data."""
+    if value is None:
+        return "-"
+    value = int(value)
+    for unit, size in (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if abs(value) >= size:
+            tenths = (abs(value) * 10 + size // 2) // size
+            return "%s%d.%d %s" % ("-" if value < 0 else "", tenths // 10, tenths % 10, unit)
+    return "%d B" % value
+
+
+def page_bytes(resource: str) -> int:
+    match = _SIZE.match(resource)
+    return int(match.group(1)) * _UNITS[match.group(2)] if match else 0
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+
+def _groups(groups_of: Mapping[str, Sequence[str]], host: str) -> List[str]:
+    return [str(g) for g in (groups_of.get(host) or ()) if g not in IGNORED_GROUPS and not is_class_group(g)]
+
+
+def _class_of(topology: Any) -> Dict[str, str]:
+    if not isinstance(topology, Mapping):
+        return {"name": "unknown", "fingerprint": "-", "group": "unknown"}
+    try:
+        return hardware_class(topology)
+    except HardwareClassError:
+        return {"name": "unknown", "fingerprint": "-", "group": "unknown"}
+
+
+def regroup(report: Dict[str, Any], classes: Mapping[str, str]) -> None:
+    """Put hosts into the given hardware classes (host -> class group) and rebuild ``classes``."""
+    shapes = dict((c["group"], c.get("shape", "")) for c in report["classes"])
+    for entry in report["hosts"]:
+        if entry["host"] in classes:
+            entry["class"] = classes[entry["host"]]
+            entry["fingerprint"] = entry["class"].rsplit("_", 1)[-1] if is_class_group(entry["class"]) else "-"
+    rebuilt = _finish(report["kind"], report["title"], report["hosts"], report["headline"], shapes)
+    report["classes"] = rebuilt["classes"]
+
+
+def _entry(host: str, groups: List[str], hw: Mapping[str, str]) -> Dict[str, Any]:
+    return {"host": host, "class": hw["group"], "groups": groups, "status": "ok", "summary": "", "details": [],
+            "warnings": [], "errors": [], "numa": [], "pods": [], "state_refused": None,
+            "fingerprint": hw.get("fingerprint", "-")}
+
+
+def _numa_from_topology(topology: Any) -> List[Dict[str, Any]]:
+    out = []
+    for node in (topology or {}).get("nodes") or [] if isinstance(topology, Mapping) else []:
+        if not isinstance(node, Mapping):
+            continue
+        huge = 0
+        for name, pool in (node.get("hugepages") or {}).items():
+            if isinstance(pool, Mapping):
+                huge += int(pool.get("page_size_bytes") or page_bytes(str(name))) * int(pool.get("total_pages") or 0)
+        total = int(node.get("memory_total_bytes") or 0)
+        out.append({"node": node.get("id"), "total": total, "reserved": None, "hugepages": huge,
+                    "allocatable": None, "allocated": None, "free": node.get("memory_free_bytes")})
+    return out
+
+
+def _finish(kind: str, title: str, entries: List[Dict[str, Any]], headline: str,
+            shapes: Optional[Mapping[str, str]] = None, extra: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+    counts: Dict[str, int] = {}
+    classes: Dict[str, Dict[str, Any]] = {}
+    warnings: Dict[str, List[str]] = {}
+    for entry in entries:
+        counts[entry["status"]] = counts.get(entry["status"], 0) + 1
+        group = classes.setdefault(entry["class"], {
+            "group": entry["class"], "name": entry["class"].rsplit("_", 1)[0] if entry["class"] != "unknown" else "unknown",
+            "fingerprint": entry["fingerprint"], "shape": (shapes or {}).get(entry["class"], ""), "hosts": []})
+        group["hosts"].append(entry["host"])
+        for text in entry["warnings"]:
+            warnings.setdefault(text, []).append(entry["host"])
+    report = {
+        "kind": kind, "title": title, "generated": _now(), "headline": headline,
+        "counts": dict((s, counts[s]) for s in STATUS_ORDER if s in counts),
+        "classes": sorted(classes.values(), key=lambda c: (-len(c["hosts"]), c["group"])),
+        "hosts": entries,
+        "warnings": [{"text": text, "hosts": hosts} for text, hosts in warnings.items()],
+    }
+    report.update(extra or {})
+    return report
+
+
+# ---- discover -----------------------------------------------------------------------------
+
+def discover_report(topologies: Mapping[str, Any], groups_of: Mapping[str, Sequence[str]], hosts: Sequence[str],
+                    failed: Optional[Mapping[str, str]] = None) -> Dict[str, Any]:
+    """From ``numa_topology`` facts per host (None for hosts whose discovery failed)."""
+    try:
+        fleet = fleet_report(topologies, groups_of, hosts=hosts, failed=failed)
+    except FleetReportError as exc:
+        raise ReportError(str(exc))
+    differs = dict((d["host"], d) for d in fleet["differs"])
+    entries = []
+    shapes: Dict[str, str] = {}
+    for host in hosts:
+        topology = topologies.get(host)
+        hw = _class_of(topology)
+        entry = _entry(host, _groups(groups_of, host), hw)
+        if host in fleet["failed"]:
+            entry.update(status="error", summary="discovery failed", errors=[fleet["failed"][host]])
+        else:
+            summary = fleet["hosts"][host]
+            shapes.setdefault(hw["group"], summary["shape"])
+            entry["summary"] = summary["shape"] + ("; kubelet: %s" % summary["kubelet"] if summary["kubelet"] else "")
+            entry["numa"] = _numa_from_topology(topology)
+            entry["details"] = ["node %s: cpus %s, %s (%s free)%s" % (
+                n["id"], n["cpulist"] or "none", human_bytes(n["memory_total_bytes"]), human_bytes(n["memory_free_bytes"]),
+                "".join(", %s x%d (%d free)" % (p["resource"], p["total_pages"], p["free_pages"])
+                        for p in n["hugepages"] if p["total_pages"])) for n in summary["nodes"]]
+            if host in differs:
+                entry["status"] = "differs"
+                entry["errors"] = ["differs from group %s: %s" % (differs[host]["group"], differs[host]["reason"])]
+        entries.append(entry)
+    n_classes = len(set(e["class"] for e in entries if e["status"] != "error"))
+    headline = "NUMA topology of %d host(s): %d discovered, %d failed, %d hardware class(es), %d differ from their group" % (
+        len(hosts), len(hosts) - len(fleet["failed"]), len(fleet["failed"]), n_classes, len(differs))
+    return _finish("discover", "NUMA discovery", entries, headline, shapes,
+                   {"differs": fleet["differs"], "groups": fleet["groups"]})
+
+
+# ---- validate -----------------------------------------------------------------------------
+
+def validate_report(results: Mapping[str, Any], topologies: Mapping[str, Any],
+                    groups_of: Mapping[str, Sequence[str]], hosts: Optional[Sequence[str]] = None) -> Dict[str, Any]:
+    """From ``reserved_memory_check`` results per host (``errors='report'`` shape)."""
+    order = list(hosts) if hosts is not None else sorted(results)
+    entries = []
+    for host in order:
+        result = results.get(host)
+        hw = _class_of(topologies.get(host))
+        entry = _entry(host, _groups(groups_of, host), hw)
+        if not isinstance(result, Mapping):
+            entry.update(status="error", summary="no result", errors=["no result: %r" % (result,)])
+        elif result.get("input_error"):
+            entry.update(status="error", summary="cannot check: %s" % result["input_error"],
+                         errors=[str(result["input_error"])])
+        else:
+            flag = result.get("flag") or ""
+            entry["warnings"] = [str(w) for w in result.get("warnings") or []]
+            entry["errors"] = [str(e) for e in result.get("errors") or []]
+            if result.get("valid"):
+                entry["status"] = "warning" if entry["warnings"] else "ok"
+                entry["summary"] = ("--reserved-memory=%s" % flag) if flag else \
+                    "no --reserved-memory needed (%s)" % (result.get("memory_manager_policy") or "memory manager policy None")
+            else:
+                entry["status"] = "invalid"
+                entry["summary"] = "%d error(s): %s" % (len(entry["errors"]), entry["errors"][0] if entry["errors"] else "")
+            state = result.get("state") if isinstance(result.get("state"), Mapping) else None
+            if state is not None and "accepted" in state:
+                entry["state_refused"] = not state["accepted"]
+            for node in result.get("nodes") or []:
+                if not isinstance(node, Mapping):
+                    continue
+                total = int(node.get("memory_total_bytes") or 0)
+                huge = int(node.get("hugepages_bytes") or 0)
+                reserved = node.get("reserved_memory_bytes")
+                allocatable = node.get("guaranteed_memory_bytes")
+                entry["numa"].append({"node": node.get("id"), "total": total, "reserved": reserved, "hugepages": huge,
+                                      "allocatable": allocatable, "allocated": None, "free": None})
+        entries.append(entry)
+    bad = sum(1 for e in entries if e["status"] in ("invalid", "error"))
+    headline = "reservedMemory valid on %d of %d host(s): %d invalid, %d could not be checked" % (
+        sum(1 for e in entries if e["status"] in ("ok", "warning")), len(entries),
+        sum(1 for e in entries if e["status"] == "invalid"), sum(1 for e in entries if e["status"] == "error"))
+    return _finish("validate", "Reserved memory validation", entries, headline, extra={"failed": bad})
+
+
+# ---- check_pod ----------------------------------------------------------------------------
+
+def _pod_name(pod: Mapping[str, Any]) -> str:
+    return "%s/%s" % (pod.get("namespace") or "default", pod.get("name") or "?")
+
+
+def _verdict(pod: Mapping[str, Any]) -> str:
+    return str(pod.get("verdict") or ("admitted" if pod.get("admitted") else "rejected"))
+
+
+def check_pod_report(results: Mapping[str, Any], topologies: Mapping[str, Any], groups_of: Mapping[str, Sequence[str]],
+                     hosts: Sequence[str], active: Optional[Sequence[str]] = None) -> Dict[str, Any]:
+    """From registered ``admission_check`` results per host."""
+    alive = set(hosts if active is None else active)
+    entries = []
+    reasons: Dict[str, int] = {}
+    unchecked: Dict[str, int] = {}
+    for host in hosts:
+        result = results.get(host)
+        hw = _class_of(topologies.get(host))
+        known = (result.get("node") or {}).get("hardware_class") if isinstance(result, Mapping) else None
+        if hw["group"] == "unknown" and known:
+            hw = {"group": str(known), "fingerprint": str(known).rsplit("_", 1)[-1]}
+        entry = _entry(host, _groups(groups_of, host), hw)
+        if host not in alive and not result:
+            why = "unreachable or failed before the check"
+        elif not isinstance(result, Mapping) or result.get("skipped"):
+            why = "no admission_check result"
+        elif result.get("failed") or "pods" not in result:
+            why = str(result.get("msg") or "admission_check failed")
+        else:
+            why = ""
+        if why:
+            entry.update(status="cannot_check", summary="cannot check: %s" % why, errors=[why])
+            key = why.split(":")[0][:80]
+            unchecked[key] = unchecked.get(key, 0) + 1
+            entries.append(entry)
+            continue
+        pods = list(result.get("pods") or [])
+        verdicts = [_verdict(p) for p in pods]
+        for pod, verdict in zip(pods, verdicts):
+            entry["pods"].append({"pod": _pod_name(pod), "verdict": verdict, "reason": pod.get("reason") or "",
+                                  "message": pod.get("message") or pod.get("cannot_check") or "",
+                                  "numa_nodes": pod.get("numa_nodes") or []})
+            cost = pod.get("kubelet_cost")
+            if isinstance(cost, Mapping) and cost.get("warning"):
+                entry["warnings"].append("%s: %s" % (_pod_name(pod), cost["warning"]))
+            if verdict == "cannot_check":
+                entry["details"].append("%s cannot check: %s" % (_pod_name(pod), pod.get("cannot_check") or ""))
+            else:
+                entry["details"].append(describe_pod(pod))
+        for warning in (result.get("running_pods") or {}).get("warnings") or []:
+            entry["warnings"].append(str(warning))
+        if "rejected" in verdicts:
+            entry["status"] = "rejected"
+            first = pods[verdicts.index("rejected")]
+            entry["summary"] = entry["details"][verdicts.index("rejected")]
+            entry["errors"] = [d for d, v in zip(entry["details"], verdicts) if v == "rejected"]
+            reasons[str(first.get("reason"))] = reasons.get(str(first.get("reason")), 0) + 1
+        elif "cannot_check" in verdicts:
+            entry["status"] = "cannot_check"
+            first = pods[verdicts.index("cannot_check")]
+            entry["summary"] = "cannot check: %s" % (first.get("cannot_check") or "")
+            key = (first.get("cannot_check") or "").split(":")[0]
+            unchecked[key] = unchecked.get(key, 0) + 1
+        else:
+            entry["status"] = "admitted"
+            entry["summary"] = "; ".join(entry["details"])
+        memory = result.get("memory") or {}
+        for node_id in sorted(memory, key=lambda k: int(k) if str(k).isdigit() else 0):
+            tables = memory[node_id] or {}
+            mem = tables.get("memory") or {}
+            huge = sum(int((t or {}).get("total") or 0) for name, t in tables.items() if name.startswith("hugepages-"))
+            entry["numa"].append({"node": int(node_id) if str(node_id).isdigit() else node_id,
+                                  "total": mem.get("total"), "reserved": mem.get("systemReserved"), "hugepages": huge,
+                                  "allocatable": mem.get("allocatable"), "allocated": mem.get("reserved"),
+                                  "free": mem.get("free")})
+        if not entry["numa"]:
+            entry["numa"] = _numa_from_topology(topologies.get(host))
+        entries.append(entry)
+    admitted = sum(1 for e in entries if e["status"] == "admitted")
+    rejected = sum(1 for e in entries if e["status"] == "rejected")
+    cannot = sum(1 for e in entries if e["status"] == "cannot_check")
+    headline = "admitted on %d, rejected on %d%s, could not check %d%s (of %d host(s))" % (
+        admitted, rejected,
+        " (%s)" % ", ".join("%s %d" % (r, n) for r, n in sorted(reasons.items(), key=lambda i: (-i[1], i[0])))
+        if reasons else "",
+        cannot,
+        " (%s)" % ", ".join("%s %d" % (r, n) for r, n in sorted(unchecked.items(), key=lambda i: (-i[1], i[0])))
+        if unchecked else "",
+        len(entries))
+    return _finish("check_pod", "Pod admission check", entries, headline,
+                   extra={"admitted": [e["host"] for e in entries if e["status"] == "admitted"],
+                          "rejected": [e["host"] for e in entries if e["status"] == "rejected"],
+                          "cannot_check": [e["host"] for e in entries if e["status"] == "cannot_check"],
+                          "reasons": reasons})

@@ -1,0 +1,226 @@
+# -*- coding: utf-8 -*-
+# Copyright: numaguard.kubelet contributors
+# Apache License 2.0 (see LICENSE)
+"""Renderings of the report model (``report.py``): compact text, JSON, JUnit XML, Prometheus.
+
+Why one module per format family and no Jinja: each rendering is a pure function of the model,
+tested on its own, and the playbooks only choose which files to write.
+"""
+
+from __future__ import absolute_import, annotations, division, print_function
+
+__metaclass__ = type
+
+import json
+import re
+import xml.etree.ElementTree as ET
+from typing import Any, Dict, List, Mapping, Sequence
+
+from ansible_collections.numaguard.kubelet.plugins.plugin_utils.report import STATUS_ORDER, human_bytes
+
+#: classes with more hosts than this show their fine hosts in one line
+COMPACT_CLASS = 8
+#: warnings longer than this are cut in the text rendering (full text in JSON/HTML/JUnit)
+WARNING_WIDTH = 220
+_FLAG_PART = re.compile(r"^(\d+):memory=(\d+)$")
+
+
+def host_list(hosts: Sequence[str], limit: int = 6) -> str:
+    """``h01, h02, h03 (+17 more)``."""
+    hosts = list(hosts)
+    if len(hosts) <= limit:
+        return ", ".join(hosts)
+    return "%s (+%d more)" % (", ".join(hosts[:limit]), len(hosts) - limit)
+
+
+def flag_with_units(summary: str) -> str:
+    """Append human units to raw byte values of a ``--reserved-memory=`` summary."""
+    if not summary.startswith("--reserved-memory="):
+        return summary
+    parts = summary[len("--reserved-memory="):].split(";")
+    human = []
+    for part in parts:
+        match = _FLAG_PART.match(part)
+        if match:
+            human.append("node %s %s" % (match.group(1), human_bytes(int(match.group(2)))))
+    return summary + (" (%s)" % ", ".join(human) if human else "")
+
+
+#: a host line is cut here in the text rendering (the full text is in details / JSON / HTML)
+LINE_WIDTH = 160
+
+
+def _line(entry: Mapping[str, Any], width: int) -> str:
+    line = "  %-*s  %-12s %s" % (width, entry["host"], entry["status"].upper().replace("_", " "),
+                                 flag_with_units(entry["summary"]))
+    return line if len(line) <= LINE_WIDTH else line[:LINE_WIDTH - 3] + "..."
+
+
+def render_text(report: Mapping[str, Any], files: Sequence[str] = ()) -> List[str]:
+    """Summary first, then one block per hardware class (one line per host, or per class at
+    scale), then every distinct warning once with its hosts."""
+    lines = [report["headline"]]
+    counts = report.get("counts") or {}
+    if counts:
+        lines.append("status: " + ", ".join("%d %s" % (counts[s], s.replace("_", " ")) for s in STATUS_ORDER
+                                              if s in counts))
+    entries = dict((e["host"], e) for e in report["hosts"])
+    width = max([len(h) for h in entries] + [4])
+    rank = dict((s, i) for i, s in enumerate(STATUS_ORDER))
+    for cls in report["classes"]:
+        members = [entries[h] for h in cls["hosts"]]
+        lines.append("class %s (%d host%s)%s" % (cls["group"], len(members), "" if len(members) == 1 else "s",
+                                                 ": " + cls["shape"] if cls.get("shape") else ""))
+        compact = len(members) > COMPACT_CLASS
+        calm = ("ok", "admitted", "warning") if compact else ()
+        for entry in sorted((e for e in members if e["status"] not in calm), key=lambda e: rank.get(e["status"], 0)):
+            lines.append(_line(entry, width))
+        for status in calm:
+            fine = [e for e in members if e["status"] == status]
+            if not fine:
+                continue
+            summaries = sorted(set(e["summary"] for e in fine))
+            same = flag_with_units(summaries[0]) if len(summaries) == 1 else \
+                "%d different answers (see the JSON/HTML report)" % len(summaries)
+            line = "  %d %s: %s -- %s" % (len(fine), status.upper(), host_list([e["host"] for e in fine]), same)
+            lines.append(line if len(line) <= LINE_WIDTH else line[:LINE_WIDTH - 3] + "...")
+    bad = [e for e in report["hosts"] if e["errors"] and e["status"] not in ("ok", "admitted")]
+    if bad:
+        lines.append("details:")
+        shown = 0
+        for entry in bad:
+            for text in entry["errors"][:3]:
+                if shown >= 40:
+                    break
+                lines.append("  %s: %s" % (entry["host"], text))
+                shown += 1
+        if shown >= 40:
+            lines.append("  ... (the rest in the JSON/HTML report)")
+    if report.get("warnings"):
+        lines.append("warnings (each once, with the hosts it applies to):")
+        for warning in report["warnings"]:
+            text = warning["text"]
+            if len(text) > WARNING_WIDTH:
+                text = text[:WARNING_WIDTH - 3] + "..."
+            lines.append("  - [%d host%s: %s] %s" % (len(warning["hosts"]), "" if len(warning["hosts"]) == 1 else "s",
+                                                      host_list(warning["hosts"], 4), text))
+    for path in files:
+        lines.append("written: %s" % path)
+    return lines
+
+
+def render_json(report: Mapping[str, Any]) -> str:
+    return json.dumps(report, indent=1, sort_keys=False) + "\n"
+
+
+# ---- JUnit --------------------------------------------------------------------------------
+
+_FAIL = ("invalid", "rejected", "differs")
+
+
+def render_junit(report: Mapping[str, Any]) -> str:
+    """JUnit XML: one testcase per host, classname ``<kind>.<inventory group or class>``;
+    failures for invalid/rejected/differs, errors for hosts that could not be checked (discover,
+    validate) and ``skipped`` for pods that could not be checked; warnings in ``system-out``."""
+    root = ET.Element("testsuites", name="numaguard.kubelet %s" % report["kind"])
+    suite = ET.SubElement(root, "testsuite", name="numaguard.kubelet %s" % report["kind"],
+                          timestamp=report["generated"].rstrip("Z"), hostname="ansible-controller")
+    totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+    for entry in report["hosts"]:
+        group = entry["groups"][0] if entry["groups"] else entry["class"]
+        case = ET.SubElement(suite, "testcase", classname="%s.%s" % (report["kind"], group), name=entry["host"],
+                             time="0")
+        totals["tests"] += 1
+        message = entry["summary"][:300]
+        body = "\n".join(entry["errors"] + entry["details"])
+        if entry["status"] in _FAIL:
+            totals["failures"] += 1
+            ET.SubElement(case, "failure", message=message, type=entry["status"]).text = body
+        elif entry["status"] == "error":
+            totals["errors"] += 1
+            ET.SubElement(case, "error", message=message, type="error").text = body
+        elif entry["status"] == "cannot_check":
+            totals["skipped"] += 1
+            ET.SubElement(case, "skipped", message=message)
+        out = [flag_with_units(entry["summary"])] + ["WARNING: %s" % w for w in entry["warnings"]]
+        if entry["status"] not in _FAIL + ("error",):
+            out.extend(entry["details"])
+        ET.SubElement(case, "system-out").text = "\n".join(o for o in out if o)
+    for element in (root, suite):
+        for key, value in totals.items():
+            if element is root and key == "skipped":
+                continue
+            element.set(key, "%d" % value)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+# ---- Prometheus textfile ------------------------------------------------------------------
+
+_METRICS = (
+    ("total", "numaguard_numa_memory_total_bytes", "Memory of the NUMA node (bytes)."),
+    ("reserved", "numaguard_numa_memory_reserved_bytes", "Memory reserved for the system on the NUMA node (reservedMemory, bytes)."),
+    ("hugepages", "numaguard_numa_hugepages_bytes", "Hugepage pools of the NUMA node (bytes)."),
+    ("allocatable", "numaguard_numa_memory_allocatable_bytes", "Memory the memory manager can give to pods on the NUMA node (bytes)."),
+    ("allocated", "numaguard_numa_memory_allocated_bytes", "Memory held by pods' memory manager assignments on the NUMA node (bytes)."),
+    ("free", "numaguard_numa_memory_free_bytes", "Free memory of the NUMA node (bytes; allocatable minus allocated after a pod check, the kernel's MemFree after discovery)."),
+)
+
+
+def _label(value: Any) -> str:
+    return str(value).replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+
+
+def _labels(**labels: Any) -> str:
+    return "{%s}" % ",".join('%s="%s"' % (k, _label(v)) for k, v in labels.items())
+
+
+def render_prometheus(report: Mapping[str, Any]) -> str:
+    """node_exporter textfile collector format (``*.prom``)."""
+    out: List[str] = []
+    for key, name, text in _METRICS:
+        samples = []
+        for entry in report["hosts"]:
+            for node in entry["numa"]:
+                if node.get(key) is None:
+                    continue
+                samples.append("%s%s %d" % (name, _labels(host=entry["host"], hw_class=entry["class"],
+                                                             fingerprint=entry["fingerprint"], node=node["node"]),
+                                            int(node[key])))
+        if samples:
+            out += ["# HELP %s %s" % (name, text), "# TYPE %s gauge" % name] + samples
+    refused = [e for e in report["hosts"] if e.get("state_refused") is not None]
+    if refused:
+        name = "numaguard_memory_manager_state_would_be_refused"
+        out += ["# HELP %s 1 when the kubelet would refuse to start with the node's memory_manager_state." % name,
+                "# TYPE %s gauge" % name]
+        out += ["%s%s %d" % (name, _labels(host=e["host"], hw_class=e["class"], fingerprint=e["fingerprint"]),
+                             1 if e["state_refused"] else 0) for e in refused]
+    name = "numaguard_report_host_status"
+    out += ["# HELP %s 1 for the host's status in the last %s report." % (name, report["kind"]),
+            "# TYPE %s gauge" % name]
+    out += ["%s%s 1" % (name, _labels(host=e["host"], hw_class=e["class"], fingerprint=e["fingerprint"],
+                                       report=report["kind"], status=e["status"])) for e in report["hosts"]]
+    return "\n".join(out) + "\n"
+
+
+def render_classes_inventory(report: Mapping[str, Any]) -> str:
+    """A YAML inventory snippet with one group per hardware class (add it with a second ``-i``;
+    put each class's kubelet settings in ``group_vars/<class>.yml``)."""
+    lines = ["---",
+             "# Hardware classes found by numaguard.kubelet %s at %s: one inventory group per" % (report["kind"],
+                                                                                                  report["generated"]),
+             "# topology (numa_<nodes>n_<cpus>c_<hugepage sizes>_<fingerprint>). Use with a second -i; settings per",
+             "# class go to group_vars/<class>.yml (kubelet_numa_settings).",
+             "all:", "  children:"]
+    for cls in sorted(report["classes"], key=lambda c: c["group"]):
+        if cls["group"] == "unknown":
+            continue
+        if cls.get("shape"):
+            lines.append("    # %s" % cls["shape"])
+        lines.append("    %s:" % cls["group"])
+        lines.append("      hosts:")
+        lines.extend("        %s: {}" % json.dumps(h) for h in cls["hosts"])
+    return "\n".join(lines) + "\n"
+
+
+RENDERERS: Dict[str, Any] = {"json": render_json, "junit": render_junit, "prometheus": render_prometheus}

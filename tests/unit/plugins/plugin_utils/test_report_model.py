@@ -1,0 +1,158 @@
+# -*- coding: utf-8 -*-
+# Copyright: numaguard.kubelet contributors
+# Apache License 2.0 (see LICENSE)
+"""The one report model and its renderings: text at scale, JSON, JUnit, Prometheus, HTML, classes."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import xml.etree.ElementTree as ET
+
+import pytest
+import yaml
+
+from ansible_collections.numaguard.kubelet.plugins.module_utils._report.classes import hardware_class
+from ansible_collections.numaguard.kubelet.plugins.plugin_utils.report import (
+    check_pod_report, discover_report, human_bytes, regroup, validate_report)
+from ansible_collections.numaguard.kubelet.plugins.plugin_utils.report_html import render_html
+from ansible_collections.numaguard.kubelet.plugins.plugin_utils.report_render import (
+    flag_with_units, render_classes_inventory, render_junit, render_prometheus, render_text)
+
+GI = 1 << 30
+
+
+def topo(nodes=2, cpus_per_node=4, gib=16, pages_1g=0, fingerprint="sha256:abcdef0123456789"):
+    out = []
+    for i in range(nodes):
+        huge = {"hugepages-1Gi": {"page_size_bytes": GI, "total_pages": pages_1g, "free_pages": pages_1g},
+                "hugepages-2Mi": {"page_size_bytes": 2 << 20, "total_pages": 0, "free_pages": 0}}
+        out.append({"id": i, "cpus": list(range(i * cpus_per_node, (i + 1) * cpus_per_node)),
+                    "memory_total_bytes": gib * GI, "memory_free_bytes": gib * GI // 2, "hugepages": huge})
+    return {"nodes": out, "fingerprint": fingerprint}
+
+
+def test_hardware_class_names_are_readable_group_names():
+    assert hardware_class(topo(2, 48, pages_1g=16)) == {"name": "numa_2n_96c_1g", "fingerprint": "abcdef01",
+                                                        "group": "numa_2n_96c_1g_abcdef01"}
+    assert hardware_class(topo(1, 4))["name"] == "numa_1n_4c_nohp"
+
+
+def test_human_units():
+    assert human_bytes(16 * GI + GI // 2) == "16.5 GiB"
+    assert human_bytes(1022 << 20) == "1022.0 MiB"
+    assert flag_with_units("--reserved-memory=0:memory=1075038415;1:memory=1022Mi") == \
+        "--reserved-memory=0:memory=1075038415;1:memory=1022Mi (node 0 1.0 GiB)"
+
+
+def _validate_fleet(count):
+    results, topologies, groups = {}, {}, {}
+    for i in range(count):
+        host = "h%03d" % i
+        topologies[host] = topo(fingerprint="sha256:%s" % ("a" * 64 if i % 2 else "b" * 64))
+        groups[host] = ["workers"]
+        results[host] = {"valid": i != 7, "errors": [] if i != 7 else ["[reserved-memory-sum] not balanced"],
+                         "warnings": ["[same] a 600 character warning " + "x" * 560],
+                         "flag": "0:memory=1Gi;1:memory=1075038415",
+                         "nodes": [{"id": 0, "memory_total_bytes": 16 * GI, "hugepages_bytes": 0,
+                                    "reserved_memory_bytes": GI, "guaranteed_memory_bytes": 15 * GI}]}
+    return validate_report(results, topologies, groups, sorted(results))
+
+
+def test_text_at_scale_is_one_screen():
+    report = _validate_fleet(50)
+    lines = render_text(report)
+    assert lines[0] == "reservedMemory valid on 49 of 50 host(s): 1 invalid, 0 could not be checked"
+    assert len(lines) <= 14, "\n".join(lines)
+    # identical warnings once, with their hosts
+    assert sum(1 for line in lines if "a 600 character warning" in line) == 1
+    assert any(line.startswith("  - [50 hosts: h000, h001, h002, h003 (+46 more)]") for line in lines)
+    assert any("h007" in line and "INVALID" in line for line in lines)
+    assert any("(node 1 1.0 GiB)" in line for line in lines)
+
+
+def test_text_small_fleet_lists_every_host():
+    lines = render_text(_validate_fleet(4))
+    assert sum(1 for line in lines if line.startswith("  h00")) == 4
+
+
+def test_junit_classname_timestamps_and_warnings():
+    xml = render_junit(_validate_fleet(3))
+    root = ET.fromstring(xml.split("\n", 1)[1])
+    suite = root.find("testsuite")
+    assert suite.get("timestamp") and suite.get("tests") == "3" and suite.get("failures") == "0"
+    case = suite.find("testcase")
+    assert case.get("classname") == "validate.workers"
+    assert "WARNING: [same]" in case.find("system-out").text
+
+
+def test_prometheus_textfile():
+    text = render_prometheus(_validate_fleet(2))
+    assert '# TYPE numaguard_numa_memory_reserved_bytes gauge' in text
+    assert 'numaguard_numa_memory_reserved_bytes{host="h000",hw_class="numa_2n_8c_nohp_bbbbbbbb",' \
+           'fingerprint="bbbbbbbb",node="0"} 1073741824' in text
+    for line in text.splitlines():
+        assert line.startswith("#") or line.rsplit(" ", 1)[1].isdigit(), line
+
+
+def _pod(verdict, reason="", message="", cannot="", cost=None):
+    pod = {"name": "db", "namespace": "shop", "admitted": verdict == "admitted", "verdict": verdict, "reason": reason,
+           "message": message, "cannot_check": cannot, "numa_nodes": [0] if verdict == "admitted" else []}
+    if cost:
+        pod["kubelet_cost"] = cost
+    return pod
+
+
+def test_check_pod_headline_separates_rejected_and_unchecked():
+    memory = {"0": {"memory": {"total": 16 * GI, "systemReserved": GI, "allocatable": 15 * GI, "reserved": 4 * GI,
+                               "free": 11 * GI}}}
+    results = {
+        "a": {"pods": [_pod("admitted")], "memory": memory},
+        "b": {"pods": [_pod("rejected", "OutOfcpu", "Node didn't have enough resource: cpu, requested: 8000, "
+                                                     "used: 0, capacity: 4000")], "memory": {}},
+        "c": {"pods": [_pod("rejected", "OutOfcpu", "x")], "memory": {}},
+        "d": {"pods": [_pod("cannot_check", cannot="nvidia.com/gpu: no device inventory")], "memory": {}},
+        "e": {"failed": True, "msg": "memory_manager_state: could not restore state from checkpoint"},
+        "f": {"pods": [_pod("admitted", cost={"estimated_seconds": 900.0, "warning": "the kubelet would spend 15 minutes"})],
+              "memory": memory},
+    }
+    report = check_pod_report(results, {}, {}, sorted(results))
+    assert report["headline"] == ("admitted on 2, rejected on 2 (OutOfcpu 2), could not check 2 "
+                                  "(memory_manager_state 1, nvidia.com/gpu 1) (of 6 host(s))")
+    hosts = dict((e["host"], e) for e in report["hosts"])
+    assert hosts["a"]["numa"][0]["allocated"] == 4 * GI
+    assert report["warnings"] == [{"text": "shop/db: the kubelet would spend 15 minutes", "hosts": ["f"]}]
+    junit = ET.fromstring(render_junit(report).split("\n", 1)[1]).find("testsuite")
+    assert (junit.get("failures"), junit.get("skipped")) == ("2", "2")
+    html = render_html(report)
+    assert "OutOfcpu" in html and "<script" not in html and "http" not in html.replace("http-equiv", "")
+
+
+def test_html_escapes_and_draws_bars():
+    report = _validate_fleet(2)
+    report["hosts"][0]["errors"] = ["<script>alert(1)</script>"]
+    html = render_html(report)
+    assert "<script>alert" not in html and "&lt;script&gt;" in html
+    assert html.count('class="node"') == 2 and 'class="r" style="width:6.250%"' in html
+
+
+def test_discover_report_and_classes_inventory():
+    topologies = {"h1": topo(pages_1g=4), "h2": topo(pages_1g=4), "h3": topo(1, 4, fingerprint="sha256:" + "c" * 64),
+                  "h4": None}
+    groups = {"h1": ["pool"], "h2": ["pool"], "h3": ["pool"], "h4": ["pool"]}
+    report = discover_report(topologies, groups, ["h1", "h2", "h3", "h4"], failed={"h4": "unreachable"})
+    assert report["headline"].startswith("NUMA topology of 4 host(s): 3 discovered, 1 failed, 2 hardware class(es)")
+    statuses = dict((e["host"], e["status"]) for e in report["hosts"])
+    assert statuses == {"h1": "ok", "h2": "ok", "h3": "differs", "h4": "error"}
+    inventory = yaml.safe_load(render_classes_inventory(report))
+    assert inventory["all"]["children"]["numa_2n_8c_1g_abcdef01"]["hosts"] == {"h1": {}, "h2": {}}
+    regroup(report, {"h1": "numa_9n_9c_nohp_99999999"})
+    assert dict((c["group"], c["hosts"]) for c in report["classes"])["numa_9n_9c_nohp_99999999"] == ["h1"]
+    json.dumps(report)
+
+
+def test_bad_input_names_the_host():
+    from ansible_collections.numaguard.kubelet.plugins.plugin_utils.report import ReportError
+    with pytest.raises(ReportError, match="host h1"):
+        discover_report({"h1": {"nodes": "x"}}, {}, ["h1"])
