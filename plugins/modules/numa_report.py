@@ -47,6 +47,14 @@ options:
   topologies:
     description: Host name to C(numa_topology) fact dict, for hardware classes. Default each host's C(numa_topology).
     type: dict
+  classes:
+    description: Host name to hardware class group, overriding the classes derived from O(topologies).
+    type: dict
+  classes_file:
+    description:
+      - Write a YAML inventory snippet with one group per hardware class here (use it with a second C(-i) and put
+        per-class settings in C(group_vars/<class>.yml)).
+    type: path
   json_file:
     description: Write the report model as JSON here.
     type: path
@@ -129,6 +137,8 @@ def main():
         html_file=dict(type="path"),
         prometheus_file=dict(type="path"),
         text_file=dict(type="path"),
+        classes=dict(type="dict"),
+        classes_file=dict(type="path"),
     ), supports_check_mode=True)
     module.fail_json(msg="numaguard.kubelet.numa_report runs on the controller through its action plugin")
 
