@@ -158,7 +158,8 @@ def discover_report(topologies: Mapping[str, Any], groups_of: Mapping[str, Seque
         else:
             summary = fleet["hosts"][host]
             shapes.setdefault(hw["group"], summary["shape"])
-            entry["summary"] = summary["shape"] + ("; kubelet: %s" % summary["kubelet"] if summary["kubelet"] else "")
+            # the shape is the class's (same fingerprint): the host line says what differs per host
+            entry["summary"] = "kubelet: %s" % summary["kubelet"] if summary["kubelet"] else summary["shape"]
             entry["numa"] = _numa_from_topology(topology)
             entry["details"] = ["node %s: cpus %s, %s (%s free)%s" % (
                 n["id"], n["cpulist"] or "none", human_bytes(n["memory_total_bytes"]), human_bytes(n["memory_free_bytes"]),

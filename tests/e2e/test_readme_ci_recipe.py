@@ -91,9 +91,10 @@ def test_readme_ci_recipe_writes_junit_where_the_job_runs(job_dir):
     lines = ["set -eux", "cd %s" % job, "python3 -m venv venv", ". venv/bin/activate"] + script
     (job / "job.sh").write_text("\n".join(lines) + "\n")
     env = {"HOME": user.pw_dir, "PATH": "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin", "LANG": "C.UTF-8",
-           # a CI runner's package mirror (this machine has no internet); nothing else is configured
-           "PIP_INDEX_URL": "file:///opt/pypi/simple", "PIP_EXTRA_INDEX_URL": "file:///opt/pypi-more/simple",
-           "PIP_FIND_LINKS": "/opt/wheels", "ANSIBLE_NOCOLOR": "1"}
+           "ANSIBLE_NOCOLOR": "1"}
+    # the machine's package index settings stand for the CI runner's (pip also reads /etc/pip.conf)
+    env.update((k, v) for k, v in os.environ.items() if k.startswith(("PIP_", "UV_", "HTTP_PROXY", "HTTPS_PROXY",
+                                                                     "http_proxy", "https_proxy", "NO_PROXY", "no_proxy")))
     proc = subprocess.run(["/usr/sbin/runuser", "-u", USER, "--", "bash", str(job / "job.sh")], env=env, capture_output=True,
                           text=True, timeout=1200, check=False)
     output = proc.stdout[-4000:] + proc.stderr[-4000:]

@@ -33,6 +33,7 @@ def test_every_bundled_class_has_valid_settings(tmp_path, name):
         settings = yaml.safe_load(handle)["kubelet_numa_settings"]
     result = reserved_memory_check(facts, kubelet_config=settings, errors="report")
     assert result["valid"], result["errors"]
+    assert result["warnings"] == []
 
 
 def test_no_stale_class_files():
