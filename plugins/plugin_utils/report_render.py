@@ -18,8 +18,8 @@ from typing import Any, Dict, List, Mapping, Sequence
 
 from ansible_collections.numaguard.kubelet.plugins.plugin_utils.report import STATUS_ORDER, human_bytes
 
-#: classes with more hosts than this show their fine hosts in one line
-COMPACT_CLASS = 8
+#: distinct detail texts shown in the text rendering (the rest are in the JSON/HTML report)
+DETAILS = 12
 #: warnings longer than this are cut in the text rendering (full text in JSON/HTML/JUnit)
 WARNING_WIDTH = 220
 _FLAG_PART = re.compile(r"^(\d+):memory=(\d+)$")
@@ -67,35 +67,50 @@ def render_text(report: Mapping[str, Any], files: Sequence[str] = ()) -> List[st
     entries = dict((e["host"], e) for e in report["hosts"])
     width = max([len(h) for h in entries] + [4])
     rank = dict((s, i) for i, s in enumerate(STATUS_ORDER))
+    singles = [c for c in report["classes"] if len(c["hosts"]) == 1]
     for cls in report["classes"]:
+        if len(cls["hosts"]) == 1 and len(singles) > 1:
+            continue
         members = [entries[h] for h in cls["hosts"]]
         lines.append("class %s (%d host%s)%s" % (cls["group"], len(members), "" if len(members) == 1 else "s",
                                                  ": " + cls["shape"] if cls.get("shape") else ""))
-        compact = len(members) > COMPACT_CLASS
-        calm = ("ok", "admitted", "warning") if compact else ()
-        for entry in sorted((e for e in members if e["status"] not in calm), key=lambda e: rank.get(e["status"], 0)):
-            lines.append(_line(entry, width))
-        for status in calm:
-            fine = [e for e in members if e["status"] == status]
-            if not fine:
+        # hosts with the same status and answer share one line, at any scale
+        groups: Dict[Any, List[Mapping[str, Any]]] = {}
+        for entry in members:
+            groups.setdefault((entry["status"], entry["summary"]), []).append(entry)
+        for (status, summary), same in sorted(groups.items(), key=lambda i: (rank.get(i[0][0], 0), i[1][0]["host"])):
+            if len(same) == 1:
+                lines.append(_line(same[0], width))
                 continue
-            summaries = sorted(set(e["summary"] for e in fine))
-            same = flag_with_units(summaries[0]) if len(summaries) == 1 else \
-                "%d different answers (see the JSON/HTML report)" % len(summaries)
-            line = "  %d %s: %s -- %s" % (len(fine), status.upper(), host_list([e["host"] for e in fine]), same)
+            line = "  %d %s: %s -- %s" % (len(same), status.upper().replace("_", " "),
+                                          host_list([e["host"] for e in same]), flag_with_units(summary))
             lines.append(line if len(line) <= LINE_WIDTH else line[:LINE_WIDTH - 3] + "...")
-    bad = [e for e in report["hosts"] if e["errors"] and e["status"] not in ("ok", "admitted")]
-    if bad:
+    if len(singles) > 1:
+        # classes of one host: one line each, the class named on it
+        lines.append("classes of one host each (%d):" % len(singles))
+        for cls in sorted(singles, key=lambda c: rank.get(entries[c["hosts"][0]]["status"], 0)):
+            entry = entries[cls["hosts"][0]]
+            text = entry["summary"] if not cls.get("shape") else "%s; %s" % (cls["shape"], entry["summary"])
+            line = "  %-*s  %-12s %s: %s" % (width, entry["host"], entry["status"].upper().replace("_", " "),
+                                            cls["group"], flag_with_units(text))
+            lines.append(line if len(line) <= LINE_WIDTH else line[:LINE_WIDTH - 3] + "...")
+    hidden = []
+    for entry in report["hosts"]:
+        if entry["status"] in ("ok", "admitted"):
+            continue
+        for text in entry["errors"][:3]:
+            if text != entry["summary"] or len(_line(entry, width)) >= LINE_WIDTH:
+                hidden.append("  %s: %s" % (entry["host"], text))
+    if hidden:
         lines.append("details:")
-        shown = 0
-        for entry in bad:
-            for text in entry["errors"][:3]:
-                if shown >= 40:
-                    break
-                lines.append("  %s: %s" % (entry["host"], text))
-                shown += 1
-        if shown >= 40:
-            lines.append("  ... (the rest in the JSON/HTML report)")
+        unique: Dict[str, List[str]] = {}
+        for item in hidden:
+            host, text = item[2:].split(": ", 1)
+            unique.setdefault(text, []).append(host)
+        for text, hosts in list(unique.items())[:DETAILS]:
+            lines.append("  %s: %s" % (host_list(hosts, 4), text))
+        if len(unique) > DETAILS:
+            lines.append("  ... %d more (see the JSON/HTML report)" % (len(unique) - DETAILS))
     if report.get("warnings"):
         lines.append("warnings (each once, with the hosts it applies to):")
         for warning in report["warnings"]:

@@ -31,7 +31,7 @@ def test_demo_shows_every_host_and_tears_down():
     assert "fleet: %d hosts up in" % hosts in out
     # discover: every host in a hardware class, the odd intel_2s host flagged
     assert "NUMA topology of %d host(s): %d discovered, 0 failed" % (hosts, hosts) in out
-    assert re.search(r"class numa_2n_96c_2m_1g_[0-9a-f]{8} \(1 host\)", out)
+    assert re.search(r"class numa_2n_96c_2m_1g_[0-9a-f]{8} \(2 hosts\)", out)
     assert "differs from group intel_2s" in out
     # validate: the classic mistake caught, JUnit written
     assert re.search(r"INVALID +1 error\(s\): \[reserved-memory-sum\]", out)

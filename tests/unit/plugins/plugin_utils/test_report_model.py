@@ -72,9 +72,11 @@ def test_text_at_scale_is_one_screen():
     assert any("(node 1 1.0 GiB)" in line for line in lines)
 
 
-def test_text_small_fleet_lists_every_host():
+def test_text_small_fleet_names_every_host_and_groups_identical_answers():
     lines = render_text(_validate_fleet(4))
-    assert sum(1 for line in lines if line.startswith("  h00")) == 4
+    text = "\n".join(lines)
+    assert all("h%03d" % i in text for i in range(4))
+    assert any(line.startswith("  2 WARNING: h000, h002 -- --reserved-memory=") for line in lines), lines
 
 
 def test_junit_classname_timestamps_and_warnings():
