@@ -11,7 +11,7 @@ repo=$PWD
 hosts=${1:-12}
 tree=${2:-$repo}
 work=$(mktemp -d /tmp/numaguard-lines.XXXXXX)
-cleanup() { .venv/bin/python tests/fleet/fleet.py down --dir "$work/fleet" >/dev/null 2>&1 || true; rm -rf "$work"; }
+cleanup() { "$repo/.venv/bin/python" "$repo/tests/fleet/fleet.py" down --dir "$work/fleet" >/dev/null 2>&1 || true; rm -rf "$work"; }
 trap cleanup EXIT
 .venv/bin/python tests/fleet/fleet.py up --dir "$work/fleet" --base-port auto --hosts "$hosts" >/dev/null
 mkdir -p "$work/collections/ansible_collections/numaguard"
