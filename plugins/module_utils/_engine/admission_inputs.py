@@ -28,6 +28,7 @@ try:
 except ImportError:  # pragma: no cover
     pass
 
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.gostrconv import go_parse_bool
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.settings import MANAGED_FIELDS
 from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.flags import (
     parse_eviction_map, parse_reserved_memory_flag, reservations_to_config, string_map)
@@ -102,12 +103,10 @@ PATH_FLAGS = ("config", "config-dir", "root-dir")
 
 
 def _go_bool(text: str, flag: str) -> bool:
-    if text in ("1", "t", "T", "TRUE", "true", "True"):
-        return True
-    if text in ("0", "f", "F", "FALSE", "false", "False"):
-        return False
-    raise AdmissionInputError('kubelet_flags: invalid value %r for --%s: strconv.ParseBool: parsing "%s": invalid syntax'
-                              % (text, flag, text))
+    try:
+        return go_parse_bool(text)
+    except ValueError as err:
+        raise AdmissionInputError("kubelet_flags: invalid value %r for --%s: %s" % (text, flag, err))
 
 
 def flags_to_config(flags: Optional[Mapping[str, Any]]) -> Tuple[Dict[str, Any], Dict[str, str]]:

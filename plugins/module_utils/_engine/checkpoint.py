@@ -45,6 +45,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._io import fsync_dir
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s import gojson
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.gostrconv import go_atoi, go_quote
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s import gospew
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors import StateError
 
@@ -288,10 +289,6 @@ _MEM_DATA = _checkpoint_struct("state.MemoryManagerCheckpointData", _MEM_STATE, 
 # --------------------------------------------------------------------------------------------
 # Helpers.
 # --------------------------------------------------------------------------------------------
-
-#: Go's ``%q`` of a string (strconv.Quote), used in the kubelet's messages.
-go_quote = gojson.go_quote
-
 
 def _legacy_kind(value: Dict[str, Any], types: List[gojson.GoType]) -> Optional[str]:
     """How ``value['Checksum']`` was made (a :data:`LEGACY_KINDS` entry), None if it does not verify."""
@@ -762,18 +759,6 @@ def dump_memory_manager_state(cp: MemoryManagerCheckpoint,
 # What the kubelet does at start-up with the files (restoreState), and a summary for discovery.
 # --------------------------------------------------------------------------------------------
 
-_DIGITS = re.compile(r"^[+-]?[0-9]+$")
-
-
-def _go_atoi(text: str) -> int:
-    if not _DIGITS.match(text) or not text.isascii():
-        raise ValueError("strconv.Atoi: parsing %s: invalid syntax" % go_quote(text))
-    value = int(text)
-    if not _INT64_MIN <= value <= _INT64_MAX:
-        raise ValueError("strconv.Atoi: parsing %s: value out of range" % go_quote(text))
-    return value
-
-
 def go_parse_cpuset(text: str) -> frozenset:
     """k8s.io/utils/cpuset.Parse: the kubelet's strict reading of a cpuset in a state file.
 
@@ -786,9 +771,9 @@ def go_parse_cpuset(text: str) -> frozenset:
     for part in text.split(","):
         bounds = part.split("-", 1)
         if len(bounds) == 1:
-            cpus.add(_go_atoi(bounds[0]))
+            cpus.add(go_atoi(bounds[0]))
             continue
-        start, end = _go_atoi(bounds[0]), _go_atoi(bounds[1])
+        start, end = go_atoi(bounds[0]), go_atoi(bounds[1])
         if start > end:
             raise ValueError("invalid range %s (%d > %d)" % (go_quote(part), start, end))
         cpus.update(range(start, end + 1))

@@ -35,6 +35,8 @@ try:
 except ImportError:  # pragma: no cover
     pass
 
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.gostrconv import go_quote
+
 STRING = "string"
 UINT = "uint"
 INT = "int"
@@ -163,29 +165,6 @@ def to_text(data: Any) -> str:
     if not isinstance(data, str):
         raise GoJSONError("checkpoint content must be text or bytes, got %s" % type(data).__name__)
     return data
-
-
-def go_quote(text: str) -> str:
-    """Go's ``strconv.Quote`` (what ``%q`` prints) for a string."""
-    out = ['"']
-    for char in text:
-        code = ord(char)
-        if char in _QUOTE_ESCAPES:
-            out.append(_QUOTE_ESCAPES[char])
-        elif code < 0x20 or code == 0x7F:
-            out.append("\\x%02x" % code)
-        elif char.isprintable():
-            out.append(char)
-        elif code < 0x10000:
-            out.append("\\u%04x" % code)
-        else:
-            out.append("\\U%08x" % code)
-    out.append('"')
-    return "".join(out)
-
-
-_QUOTE_ESCAPES = {'"': '\\"', "\\": "\\\\", "\a": "\\a", "\b": "\\b", "\f": "\\f",
-                  "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v"}
 
 
 def _quote_char(char: str) -> str:

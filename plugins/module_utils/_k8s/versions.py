@@ -27,6 +27,8 @@ try:
 except ImportError:  # pragma: no cover
     pass
 
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.gostrconv import go_quote
+
 #: Oldest release the table covers; older kubelets are refused (their option sets differ).
 OLDEST_KNOWN = (1, 26)
 #: Newest release the table covers. 1.38 rows come from KEPs targeting 1.38 (not released yet).
@@ -261,7 +263,7 @@ def option_availability_error(manager: str, option: str, version: Tuple[int, ...
     else the kubelet's start-up error text (``%q`` quoting as in policy_options.go)."""
     label = _OPTION_LABEL[manager]
     maturity = option_maturity(manager, option, version)
-    quoted = '"%s"' % option.replace("\\", "\\\\").replace('"', '\\"')
+    quoted = go_quote(option)
     if maturity is None:
         return "unknown %s Manager Policy option: %s" % (label, quoted)
     gate = option_gate(manager, option, version)

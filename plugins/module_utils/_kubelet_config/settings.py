@@ -21,6 +21,7 @@ __metaclass__ = type
 
 import re
 
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.gostrconv import BOOL_WORDS
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset import (
     InvalidCPUSet,
     format_cpuset,
@@ -217,8 +218,7 @@ def resolve_assumption(kubelet_version: Any, feature_gates: Optional[Dict[str, A
 # Normalisation
 # --------------------------------------------------------------------------------------------
 
-_GO_BOOL = {"1": True, "t": True, "T": True, "TRUE": True, "true": True, "True": True,
-            "0": False, "f": False, "F": False, "FALSE": False, "false": False, "False": False}
+_GO_BOOL = BOOL_WORDS
 
 
 def _option_text(value: Any) -> str:

@@ -32,9 +32,9 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity im
     Quantity,
     parse_quantity,
 )
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.gostrconv import go_quote
 from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.flags import (
     ReservationSyntaxError,
-    go_quote,
     parse_eviction_map,
 )
 

@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.gojson import go_quote
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.gostrconv import go_quote
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import (
     InvalidQuantity,
     Quantity,

@@ -48,13 +48,13 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity im
     format_bytes,
     parse_quantity,
 )
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.gostrconv import go_quote
 from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.flags import (
     HUGEPAGES_PREFIX,
     MEMORY,
     MemoryReservation,
     ReservationSyntaxError,
     format_reserved_memory_flag,
-    go_quote,
     is_memory_type,
     parse_reserved_memory,
     parse_resource_map,

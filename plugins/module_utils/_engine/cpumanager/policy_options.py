@@ -25,6 +25,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions im
     option_availability_error,
 )
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors import StateError
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.gostrconv import go_parse_bool, go_quote
 
 FULL_PCPUS_ONLY = "full-pcpus-only"
 DISTRIBUTE_CPUS_ACROSS_NUMA = "distribute-cpus-across-numa"
@@ -32,9 +33,6 @@ ALIGN_BY_SOCKET = "align-by-socket"
 DISTRIBUTE_CPUS_ACROSS_CORES = "distribute-cpus-across-cores"
 STRICT_CPU_RESERVATION = "strict-cpu-reservation"
 PREFER_ALIGN_BY_UNCORE_CACHE = "prefer-align-cpus-by-uncorecache"
-
-_TRUE = ("1", "t", "T", "TRUE", "true", "True")
-_FALSE = ("0", "f", "F", "FALSE", "false", "False")
 
 
 def option_text(value: Any) -> str:
@@ -46,13 +44,10 @@ def option_text(value: Any) -> str:
 
 def parse_bool(name: str, value: Any) -> bool:
     """``strconv.ParseBool`` with the kubelet's error wrapping."""
-    text = option_text(value)
-    if text in _TRUE:
-        return True
-    if text in _FALSE:
-        return False
-    raise StateError('bad value for option "%s": strconv.ParseBool: parsing "%s": invalid syntax'
-                     % (name, text))
+    try:
+        return go_parse_bool(option_text(value))
+    except ValueError as err:
+        raise StateError("bad value for option %s: %s" % (go_quote(name), err))
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset impo
     parse_cpuset,
 )
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors import StateError
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.gostrconv import go_quote
 
 DEFAULT_CHECKPOINT_PATH = "/var/lib/kubelet/cpu_manager_state"
 
@@ -100,17 +101,13 @@ def _cpus(value: Any, what: str, path: str) -> FrozenSet[int]:
         except InvalidCPUSet as exc:
             raise StateError("could not restore state from checkpoint: %s: %s, please drain this "
                              "node and delete the CPU manager checkpoint file %s before "
-                             "restarting Kubelet" % (what, exc, _quote(path)))
+                             "restarting Kubelet" % (what, exc, go_quote(path)))
     if isinstance(value, (set, frozenset, list, tuple)):
         if all(isinstance(c, int) and not isinstance(c, bool) and c >= 0 for c in value):
             return frozenset(value)
     raise StateError("could not restore state from checkpoint: %s: not a cpuset: %r, please "
                      "drain this node and delete the CPU manager checkpoint file %s before "
-                     "restarting Kubelet" % (what, value, _quote(path)))
-
-
-def _quote(text: str) -> str:
-    return '"%s"' % text
+                     "restarting Kubelet" % (what, value, go_quote(path)))
 
 
 def restore(checkpoint: Any, policy_name: str, path: str = DEFAULT_CHECKPOINT_PATH) -> CPUState:
@@ -128,25 +125,25 @@ def restore(checkpoint: Any, policy_name: str, path: str = DEFAULT_CHECKPOINT_PA
         raise StateError("could not restore state from checkpoint: configured policy \"%s\" "
                          "differs from state checkpoint policy \"%s\", please drain this node "
                          "and delete the CPU manager checkpoint file %s before restarting Kubelet"
-                         % (policy_name, stored_policy, _quote(path)))
+                         % (policy_name, stored_policy, go_quote(path)))
     raw_default = _field(checkpoint, "default_cpu_set", "defaultCpuSet", "defaultCPUSet")
-    default = _cpus(raw_default, "could not parse default cpu set %s" % _quote(_show(raw_default)),
+    default = _cpus(raw_default, "could not parse default cpu set %s" % go_quote(_show(raw_default)),
                     path)
     entries: Dict[str, Dict[str, FrozenSet[int]]] = {}
     raw_entries = _field(checkpoint, "entries") or {}
     if not isinstance(raw_entries, dict):
         raise StateError("could not restore state from checkpoint: entries must be a mapping, "
                          "please drain this node and delete the CPU manager checkpoint file %s "
-                         "before restarting Kubelet" % _quote(path))
+                         "before restarting Kubelet" % go_quote(path))
     for pod_uid, containers in raw_entries.items():
         if not isinstance(containers, dict):
             raise StateError("could not restore state from checkpoint: entries of pod %s must be "
                              "a mapping, please drain this node and delete the CPU manager "
                              "checkpoint file %s before restarting Kubelet"
-                             % (_quote(pod_uid), _quote(path)))
+                             % (go_quote(pod_uid), go_quote(path)))
         for name, cpus in containers.items():
             what = "could not parse cpuset %s for container %s in pod %s" % (
-                _quote(_show(cpus)), _quote(name), _quote(pod_uid))
+                go_quote(_show(cpus)), go_quote(name), go_quote(pod_uid))
             entries.setdefault(str(pod_uid), {})[str(name)] = _cpus(cpus, what, path)
     pod_entries: Dict[str, FrozenSet[int]] = {}
     raw_pod_entries = _field(checkpoint, "pod_entries", "podEntries") or {}
@@ -154,7 +151,7 @@ def restore(checkpoint: Any, policy_name: str, path: str = DEFAULT_CHECKPOINT_PA
         for pod_uid, entry in raw_pod_entries.items():
             value = _field(entry, "cpu_set", "cpuSet") if isinstance(entry, dict) or hasattr(entry, "cpu_set") else entry
             pod_entries[str(pod_uid)] = _cpus(value, "could not parse pod cpuset %s for pod %s"
-                                              % (_quote(_show(value)), _quote(pod_uid)), path)
+                                              % (go_quote(_show(value)), go_quote(pod_uid)), path)
     return CPUState(policy_name, default, entries, pod_entries)
 
 

@@ -13,8 +13,6 @@ from __future__ import absolute_import, annotations, division, print_function
 
 __metaclass__ = type
 
-import re
-
 try:
     from typing import Any, Mapping, Optional, Tuple  # noqa: F401
 except ImportError:  # pragma: no cover
@@ -26,35 +24,11 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions im
 )
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.numa_info import (
     TopologyManagerError)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.gostrconv import go_atoi, go_parse_bool, go_quote
 
 PREFER_CLOSEST_NUMA_NODES = "prefer-closest-numa-nodes"
 MAX_ALLOWABLE_NUMA_NODES = "max-allowable-numa-nodes"
 DEFAULT_MAX_ALLOWABLE_NUMA_NODES = 8
-
-_TRUE = ("1", "t", "T", "TRUE", "true", "True")
-_FALSE = ("0", "f", "F", "FALSE", "false", "False")
-_ATOI = re.compile(r"^[+-]?[0-9]+$")
-_INT64_MAX = (1 << 63) - 1
-
-
-def go_parse_bool(text: str) -> bool:
-    """Go ``strconv.ParseBool``; raises ValueError with Go's message."""
-    if text in _TRUE:
-        return True
-    if text in _FALSE:
-        return False
-    raise ValueError('strconv.ParseBool: parsing "%s": invalid syntax' % text)
-
-
-def go_atoi(text: str) -> int:
-    """Go ``strconv.Atoi`` on a 64-bit platform; raises ValueError with Go's message."""
-    if not _ATOI.match(text):
-        raise ValueError('strconv.Atoi: parsing "%s": invalid syntax' % text)
-    value = int(text, 10)
-    if value > _INT64_MAX or value < -_INT64_MAX - 1:
-        raise ValueError('strconv.Atoi: parsing "%s": value out of range' % text)
-    return value
-
 
 class PolicyOptions(object):
     """Parsed Topology Manager policy options."""
@@ -91,21 +65,16 @@ class PolicyOptions(object):
                 try:
                     opts.prefer_closest_numa = go_parse_bool(value)
                 except ValueError as err:
-                    raise TopologyManagerError("bad value for option %s: %s" % (_go_quote(name), err))
+                    raise TopologyManagerError("bad value for option %s: %s" % (go_quote(name), err))
             else:
                 try:
                     number = go_atoi(value)
                 except ValueError as err:
                     raise TopologyManagerError(
-                        "unable to convert policy option to integer %s: %s" % (_go_quote(name), err))
+                        "unable to convert policy option to integer %s: %s" % (go_quote(name), err))
                 if number < DEFAULT_MAX_ALLOWABLE_NUMA_NODES:
                     raise TopologyManagerError(
                         "the minimum value of %s should not be less than %d"
-                        % (_go_quote(name), DEFAULT_MAX_ALLOWABLE_NUMA_NODES))
+                        % (go_quote(name), DEFAULT_MAX_ALLOWABLE_NUMA_NODES))
                 opts.max_allowable_numa_nodes = number
         return opts
-
-
-def _go_quote(text: str) -> str:
-    """Go's ``%q`` for the plain option names users write (escapes quotes and backslashes)."""
-    return '"%s"' % text.replace("\\", "\\\\").replace('"', '\\"')

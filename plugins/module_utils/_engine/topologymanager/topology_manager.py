@@ -35,6 +35,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topology
     PolicyOptions)
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.scope import (
     SCOPES, NoneScope, Scope, create_scope)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.gostrconv import go_quote
 
 DEFAULT_POLICY = POLICY_NONE
 DEFAULT_SCOPE = "container"
@@ -80,15 +81,11 @@ def validate_config(kubelet_config: Mapping[str, Any]) -> None:
     if policy not in POLICIES:
         raise TopologyManagerError(
             "invalid configuration: topologyManagerPolicy (--topology-manager-policy) %s must be one of: [%s]"
-            % (_go_quote(policy), " ".join(_go_quote(p) for p in POLICIES)))
+            % (go_quote(str(policy)), " ".join(go_quote(p) for p in POLICIES)))
     if scope not in SCOPES:
         raise TopologyManagerError(
             "invalid configuration: topologyManagerScope (--topology-manager-scope) %s must be one of: %s, or %s"
-            % (_go_quote(scope), _go_quote(SCOPES[0]), _go_quote(SCOPES[1])))
-
-
-def _go_quote(text: Any) -> str:
-    return '"%s"' % str(text).replace("\\", "\\\\").replace('"', '\\"')
+            % (go_quote(str(scope)), go_quote(SCOPES[0]), go_quote(SCOPES[1])))
 
 
 def topology_manager_from_config(topology: Any,

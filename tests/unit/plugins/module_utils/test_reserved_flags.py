@@ -11,12 +11,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.gostrconv import go_quote
 from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.flags import (
     ReservationSyntaxError,
     format_eviction_map,
     format_reserved_memory_flag,
     format_resource_map,
-    go_quote,
     parse_eviction_map,
     parse_reserved_memory,
     parse_reserved_memory_config,
@@ -208,6 +208,5 @@ def test_flag_and_config_round_trip(entries):
 
 def test_messages_quote_like_go():
     """Values in messages are quoted as Go's %q (strconv.Quote), control characters included."""
-    from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.flags import go_quote
     assert go_quote('0:memory=1Gi\x07"') == '"0:memory=1Gi\\a\\""'
     assert go_quote("\x01\x7f\u2028") == '"\\x01\\x7f\\u2028"'

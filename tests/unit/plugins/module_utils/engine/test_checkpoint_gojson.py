@@ -97,10 +97,6 @@ def test_surrogate_escapes_become_replacement_characters():
     assert gojson.unmarshal('{"name":"\\ud83d\\ude00"}', OUTER)["Name"] == u"\U0001f600"
 
 
-def test_go_quote():
-    assert gojson.go_quote(u'a"b\\c\n\x01\x7f\u00e9\u200b') == u'"a\\"b\\\\c\\n\\x01\\x7f\u00e9\\u200b"'
-
-
 def test_spew_nil_pointer_and_types():
     by_id = {3: None, 1: {"Size": 2, "Tags": None}}
     value = {"Name": "x", "Labels": None, "Items": [{"Size": 1, "Tags": []}], "ByID": by_id, "Count": -1}
