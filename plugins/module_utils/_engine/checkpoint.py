@@ -48,6 +48,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s import gojs
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.gostrconv import go_atoi, go_quote
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s import gospew
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors import StateError
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.machine_state import Block
 
 CPU_MANAGER_STATE_FILE = "cpu_manager_state"
 MEMORY_MANAGER_STATE_FILE = "memory_manager_state"
@@ -84,41 +85,6 @@ class CheckpointError(StateError):
 # --------------------------------------------------------------------------------------------
 # Plain-data objects.
 # --------------------------------------------------------------------------------------------
-
-_BLOCK_KEYS = ("numaAffinity", "type", "size")
-
-
-@dataclass(frozen=True)
-class Block(Mapping):
-    """A memory block of the memory manager: ``size`` bytes of ``type`` on ``numa_affinity``.
-
-    Also a read-only mapping in the file's spelling (``block["numaAffinity"]``, ``"type"``,
-    ``"size"``), so code that consumes the JSON shape accepts it unchanged.
-    """
-
-    numa_affinity: Tuple[int, ...]
-    type: str
-    size: int
-
-    def __getitem__(self, key: str) -> Any:
-        if key == "numaAffinity":
-            return list(self.numa_affinity)
-        if key == "type":
-            return self.type
-        if key == "size":
-            return self.size
-        raise KeyError(key)
-
-    def __iter__(self) -> Any:
-        return iter(_BLOCK_KEYS)
-
-    def __len__(self) -> int:
-        return len(_BLOCK_KEYS)
-
-    def to_dict(self) -> Dict[str, Any]:
-        """The block in the file's spelling (for module results)."""
-        return {"numaAffinity": list(self.numa_affinity), "type": self.type, "size": self.size}
-
 
 @dataclass(frozen=True)
 class CPUManagerCheckpoint:
@@ -943,10 +909,10 @@ def checkpoint_to_dict(cp: Any) -> Dict[str, Any]:
                     "numberOfAssignments": node["numberOfAssignments"],
                     "memoryMap": dict((res, dict(table)) for res, table in node["memoryMap"].items()),
                     "cells": list(node["cells"])}) for node_id, node in cp.machine_state.items()),
-                "entries": dict((pod, dict((name, [b.to_dict() for b in blocks])
+                "entries": dict((pod, dict((name, [b.to_plain() for b in blocks])
                                            for name, blocks in containers.items()))
                                 for pod, containers in cp.entries.items()),
-                "pod_entries": dict((pod, [b.to_dict() for b in blocks])
+                "pod_entries": dict((pod, [b.to_plain() for b in blocks])
                                     for pod, blocks in cp.pod_entries.items()),
                 "version": cp.version, "checksum_ok": cp.checksum_ok,
                 "legacy_checksum_ok": cp.legacy_checksum_ok, "legacy_checksum_kind": cp.legacy_checksum_kind}

@@ -39,16 +39,13 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity im
     parse_object_quantity,
     parse_quantity,
 )
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.resources import CPU, EPHEMERAL_STORAGE, HUGEPAGES_PREFIX, MEMORY, is_hugepages
 
 GUARANTEED = "Guaranteed"
 BURSTABLE = "Burstable"
 BEST_EFFORT = "BestEffort"
 QOS_CLASSES = (GUARANTEED, BURSTABLE, BEST_EFFORT)
 
-CPU = "cpu"
-MEMORY = "memory"
-EPHEMERAL_STORAGE = "ephemeral-storage"
-HUGEPAGES_PREFIX = "hugepages-"
 
 #: Feature gates deciding how a pod is read when the caller gives none: the newest released
 #: kubelet's (PodLevelResources is beta and on by default since 1.34); see _k8s/versions.py.
@@ -72,11 +69,6 @@ def _show(value: Any) -> str:
     if isinstance(value, str):
         return '"%s"' % value
     return repr(value)
-
-
-def is_hugepages(name: str) -> bool:
-    """``hugepages-2Mi`` style resource name."""
-    return name.startswith(HUGEPAGES_PREFIX)
 
 
 def is_native(name: str) -> bool:

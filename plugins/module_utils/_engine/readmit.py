@@ -42,6 +42,7 @@ except ImportError:  # pragma: no cover
     pass
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors import StateError
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.resources import is_memory_type
 
 START_FRESH = "fresh"
 START_RESTORED = "restored"
@@ -107,7 +108,7 @@ def _requested(pod: Any) -> Dict[str, int]:
 
 
 def _memory_bytes(requests: Mapping[str, int]) -> int:
-    return sum(v for k, v in requests.items() if k == "memory" or k.startswith("hugepages-"))
+    return sum(v for k, v in requests.items() if is_memory_type(k))
 
 
 def _device_count(requests: Mapping[str, int]) -> int:

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset import format_cpuset
-from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import format_bytes
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.resources import hugepage_resource_name as _resource_name
 
 MIB = 1024 * 1024
 
@@ -46,7 +46,7 @@ def hugepage_resource_name(page_size_bytes: int) -> str:
     """
     if not isinstance(page_size_bytes, int) or isinstance(page_size_bytes, bool) or page_size_bytes <= 0:
         raise InvalidTopology("hugepage size must be a positive number of bytes, got %r" % (page_size_bytes,))
-    return "hugepages-" + format_bytes(page_size_bytes)
+    return _resource_name(page_size_bytes)
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ __metaclass__ = type
 import re
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.gostrconv import BOOL_WORDS
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.resources import RESERVABLE_RESOURCES
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset import (
     InvalidCPUSet,
     format_cpuset,
@@ -76,7 +77,6 @@ CPU_POLICIES = ("none", "static")
 TOPOLOGY_POLICIES = ("none", "best-effort", "restricted", "single-numa-node")
 TOPOLOGY_SCOPES = ("container", "pod")
 MEMORY_POLICIES = ("None", "Static")
-RESERVABLE_RESOURCES = ("cpu", "memory", "ephemeral-storage", "pid")
 
 #: JSON schema (draft-07) of the ``settings`` option. The module checks it with the stdlib
 #: validator below; tests check that jsonschema agrees and that the schema itself is valid.

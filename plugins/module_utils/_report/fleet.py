@@ -20,6 +20,8 @@ __metaclass__ = type
 
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.resources import HUGEPAGES_PREFIX, is_hugepages
+
 GIB = 1024 ** 3
 
 #: Inventory groups that say nothing about machine class.
@@ -74,7 +76,7 @@ def _pools(raw: Any, host: str, where: str) -> List[Tuple[str, int, int]]:
 
 
 def _short_size(resource: str) -> str:
-    return resource[len("hugepages-"):] if resource.startswith("hugepages-") else resource
+    return resource[len(HUGEPAGES_PREFIX):] if is_hugepages(resource) else resource
 
 
 def summarise_host(name: str, facts: Mapping[str, Any]) -> Dict[str, Any]:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.gostrconv import go_quote
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.resources import HUGEPAGES_PREFIX, RESERVABLE_RESOURCES, is_memory_type
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import (
     InvalidQuantity,
     Quantity,
@@ -32,11 +33,8 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity im
     parse_quantity,
 )
 
-MEMORY = "memory"
-HUGEPAGES_PREFIX = "hugepages-"
 
 #: What kube-reserved / system-reserved may hold (cmd/kubelet/app/server.go parseResourceList).
-RESERVABLE_RESOURCES = ("cpu", "memory", "ephemeral-storage", "pid")
 
 #: The usage line of the kubelet's --reserved-memory flag errors.
 _RESERVED_MEMORY_FORMAT = "expected numaNodeID:type=quantity[,type=quantity...]"
@@ -56,11 +54,6 @@ class ReservationSyntaxError(ValueError):
         self.option = option
         #: The kubelet's own error text, when the kubelet has one for this case.
         self.kubelet_message = kubelet_message
-
-
-def is_memory_type(name: str) -> bool:
-    """``memory`` or any ``hugepages-*`` name (the kubelet's IsHugePageResourceName is a prefix test)."""
-    return name == MEMORY or name.startswith(HUGEPAGES_PREFIX)
 
 
 @dataclass(frozen=True)

@@ -49,13 +49,15 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity im
     parse_quantity,
 )
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.gostrconv import go_quote
-from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.flags import (
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.resources import (
     HUGEPAGES_PREFIX,
     MEMORY,
+    is_memory_type,
+)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.flags import (
     MemoryReservation,
     ReservationSyntaxError,
     format_reserved_memory_flag,
-    is_memory_type,
     parse_reserved_memory,
     parse_resource_map,
     reservations_to_config,

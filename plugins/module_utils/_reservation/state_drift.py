@@ -39,7 +39,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memoryma
     validate_state,
 )
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import format_bytes
-from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.flags import MEMORY
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.resources import MEMORY
 
 DEFAULT_STATE_FILE = "/var/lib/kubelet/memory_manager_state"
 

@@ -25,6 +25,7 @@ from __future__ import absolute_import, annotations, division, print_function
 
 __metaclass__ = type
 
+from collections.abc import Mapping as _MappingABC
 from dataclasses import dataclass
 
 try:
@@ -33,10 +34,9 @@ except ImportError:  # pragma: no cover
     pass
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors import StateError
-from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import INT64_MAX, INT64_MIN, format_bytes
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import INT64_MAX, INT64_MIN
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.resources import MEMORY, hugepage_resource_name
 
-MEMORY = "memory"
-HUGEPAGES_PREFIX = "hugepages-"
 UINT64_MOD = 1 << 64
 
 #: JSON field names of a memory table, in the kubelet's declaration order.
@@ -50,16 +50,6 @@ class MachineStateError(StateError):
 def u64(value: int) -> int:
     """``value`` as the kubelet's uint64 arithmetic leaves it (wraps modulo 2**64)."""
     return value % UINT64_MOD
-
-
-def is_memory_resource(name: str) -> bool:
-    """``memory`` or a hugepages resource: the types the Memory Manager manages."""
-    return name == MEMORY or name.startswith(HUGEPAGES_PREFIX)
-
-
-def hugepage_resource_name(page_size_bytes: int) -> str:
-    """``hugepages-`` + canonical BinarySI page size (2097152 -> ``hugepages-2Mi``)."""
-    return HUGEPAGES_PREFIX + format_bytes(page_size_bytes)
 
 
 class _ComparedByPlainForm(object):
@@ -146,15 +136,38 @@ class NUMANodeState(_ComparedByPlainForm):
         return "NUMANodeState(%r)" % (self.to_plain(),)
 
 
+_BLOCK_KEYS = ("numaAffinity", "type", "size")
+
+
 @dataclass(frozen=True)
-class Block(object):
-    """Memory of one type given to a container on a set of NUMA nodes (``numaAffinity`` as stored)."""
+class Block(_MappingABC):
+    """``state.Block``: ``size`` bytes of ``type`` given on ``numa_affinity`` (as stored).
+
+    Also a read-only mapping in the state file's spelling (``block["numaAffinity"]``, ``"type"``,
+    ``"size"``), so code that consumes the JSON shape accepts it unchanged.
+    """
 
     numa_affinity: Tuple[int, ...]
     type: str
     size: int
 
+    def __getitem__(self, key: str) -> Any:
+        if key == "numaAffinity":
+            return list(self.numa_affinity)
+        if key == "type":
+            return self.type
+        if key == "size":
+            return self.size
+        raise KeyError(key)
+
+    def __iter__(self) -> Any:
+        return iter(_BLOCK_KEYS)
+
+    def __len__(self) -> int:
+        return len(_BLOCK_KEYS)
+
     def to_plain(self) -> Dict[str, Any]:
+        """The block in the state file's spelling (for module results)."""
         return {"numaAffinity": list(self.numa_affinity), "type": self.type, "size": self.size}
 
     def with_size(self, size: int) -> Block:

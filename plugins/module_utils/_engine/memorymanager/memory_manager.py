@@ -29,8 +29,8 @@ except ImportError:  # pragma: no cover
     pass
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors import StateError
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.resources import CPU, MEMORY
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.machine_state import (
-    MEMORY,
     default_machine_state,
     entries_from_plain,
     machine_state_from_plain,
@@ -39,7 +39,6 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memoryma
     drift_tolerance,
 )
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.reserved import (
-    CPU,
     node_allocatable_reservation,
     parse_reserved_memory,
     require_system_reserved_memory,

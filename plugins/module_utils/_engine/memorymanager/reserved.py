@@ -39,6 +39,7 @@ except ImportError:  # pragma: no cover
     pass
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors import StateError
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.resources import CPU, MEMORY, is_memory_type
 from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.eviction import effective_eviction_hard
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import (
     DECIMAL_SI,
@@ -48,9 +49,6 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity im
     parse_quantity,
 )
 
-MEMORY = "memory"
-CPU = "cpu"
-HUGEPAGES_PREFIX = "hugepages-"
 
 #: One ``reservedMemory`` entry: NUMA node id and resource name -> Quantity.
 MemoryReservation = namedtuple("MemoryReservation", ("numa_node", "limits"))
@@ -58,10 +56,6 @@ MemoryReservation = namedtuple("MemoryReservation", ("numa_node", "limits"))
 
 class ReservedMemoryError(StateError):
     """A ``reservedMemory`` / reservation setting the kubelet refuses to start with."""
-
-
-def is_memory_type(name: str) -> bool:
-    return name == MEMORY or name.startswith(HUGEPAGES_PREFIX)
 
 
 def _zero(fmt: str = DECIMAL_SI) -> Quantity:

@@ -47,6 +47,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanag
     gc_paused, hint as interned_hint, table_for)
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors import AdmissionError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import INT64_MAX, INT64_MIN, parse_quantity
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.resources import is_memory_type
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import (
     EmptyHintMap, HintList, TopologyHint, ZERO_HINT, implicit_for, is_hint_set, memoise_dicts)
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.machine_state import (
@@ -55,7 +56,6 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memoryma
     clone_assignments,
     clone_machine_state,
     entries_to_plain,
-    is_memory_resource,
     machine_state_to_plain,
     release,
     reserve,
@@ -125,7 +125,7 @@ def container_requested_resources(container: Any) -> Dict[str, int]:
     quantities = getattr(container, "request_quantities", None) or container.requests
     result: Dict[str, int] = {}
     for name, amount in quantities.items():
-        if not is_memory_resource(name):
+        if not is_memory_type(name):
             continue
         value = _as_int64(amount)
         if value is None:

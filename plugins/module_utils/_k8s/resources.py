@@ -1,0 +1,38 @@
+# -*- coding: utf-8 -*-
+# Copyright: numaguard.kubelet contributors
+# Apache License 2.0 (see LICENSE)
+"""Resource names the kubelet's managers care about, and which of them are memory.
+
+One home for ``v1.ResourceMemory``/``ResourceCPU`` and the hugepages prefix
+(pkg/apis/core/v1/helper/helpers.go ``IsHugePageResourceName`` is a prefix test), so the
+reservation parser, the memory manager and the pod model agree on what "a memory type" is.
+"""
+
+from __future__ import absolute_import, annotations, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import format_bytes
+
+CPU = "cpu"
+MEMORY = "memory"
+EPHEMERAL_STORAGE = "ephemeral-storage"
+HUGEPAGES_PREFIX = "hugepages-"
+
+#: What ``kubeReserved``/``systemReserved`` accept (ResourceList keys the kubelet reserves).
+RESERVABLE_RESOURCES = (CPU, MEMORY, EPHEMERAL_STORAGE, "pid")
+
+
+def is_hugepages(name: str) -> bool:
+    """``hugepages-2Mi`` style resource name (any ``hugepages-`` prefix, as the kubelet tests it)."""
+    return name.startswith(HUGEPAGES_PREFIX)
+
+
+def is_memory_type(name: str) -> bool:
+    """``memory`` or a hugepages resource: the types the Memory Manager manages and reserves."""
+    return name == MEMORY or name.startswith(HUGEPAGES_PREFIX)
+
+
+def hugepage_resource_name(page_size_bytes: int) -> str:
+    """``hugepages-`` + the canonical BinarySI page size (2097152 -> ``hugepages-2Mi``)."""
+    return HUGEPAGES_PREFIX + format_bytes(page_size_bytes)
