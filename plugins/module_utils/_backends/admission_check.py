@@ -22,7 +22,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions im
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission import (
     AdmissionSimulator, format_table)
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission_inputs import (
-    AdmissionInputError, flags_to_config, pods_from_documents, state_input)
+    AdmissionInputError, pods_from_documents, state_input)
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.devicemanager import (
     DeviceInventory, parse_device_checkpoint)
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.checkpoint import (
@@ -34,6 +34,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._host.kubelet_pa
     locate_kubelet, under_root)
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.config import (
     kubelet_defaults, load_kubelet_config)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.flags import flags_to_config
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.sysfs import (
     read_system_memory, read_topology)
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import Topology

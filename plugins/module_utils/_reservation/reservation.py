@@ -63,6 +63,12 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.fla
     reservations_to_config,
 )
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import Topology
+from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.findings import (
+    ERROR,
+    WARNING,
+    Finding,
+)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.state_drift import predict_state
 
 POLICY_NONE = "None"
 POLICY_STATIC = "Static"
@@ -71,38 +77,8 @@ STRATEGIES = ("node0", "spread", "proportional", "reserved_cpus", "explicit")
 MIB = 1024 * 1024
 _UINT64 = 1 << 64
 
-ERROR = "error"
-WARNING = "warning"
-
-
 class ReservationError(ValueError):
     """A reservation that cannot be computed (e.g. it does not fit the nodes the strategy may use)."""
-
-
-@dataclass(frozen=True)
-class Finding:
-    """One validation result: which rule, what is wrong (with the numbers) and how to fix it.
-
-    ``kubelet_message`` is the kubelet's own text when the kubelet has one (quoted verbatim, so it
-    can be matched against kubelet logs); ``fatal`` says whether the kubelet refuses to start.
-    """
-
-    rule: str
-    severity: str
-    message: str
-    fix: str = ""
-    kubelet_message: Optional[str] = None
-    fatal: bool = False
-
-    def __str__(self) -> str:
-        text = "[%s] %s" % (self.rule, self.message)
-        if self.fix:
-            text += " Fix: " + self.fix
-        return text
-
-    def to_dict(self) -> Dict[str, Any]:
-        return {"rule": self.rule, "severity": self.severity, "message": self.message, "fix": self.fix,
-                "kubelet_message": self.kubelet_message, "fatal": self.fatal, "text": str(self)}
 
 
 @dataclass(frozen=True)
@@ -510,8 +486,6 @@ def validate_reservation(topology: Topology, kube_reserved: Any = None, system_r
 
     state = None
     if memory_manager_state is not None:
-        from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.state_drift import predict_state
-
         state_findings, state = predict_state(topology, per_node, policy, memory_manager_state, state_file)
         for finding in state_findings:
             (errors if finding.severity == ERROR else warnings).append(finding)

@@ -40,6 +40,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memoryma
 )
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import format_bytes
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.resources import MEMORY
+from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.findings import Finding
 
 DEFAULT_STATE_FILE = "/var/lib/kubelet/memory_manager_state"
 
@@ -49,8 +50,6 @@ def _finding(severity: str,
              fix: str,
              kubelet_message: Optional[str] = None,
              fatal: bool = True) -> Any:
-    from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.reservation import Finding
-
     return Finding("state-drift", severity, message, fix, kubelet_message, fatal)
 
 

@@ -11,7 +11,8 @@ import pytest
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission import AdmissionSimulator
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission_inputs import (
-    AdmissionInputError, flags_to_config, pods_from_documents, state_input)
+    AdmissionInputError, pods_from_documents, state_input)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.flags import flags_to_config
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import CPU, NumaNode, Topology
 
 POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "a"},
