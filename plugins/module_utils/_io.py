@@ -1,19 +1,26 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
 # Apache License 2.0 (see LICENSE)
-"""Making a rename, create or unlink in a directory durable.
+"""Durable file writes (PRIVATE to this collection).
 
-Why: ``fsync`` on a file only persists its bytes; the directory entry that a rename or unlink
-changed is persisted by fsyncing the directory. Both the checkpoint writer and the backup /
-restore code need that after every rename, and both treat it as best effort (some filesystems
-refuse to open or fsync a directory), so it lives here once.
+Why: a kubelet config or state file that is half-written, or written but lost by a power cut
+after the task said "changed", is worse than no change. :func:`write_file` is the one way this
+collection replaces a file: a temp file in the same directory, fsync, rename over the target,
+fsync of the directory (``fsync`` on a file persists its bytes; the directory entry that the
+rename changed is persisted by fsyncing the directory). Some filesystems refuse to open or fsync
+a directory; that step is best effort (:func:`fsync_dir`).
 """
 
-from __future__ import absolute_import, division, print_function
+from __future__ import absolute_import, annotations, division, print_function
 
 __metaclass__ = type
 
 import os
+import tempfile
+from typing import Callable, Optional
+
+#: Mode of a file this collection creates when the caller gives none.
+DEFAULT_MODE = 0o644
 
 
 def fsync_dir(path: str) -> None:
@@ -28,3 +35,36 @@ def fsync_dir(path: str) -> None:
         pass
     finally:
         os.close(fd)
+
+
+def write_file(path: str,
+               data: bytes,
+               mode: Optional[int] = None,
+               rename: Optional[Callable[[str, str], None]] = None) -> None:
+    """Replace ``path`` by ``data`` durably: a reader sees the old file or the new one, never a mix.
+
+    ``mode`` defaults to the replaced file's mode, else :data:`DEFAULT_MODE`. ``rename(src, dst)``
+    defaults to ``os.replace``; a module passes ``module.atomic_move`` to keep the replaced file's
+    owner and SELinux context. The temp file is removed on any failure; OSError propagates.
+    """
+    directory = os.path.dirname(os.path.abspath(path))
+    if mode is None:
+        try:
+            mode = os.stat(path).st_mode & 0o7777
+        except OSError:
+            mode = DEFAULT_MODE
+    handle, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", dir=directory)
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+        os.chmod(tmp, mode)
+        (rename or os.replace)(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    fsync_dir(directory)

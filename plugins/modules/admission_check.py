@@ -402,23 +402,11 @@ msg:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._backends.admission_check import (
-    argument_spec, run_check)
-from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import host_kubelet_version
+from ansible_collections.numaguard.kubelet.plugins.module_utils._backends.admission_check import module_kwargs, run
 
 
 def main():
-    module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
-    params = dict(module.params)
-    if not params.get("kubelet_version") and (params.get("root") or "/") == "/":
-        params["host_kubelet_version"] = host_kubelet_version(module)
-    try:
-        result = run_check(params)
-    except ValueError as exc:
-        module.fail_json(msg=str(exc), changed=False)
-    for warning in result.pop("kubelet_warnings", []):
-        module.warn(warning)
-    module.exit_json(changed=False, **result)
+    run(AnsibleModule(**module_kwargs()))
 
 
 if __name__ == "__main__":

@@ -283,25 +283,11 @@ ansible_facts:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._host.devices import DeviceError
-from ansible_collections.numaguard.kubelet.plugins.module_utils._host.facts import gather
-from ansible_collections.numaguard.kubelet.plugins.module_utils._host.kubelet_paths import KubeletPathsError
-from ansible_collections.numaguard.kubelet.plugins.module_utils._host.sysfs import SysfsError
+from ansible_collections.numaguard.kubelet.plugins.module_utils._backends.numa_facts import module_kwargs, run
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec=dict(root=dict(type="path", default="/")),
-        supports_check_mode=True,
-    )
-    root = module.params["root"]
-    try:
-        facts = gather(root)
-    except (SysfsError, KubeletPathsError, DeviceError) as exc:
-        module.fail_json(msg=str(exc), root=root)
-    for warning in facts["warnings"]:
-        module.warn(warning)
-    module.exit_json(changed=False, ansible_facts={"numa_topology": facts})
+    run(AnsibleModule(**module_kwargs()))
 
 
 if __name__ == "__main__":

@@ -78,26 +78,11 @@ sha256:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._host.devices import DeviceError
-from ansible_collections.numaguard.kubelet.plugins.module_utils._host.facts import gather
-from ansible_collections.numaguard.kubelet.plugins.module_utils._host.kubelet_paths import KubeletPathsError
-from ansible_collections.numaguard.kubelet.plugins.module_utils._host.snapshot import SnapshotError, capture
-from ansible_collections.numaguard.kubelet.plugins.module_utils._host.sysfs import SysfsError
+from ansible_collections.numaguard.kubelet.plugins.module_utils._backends.numa_snapshot import module_kwargs, run
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec=dict(dest=dict(type="path", required=True), root=dict(type="path", default="/")),
-        supports_check_mode=True,
-    )
-    dest = module.params["dest"]
-    try:
-        result = capture(module.params["root"], None if module.check_mode else dest, gather)
-    except (SnapshotError, SysfsError, KubeletPathsError, DeviceError) as exc:
-        module.fail_json(msg=str(exc), dest=dest)
-    for warning in result["numa_topology"]["warnings"]:
-        module.warn(warning)
-    module.exit_json(changed=True, dest=dest, **result)
+    run(AnsibleModule(**module_kwargs()))
 
 
 if __name__ == "__main__":

@@ -3,9 +3,12 @@
 # Apache License 2.0 (see LICENSE)
 """Backend of ``numaguard.kubelet.admission_check`` (PRIVATE to this collection).
 
-The module file holds the documentation and hands ``module.params`` to :func:`run_check`; the
-action plugin takes its list of valid options from :func:`argument_spec`, so the options are
-declared once (and documented once, in the module's DOCUMENTATION).
+The module file holds the documentation and calls :func:`run`; the action plugin takes its
+list of valid options from :func:`argument_spec`, so the options are declared once (and
+documented once, in the module's DOCUMENTATION and doc fragments).
+
+From the object called ``module`` only these are used: ``params``, ``warn``, ``fail_json``, ``exit_json``,
+``get_bin_path``, ``run_command`` (``kubelet --version``).
 """
 
 from __future__ import absolute_import, annotations, division, print_function
@@ -35,6 +38,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._host.kubelet_pa
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.config import (
     kubelet_defaults, load_kubelet_config)
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.flags import flags_to_config
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import host_kubelet_version
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.sysfs import (
     read_system_memory, read_topology)
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import Topology
@@ -67,6 +71,24 @@ def argument_spec() -> Dict[str, Dict[str, Any]]:
         merge_method=dict(type="str", default="fast", choices=["fast", "exhaustive"]),
         kubelet_version=dict(type="str"),
     )
+
+
+def module_kwargs() -> Dict[str, Any]:
+    """Keyword arguments for ``AnsibleModule``: the spec and its constraints."""
+    return dict(argument_spec=argument_spec(), supports_check_mode=True)
+
+
+def run(module: Any) -> None:
+    params = dict(module.params)
+    if not params.get("kubelet_version") and (params.get("root") or "/") == "/":
+        params["host_kubelet_version"] = host_kubelet_version(module)
+    try:
+        result = run_check(params)
+    except ValueError as exc:
+        module.fail_json(msg=str(exc), changed=False)
+    for warning in result.pop("kubelet_warnings", []):
+        module.warn(warning)
+    module.exit_json(changed=False, **result)
 
 
 def _collect_pods(params):

@@ -38,12 +38,11 @@ __metaclass__ = type
 
 import os
 import re
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._io import fsync_dir
+from ansible_collections.numaguard.kubelet.plugins.module_utils._io import write_file
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s import gojson
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.gostrconv import go_atoi, go_quote
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s import gospew
@@ -867,32 +866,10 @@ def summarize_state_file(path: str, kind: Optional[str] = None) -> Dict[str, Any
 
 
 def write_state_file(path: str, content: str, mode: Optional[int] = None) -> None:
-    """Write ``content`` to ``path`` atomically (temp file in the same directory, fsync, rename).
-
-    Like the kubelet's file store, a reader never sees a half-written file. ``mode`` defaults
-    to the existing file's mode, else 0o644.
-    """
-    directory = os.path.dirname(os.path.abspath(path))
-    if mode is None:
-        try:
-            mode = os.stat(path).st_mode & 0o7777
-        except OSError:
-            mode = 0o644
-    handle, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", dir=directory)
-    try:
-        with os.fdopen(handle, "wb") as out:
-            out.write(content.encode("utf-8", "surrogatepass"))
-            out.flush()
-            os.fsync(out.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    fsync_dir(directory)
+    """Write ``content`` to ``path`` durably (:func:`..._io.write_file`), as the kubelet's file store
+    does: a reader never sees a half-written file. ``mode`` defaults to the existing file's mode,
+    else 0o644."""
+    write_file(path, content.encode("utf-8", "surrogatepass"), mode)
 
 
 def checkpoint_to_dict(cp: Any) -> Dict[str, Any]:

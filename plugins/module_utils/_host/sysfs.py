@@ -35,7 +35,7 @@ __metaclass__ = type
 import errno
 import os
 import re
-from typing import Dict, FrozenSet, List, Optional, Tuple
+from typing import Any, Dict, FrozenSet, List, Optional, Tuple
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset import InvalidCPUSet, format_cpuset, parse_cpuset
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import (
@@ -556,7 +556,7 @@ def read_topology(root: str = "/", warnings: Optional[List[str]] = None) -> Topo
 
 
 def read_system_memory(root: str = "/", warnings: Optional[List[str]] = None,
-                       topology: Optional[Topology] = None) -> Dict[str, object]:
+                       topology: Optional[Topology] = None) -> Dict[str, Any]:
     """Machine-wide memory as the kubelet's node capacity sees it: ``/proc/meminfo`` and the
     global hugepage pools of ``/sys/kernel/mm/hugepages`` (cadvisor ``MemoryCapacity`` and
     ``HugePages``).

@@ -33,7 +33,7 @@ import re
 import shutil
 import time
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._io import fsync_dir
+from ansible_collections.numaguard.kubelet.plugins.module_utils._io import fsync_dir, write_file
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.config import nesting_exceeds
 
 try:
@@ -299,18 +299,8 @@ def _move_originals(backup_dir: str, entries: List[Dict[str, Any]]) -> None:
 
 
 def _write_manifest(backup_dir: str, entries: List[Dict[str, Any]]) -> None:
-    path = os.path.join(backup_dir, MANIFEST)
-    tmp = path + ".tmp"
-    try:
-        with open(tmp, "w") as handle:
-            json.dump({"version": 1, "files": entries}, handle, indent=1, sort_keys=True)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.rename(tmp, path)
-    except BaseException:
-        _remove_quietly(tmp)
-        raise
-    fsync_dir(backup_dir)
+    data = json.dumps({"version": 1, "files": entries}, indent=1, sort_keys=True).encode("utf-8")
+    write_file(os.path.join(backup_dir, MANIFEST), data)
 
 
 def list_backups(backup_root: str) -> List[str]:

@@ -13,6 +13,7 @@ import os
 import pytest
 from ansible_collections.numaguard.kubelet.tests.unit.plugins.modules.module_args import patch_module_args
 
+from ansible_collections.numaguard.kubelet.plugins.module_utils._backends import kubelet_config as kubelet_config_backend
 from ansible_collections.numaguard.kubelet.plugins.modules import kubelet_config
 
 HEADER = "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
@@ -97,7 +98,7 @@ def test_reserved_memory_rules_come_from_the_reservation_validation(capsys, path
 
 
 def test_dropin_refused_when_running_kubelet_has_no_config_dir(capsys, paths, monkeypatch):
-    monkeypatch.setattr(kubelet_config, "locate_kubelet", lambda root: {
+    monkeypatch.setattr(kubelet_config_backend, "locate_kubelet", lambda root: {
         "running": True, "pid": 42, "source": "cmdline", "config": paths["config"], "config_dir": None, "root_dir": paths["root_dir"]})
     args = dict(paths, settings={"topologyManagerPolicy": "restricted"})
     del args["config_dir"]
@@ -110,7 +111,7 @@ def test_dropin_refused_when_running_kubelet_has_no_config_dir(capsys, paths, mo
 
 
 def test_kubelet_version_detected_from_the_binary(capsys, paths, monkeypatch):
-    monkeypatch.setattr(kubelet_config, "detect_kubelet_version", lambda module: "v1.30.2")
+    monkeypatch.setattr(kubelet_config_backend, "detect_kubelet_version", lambda module: "v1.30.2")
     args = dict(paths, settings={"topologyManagerPolicy": "restricted", "topologyManagerPolicyOptions": {"max-allowable-numa-nodes": 9}})
     del args["kubelet_version"]
     result = run(kubelet_config, capsys, args)
@@ -118,7 +119,7 @@ def test_kubelet_version_detected_from_the_binary(capsys, paths, monkeypatch):
 
 
 def test_warns_about_flags_that_override_the_files(capsys, paths, monkeypatch):
-    monkeypatch.setattr(kubelet_config, "locate_kubelet", lambda root: {
+    monkeypatch.setattr(kubelet_config_backend, "locate_kubelet", lambda root: {
         "running": True, "pid": 7, "source": "cmdline", "config": paths["config"], "config_dir": paths["config_dir"],
         "root_dir": paths["root_dir"], "flags": {"cpu-manager-policy": "none", "config": paths["config"]}})
     result = run(kubelet_config, capsys, dict(paths, settings={"topologyManagerPolicy": "restricted"}, _ansible_check_mode=True))

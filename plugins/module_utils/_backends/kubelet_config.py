@@ -1,0 +1,216 @@
+# -*- coding: utf-8 -*-
+# Copyright: numaguard.kubelet contributors
+# Apache License 2.0 (see LICENSE)
+"""Backend of ``numaguard.kubelet.kubelet_config`` (PRIVATE to this collection).
+
+Plans a KubeletConfiguration change (drop-in or merge), validates it against the host and writes
+it durably; the logic lives in ``_kubelet_config/``.
+
+From the object called ``module`` only these are used: ``params``, ``check_mode``, ``_diff``, ``warn``,
+``fail_json``, ``exit_json``, ``get_bin_path``, ``run_command``, ``backup_local``, ``atomic_move``.
+"""
+
+from __future__ import absolute_import, annotations, division, print_function
+
+__metaclass__ = type
+
+import hashlib
+import os
+from typing import Any, Dict
+
+from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.backup import path_problem
+from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.config import KubeletConfigError, nesting_exceeds
+from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.plan import (
+    DEFAULT_CONFIG_DIR,
+    plan_change,
+)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.settings import MANAGED_FIELDS, SettingsError
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import (
+    KubeletAssumption, VersionError, host_kubelet_version)
+
+from ansible_collections.numaguard.kubelet.plugins.module_utils._host.kubelet_paths import locate_kubelet
+from ansible_collections.numaguard.kubelet.plugins.module_utils._host.sysfs import SysfsError, read_topology
+from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import InvalidTopology, Topology
+from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.reservation import validate_reservation
+from ansible_collections.numaguard.kubelet.plugins.module_utils._io import write_file
+
+
+#: A KubeletConfiguration's managed fields nest at most a few levels (reservedMemory: 4).
+MAX_SETTINGS_DEPTH = 16
+
+
+def reservation_validator(effective, topology, kubelet=None):
+    """Adapter to the reserved-memory validation (docs/reserved-memory.md) and the Node
+    Allocatable capacity check."""
+    if topology is None:
+        return [], []
+    result = validate_reservation(
+        topology,
+        kube_reserved=effective.get("kubeReserved") or {},
+        system_reserved=effective.get("systemReserved") or {},
+        eviction_hard=effective.get("evictionHard"),
+        reserved_memory=effective.get("reservedMemory") or [],
+        memory_manager_policy=effective.get("memoryManagerPolicy", "None"),
+        merge_default_eviction_settings=bool(effective.get("mergeDefaultEvictionSettings")),
+        reserved_cpus=effective.get("reservedSystemCPUs") or None,
+        kubelet=kubelet,
+    )
+
+    def field(finding):
+        return "kubeReserved/systemReserved/evictionHard" if finding.rule == "node-allocatable-capacity" else "reservedMemory"
+
+    return (["%s: %s" % (field(f), f) for f in result.errors],
+            ["%s: %s" % (field(f), f) for f in result.warnings])
+
+
+def found_running_without_config_dir(found):
+    """True when the located kubelet runs (flags read from /proc) but has no --config-dir."""
+    return bool(found) and found.get("running") and found.get("source") == "cmdline" and not found.get("config_dir")
+
+
+def detect_kubelet_version(module):
+    """``kubelet --version`` output of the host, or None."""
+    return host_kubelet_version(module)
+
+
+def write_config(module: Any, path: str, text: str, mode_bits: str) -> None:
+    """Write ``text`` to ``path`` durably (``_io.write_file``: temp file, fsync, rename, directory
+    fsync); a new file gets ``mode_bits``, a replaced one keeps its mode, owner and SELinux context
+    (``module.atomic_move`` does the rename)."""
+    directory = os.path.dirname(path) or "."
+    if not os.path.isdir(directory):
+        os.makedirs(directory, 0o755)
+    mode = None if os.path.exists(path) else int(mode_bits, 8)
+    write_file(path, text.encode("utf-8", "surrogateescape"), mode, rename=module.atomic_move)
+
+
+def argument_spec() -> Dict[str, Dict[str, Any]]:
+    """The module's options (a fresh dict)."""
+    return dict(
+        settings=dict(type="dict", required=True),
+        mode=dict(type="str", choices=["dropin", "merge"], default="dropin"),
+        path=dict(type="path"),
+        config=dict(type="path"),
+        config_dir=dict(type="path"),
+        root_dir=dict(type="path"),
+        kubelet_version=dict(type="str"),
+        validate_host=dict(type="bool", default=True),
+        sysfs_root=dict(type="path", default="/"),
+        topology=dict(type="dict"),
+        backup=dict(type="bool", default=False),
+        mode_bits=dict(type="str", default="0644"),
+    )
+
+
+def module_kwargs() -> Dict[str, Any]:
+    """Keyword arguments for ``AnsibleModule``: the spec and its constraints."""
+    return dict(argument_spec=argument_spec(), supports_check_mode=True)
+
+
+def run(module: Any) -> None:
+    p = module.params
+    try:
+        int(p["mode_bits"], 8)
+    except ValueError:
+        module.fail_json(msg="mode_bits: %r is not an octal permission such as 0644" % p["mode_bits"])
+
+    for option in ("path", "config", "config_dir", "root_dir", "sysfs_root"):
+        # "" is refused, not treated as unset: an empty templated variable must never turn into
+        # a write to the host's default kubelet directory
+        problem = path_problem(p[option]) if p[option] is not None else None
+        if problem:
+            module.fail_json(msg="%s: %r %s%s" % (option, p[option], problem,
+                                                  "; leave the option out to use the running kubelet's (or the default) "
+                                                  "location" if p[option] == "" else ""))
+    for option in ("settings", "topology"):
+        if p[option] is not None and nesting_exceeds(p[option], MAX_SETTINGS_DEPTH):
+            module.fail_json(msg="%s: nests deeper than %d levels; refusing it" % (option, MAX_SETTINGS_DEPTH))
+
+    config, config_dir, root_dir = p["config"], p["config_dir"], p["root_dir"]
+    try:
+        found = locate_kubelet("/")
+    except Exception as exc:  # a broken /proc entry must not hide the real task
+        module.warn("could not locate the running kubelet: %s" % exc)
+        found = {}
+    overriding = sorted(set(found.get("flags") or {}) & set(f[0][2:] for f in MANAGED_FIELDS.values()))
+    if overriding:
+        module.warn("the running kubelet (pid %s) sets --%s on its command line; flags override the configuration files, "
+                    "so move them into the configuration (see the flags return value) or change them in the unit"
+                    % (found.get("pid"), ", --".join(overriding)))
+    if not (config and config_dir and root_dir):
+        if not config:
+            config = found.get("config")
+        if not config_dir:
+            config_dir = found.get("config_dir") or DEFAULT_CONFIG_DIR
+        if not root_dir:
+            root_dir = found.get("root_dir") or "/var/lib/kubelet"
+    locations = dict(config=config, config_dir=config_dir, root_dir=root_dir)
+    if p["mode"] == "dropin" and found_running_without_config_dir(found):
+        message = ("the running kubelet (pid %s) was started without --config-dir, so it ignores drop-in files"
+                   % found.get("pid"))
+        if not p["config_dir"]:
+            module.fail_json(msg=message + "; add --config-dir=%s to its flags first, pass config_dir explicitly if you "
+                             "are changing the flags, or use mode: merge" % config_dir, locations=locations)
+        module.warn(message + "; make sure it is restarted with --config-dir=%s" % config_dir)
+
+    try:
+        kubelet_version = KubeletAssumption.resolve(
+            p["kubelet_version"], None if p["kubelet_version"] else detect_kubelet_version(module))
+    except VersionError as exc:
+        module.fail_json(msg=str(exc), errors=[str(exc)], locations=locations)
+
+    topology = None
+    if p["validate_host"]:
+        try:
+            if p["topology"]:
+                topology = Topology.from_facts(p["topology"])
+            else:
+                topology = read_topology(p["sysfs_root"])
+        except (SysfsError, InvalidTopology) as exc:
+            module.fail_json(msg="cannot read the host's NUMA topology for validation: %s "
+                                 "(set validate_host: false to skip the host checks)" % exc, locations=locations)
+
+    try:
+        plan = plan_change(
+            p["settings"], mode=p["mode"], path=p["path"], config=config, config_dir=config_dir,
+            root_dir=root_dir, kubelet_version=kubelet_version, topology=topology,
+            reservation_validator=lambda effective, topo: reservation_validator(effective, topo, kubelet_version),
+        )
+    except SettingsError as exc:
+        module.fail_json(msg="invalid kubelet settings: %s" % "; ".join(exc.errors), errors=exc.errors,
+                         locations=locations, **kubelet_version.result())
+    except KubeletConfigError as exc:
+        module.fail_json(msg=str(exc), errors=[str(exc)], locations=locations)
+
+    for warning in plan["warnings"]:
+        module.warn(warning)
+    result = dict(
+        changed=plan["changed"],
+        needs_write=plan["changed"],
+        path=plan["path"],
+        config_mode=plan["mode"],
+        content=plan["content"],
+        effective=plan["effective"],
+        previous=plan["previous"],
+        effective_changed=plan["effective_changed"],
+        flags=plan["flags"],
+        flags_string=" ".join(plan["flags"]),
+        reset=plan["reset"],
+        intended_sha256=hashlib.sha256(plan["after"].encode("utf-8", "surrogateescape")).hexdigest(),
+        state_files=plan["state_files"],
+        locations=locations,
+    )
+    result.update(kubelet_version.with_gates(plan["effective"].get("featureGates")).result())
+    if module._diff:
+        result["diff"] = dict(before=plan["before"] or "", after=plan["after"],
+                              before_header=plan["path"] if plan["before"] is not None else "%s (absent)" % plan["path"],
+                              after_header=plan["path"])
+    if plan["changed"] and not module.check_mode:
+        if p["backup"] and plan["before"] is not None:
+            result["backup_file"] = module.backup_local(plan["path"])
+        try:
+            write_config(module, plan["path"], plan["after"], p["mode_bits"])
+        except (IOError, OSError) as exc:
+            module.fail_json(msg="cannot write %s: %s" % (plan["path"], exc.strerror or exc), **result)
+    module.exit_json(**result)
+

@@ -1,0 +1,90 @@
+# -*- coding: utf-8 -*-
+# Copyright: numaguard.kubelet contributors
+# Apache License 2.0 (see LICENSE)
+"""_io.write_file: the one durable write (temp file, fsync, rename, directory fsync), with faults injected."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import os
+
+import pytest
+
+from ansible_collections.numaguard.kubelet.plugins.module_utils import _io
+
+
+def _listing(directory):
+    return sorted(os.listdir(str(directory)))
+
+
+def test_new_file_gets_default_mode_and_content(tmp_path):
+    path = str(tmp_path / "config.yaml")
+    _io.write_file(path, b"a: 1\n")
+    assert open(path, "rb").read() == b"a: 1\n"
+    assert os.stat(path).st_mode & 0o7777 == _io.DEFAULT_MODE
+    assert _listing(tmp_path) == ["config.yaml"]
+
+
+def test_replacing_keeps_the_mode_unless_given(tmp_path):
+    path = str(tmp_path / "state")
+    _io.write_file(path, b"1", 0o600)
+    _io.write_file(path, b"2")
+    assert os.stat(path).st_mode & 0o7777 == 0o600
+    _io.write_file(path, b"3", 0o640)
+    assert (open(path, "rb").read(), os.stat(path).st_mode & 0o7777) == (b"3", 0o640)
+
+
+@pytest.mark.parametrize("fault", ["write", "fsync", "chmod", "rename"])
+def test_a_failure_keeps_the_old_file_and_leaves_no_temp_file(tmp_path, monkeypatch, fault):
+    path = str(tmp_path / "state")
+    _io.write_file(path, b"old")
+
+    def boom(*_args, **_kwargs):
+        raise OSError(28, "No space left on device")
+
+    rename = None
+    if fault == "rename":
+        rename = boom
+    elif fault == "write":
+        monkeypatch.setattr(_io.os, "fdopen", lambda fd, mode: _FailingWriter(fd))
+    else:
+        monkeypatch.setattr(_io.os, fault, boom)
+    with pytest.raises(OSError):
+        _io.write_file(path, b"new", rename=rename)
+    monkeypatch.undo()
+    assert open(path, "rb").read() == b"old"
+    assert _listing(tmp_path) == ["state"]
+
+
+class _FailingWriter:
+    def __init__(self, fd):
+        self.fd = fd
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        os.close(self.fd)
+        return False
+
+    def write(self, data):
+        raise OSError(5, "Input/output error")
+
+
+def test_rename_hook_and_directory_fsync(tmp_path, monkeypatch):
+    calls = []
+    monkeypatch.setattr(_io, "fsync_dir", lambda directory: calls.append(("fsync_dir", directory)))
+
+    def rename(src, dst):
+        calls.append(("rename", os.path.dirname(src) == os.path.dirname(dst)))
+        os.replace(src, dst)
+
+    path = str(tmp_path / "kubelet.yaml")
+    _io.write_file(path, b"x", rename=rename)
+    assert calls == [("rename", True), ("fsync_dir", str(tmp_path))]
+
+
+def test_fsync_dir_skips_what_it_cannot_open(tmp_path):
+    _io.fsync_dir(str(tmp_path / "missing"))  # no exception
+    _io.fsync_dir(str(tmp_path))
