@@ -29,20 +29,14 @@ import time
 
 from _collection import importable as _importable  # noqa: E402  (benchmarks/ is the script's directory)
 
-
 _importable()
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.bitmask import (  # noqa: E402
-    BitMask, iterate_bitmask_values, popcount)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.bitmask import BitMask, iterate_bitmask_values, popcount  # noqa: E402
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import TopologyHint  # noqa: E402
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.merge import (  # noqa: E402
-    merge_exhaustive, merge_fast)
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.numa_info import (  # noqa: E402
-    NUMAInfo)
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.policy import (  # noqa: E402
-    create_policy)
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.policy_options import (  # noqa: E402
-    PolicyOptions)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.merge import merge_exhaustive, merge_fast  # noqa: E402
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.numa_info import NUMAInfo  # noqa: E402
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.policy import create_policy  # noqa: E402
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.policy_options import PolicyOptions  # noqa: E402
 
 
 def generate(ids, capacity, free, request):
@@ -139,7 +133,7 @@ def admission_scenario(n, policy, merger="fast"):
     return simulator, simulator.pod_from_manifest(manifest)
 
 
-class _MergeTimer(object):
+class _MergeTimer:
     """Wraps a policy's merge and adds up the time spent in it."""
 
     def __init__(self, merge):

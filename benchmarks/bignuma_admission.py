@@ -36,7 +36,6 @@ import subprocess
 import sys
 import time
 
-
 GIB = 1 << 30
 
 
@@ -130,8 +129,7 @@ def _child_upstream(repeat):
     from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import TopologyHint
     from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.numa_info import NUMAInfo
     from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.policy import create_policy
-    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.policy_options import (
-        PolicyOptions)
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.policy_options import PolicyOptions
 
     info = NUMAInfo(list(range(8)))
     policy = create_policy("best-effort", info, PolicyOptions())
@@ -146,8 +144,7 @@ def _child_upstream(repeat):
         steady.append(time.process_time() - begin)
     try:
         from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager import kubelet_cost
-        from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.merge import (
-            merge_permutations)
+        from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.merge import merge_permutations
     except ImportError:  # a checkout from before the forecast
         cost = None
     else:
@@ -198,7 +195,7 @@ def run_row(row, args, root=None):
         env["NUMAGUARD_BENCH_ROOT"] = os.path.abspath(root)
     start = time.perf_counter()
     try:
-        done = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=args.timeout,
+        done = subprocess.run(command, capture_output=True, timeout=args.timeout,
                               preexec_fn=_limit_memory(args.memory_limit), check=False, env=env)
     except subprocess.TimeoutExpired:
         return {"error": "no answer within %d s" % args.timeout}, time.perf_counter() - start

@@ -26,17 +26,13 @@ import time
 
 from _collection import importable as _importable  # noqa: E402  (benchmarks/ is the script's directory)
 
-
 _importable()
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager import (  # noqa: E402
-    cpu_assignment)
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.cpu_manager import (  # noqa: E402
-    new_cpu_manager)
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.devicemanager import (  # noqa: E402
-    DeviceInventory, DeviceManager)
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import TopologyHint  # noqa: E402
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager import cpu_assignment  # noqa: E402
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.cpu_manager import new_cpu_manager  # noqa: E402
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.devicemanager import DeviceInventory, DeviceManager  # noqa: E402
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.pod import Pod  # noqa: E402
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import TopologyHint  # noqa: E402
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import Topology  # noqa: E402
 
 GPU = "nvidia.com/gpu"

@@ -64,7 +64,7 @@ def load_fleet_tool():
 def run(argv, env):
     began = time.monotonic()
     proc = subprocess.run(argv, env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          universal_newlines=True, check=False)
+                          text=True, check=False)
     elapsed = time.monotonic() - began
     if proc.returncode != 0:
         raise SystemExit("benchmark: %s failed (exit %d):\n%s" % (" ".join(argv), proc.returncode, proc.stdout[-3000:]))

@@ -28,7 +28,6 @@ REPO = os.path.dirname(HERE)
 sys.path.insert(0, REPO)
 # The root conftest makes ansible_collections.numaguard.kubelet importable.
 import conftest  # noqa: E402,F401  pylint: disable=unused-import,wrong-import-position
-
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.facts import gather  # noqa: E402
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.snapshot import capture  # noqa: E402
 
@@ -58,7 +57,7 @@ def main():
             files = sum(len(entry[2]) for entry in os.walk(root))
             times = []
             facts = None
-            for dummy in range(args.repeat):
+            for _dummy in range(args.repeat):
                 start = time.perf_counter()
                 facts = gather(root)
                 times.append(time.perf_counter() - start)

@@ -22,9 +22,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 __import__("conftest")  # makes ansible_collections.numaguard.kubelet importable
 
+from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import Topology  # noqa: E402
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config import config as kc  # noqa: E402
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.plan import plan_change  # noqa: E402
-from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import Topology  # noqa: E402
 
 HEADER = "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
 

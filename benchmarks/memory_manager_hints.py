@@ -19,20 +19,19 @@ import time
 
 from _collection import importable as _importable  # noqa: E402  (benchmarks/ is the script's directory)
 
-
 _importable()
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import TopologyHint  # noqa: E402
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.memory_manager import (  # noqa: E402
     new_memory_manager,
 )
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.pod import Pod  # noqa: E402
-from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import Quantity  # noqa: E402
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import TopologyHint  # noqa: E402
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import (  # noqa: E402
     HugePages,
     NumaNode,
     Topology,
 )
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import Quantity  # noqa: E402
 
 GI = 1024 ** 3
 MI = 1024 ** 2
@@ -61,7 +60,7 @@ def guaranteed(name, memory):
 
 def median_ms(function, repeats):
     samples = []
-    for dummy in range(repeats):
+    for _dummy in range(repeats):
         start = time.perf_counter()
         function()
         samples.append((time.perf_counter() - start) * 1000.0)

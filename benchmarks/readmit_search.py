@@ -40,10 +40,8 @@ _importable()
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission import AdmissionSimulator  # noqa: E402
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.readmit import readmit  # noqa: E402
-from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import (  # noqa: E402
-    CPU, NumaNode, Topology)
-from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.config import (  # noqa: E402
-    kubelet_defaults)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import CPU, NumaNode, Topology  # noqa: E402
+from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.config import kubelet_defaults  # noqa: E402
 
 NODES = 4
 

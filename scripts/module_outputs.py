@@ -58,7 +58,7 @@ def _run(module, args, tree, check_mode=True):
         json.dump({"ANSIBLE_MODULE_ARGS": args}, handle)
     env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(os.path.dirname(COLL))))
     proc = subprocess.run([sys.executable, os.path.join(COLL, "plugins", "modules", module + ".py"), path],
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=tree, check=False)
+                          capture_output=True, env=env, cwd=tree, check=False)
     try:
         result = json.loads(proc.stdout.decode())
     except ValueError:

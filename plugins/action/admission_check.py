@@ -18,10 +18,8 @@ from ansible.errors import AnsibleActionFail, AnsibleError
 from ansible.module_utils.common.text.converters import to_native, to_text
 from ansible.plugins.action import ActionBase
 
+from ansible_collections.numaguard.kubelet.plugins.module_utils._backends.admission_check import INTERNAL_OPTIONS, argument_spec
 from ansible_collections.numaguard.kubelet.plugins.plugin_utils.bounded_yaml import MAX_BYTES, BoundedYAMLError, load_all
-
-from ansible_collections.numaguard.kubelet.plugins.module_utils._backends.admission_check import (
-    INTERNAL_OPTIONS, argument_spec)
 
 
 def _plain(value):
@@ -50,7 +48,7 @@ class ActionModule(ActionBase):
             b_source = self._loader.get_real_file(source, decrypt=True)
             with open(b_source, "rb") as handle:
                 text = handle.read(MAX_BYTES + 1).decode("utf-8")
-        except (IOError, OSError, UnicodeDecodeError) as exc:
+        except (OSError, UnicodeDecodeError) as exc:
             raise AnsibleError("pod_file: cannot read %s: %s" % (source, to_native(exc)))
         try:
             documents = load_all(text, source)
@@ -63,7 +61,7 @@ class ActionModule(ActionBase):
 
     def run(self, tmp=None, task_vars=None):
         self._supports_check_mode = True
-        result = super(ActionModule, self).run(tmp, task_vars)
+        result = super().run(tmp, task_vars)
         del tmp
         args = dict(self._task.args)
         if "pod_file_content" in args:

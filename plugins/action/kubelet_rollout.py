@@ -30,7 +30,7 @@ def _start_ticks(pid):
     try:
         with open("/proc/%d/stat" % pid) as handle:
             return handle.read().rsplit(")", 1)[1].split()[19]
-    except (IOError, OSError, IndexError, ValueError):
+    except (OSError, IndexError, ValueError):
         return None
 
 
@@ -40,7 +40,7 @@ def _started_utc(ticks):
         with open("/proc/stat") as handle:
             boot = int(next(line for line in handle if line.startswith("btime")).split()[1])
         return boot + int(ticks) / float(os.sysconf("SC_CLK_TCK"))
-    except (IOError, OSError, StopIteration, ValueError, TypeError):
+    except (OSError, StopIteration, ValueError, TypeError):
         return None
 
 
@@ -77,7 +77,7 @@ class ActionModule(ActionBase):
 
     def run(self, tmp=None, task_vars=None):
         self._supports_check_mode = True
-        result = super(ActionModule, self).run(tmp, task_vars)
+        result = super().run(tmp, task_vars)
         del tmp
         args = dict(self._task.args)
         identity = controller_identity()

@@ -20,11 +20,15 @@ from ansible.errors import AnsibleActionFail
 from ansible.module_utils.common.text.converters import to_native
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.numaguard.kubelet.plugins.plugin_utils.report import (
-    KINDS, ReportError, check_pod_report, discover_report, regroup, validate_report)
+from ansible_collections.numaguard.kubelet.plugins.plugin_utils.report import KINDS, ReportError, check_pod_report, discover_report, regroup, validate_report
 from ansible_collections.numaguard.kubelet.plugins.plugin_utils.report_html import render_html
 from ansible_collections.numaguard.kubelet.plugins.plugin_utils.report_render import (
-    render_classes_inventory, render_json, render_junit, render_prometheus, render_text)
+    render_classes_inventory,
+    render_json,
+    render_junit,
+    render_prometheus,
+    render_text,
+)
 
 OUTPUTS = (("json_file", render_json), ("junit_file", render_junit), ("html_file", render_html),
            ("prometheus_file", render_prometheus))
@@ -77,7 +81,7 @@ class ActionModule(ActionBase):
 
     def run(self, tmp=None, task_vars=None):
         self._supports_check_mode = True
-        result = super(ActionModule, self).run(tmp, task_vars)
+        result = super().run(tmp, task_vars)
         del tmp
         task_vars = task_vars or {}
         args = self._task.args

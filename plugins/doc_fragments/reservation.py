@@ -7,7 +7,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 
-class ModuleDocFragment(object):
+class ModuleDocFragment:
     """The reservation inputs shared by the reserved_memory module and the reserved_memory_check filter."""
 
     DOCUMENTATION = r"""

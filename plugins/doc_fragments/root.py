@@ -7,7 +7,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 
-class ModuleDocFragment(object):
+class ModuleDocFragment:
     """The O(root) option of the modules that read a host's sysfs."""
 
     DOCUMENTATION = r"""

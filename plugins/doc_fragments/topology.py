@@ -7,7 +7,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 
-class ModuleDocFragment(object):
+class ModuleDocFragment:
     """The O(topology) option: a numa_facts result instead of reading sysfs."""
 
     DOCUMENTATION = r"""

@@ -75,6 +75,8 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission_report import (
     AdmissionReportError,
+)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission_report import (
     admission_report as _report,
 )
 from ansible_collections.numaguard.kubelet.plugins.plugin_utils.hostvars import host_names, host_variables
@@ -91,6 +93,6 @@ def admission_report(hostvars, hosts, var="admission_check_result", active=None)
         raise AnsibleFilterError("admission_report: %s" % exc)
 
 
-class FilterModule(object):
+class FilterModule:
     def filters(self):
         return {"admission_report": admission_report}

@@ -46,6 +46,6 @@ def controller_path(path):
     return path if os.path.isabs(path) else os.path.normpath(os.path.join(os.getcwd(), path))
 
 
-class FilterModule(object):
+class FilterModule:
     def filters(self):
         return {"controller_path": controller_path}

@@ -47,6 +47,6 @@ def eviction_hard_format(value):
         return format_eviction_map(effective_eviction_hard(value, False, "eviction_hard").effective)
 
 
-class FilterModule(object):
+class FilterModule:
     def filters(self):
         return {"eviction_hard_format": eviction_hard_format}

@@ -53,6 +53,6 @@ def eviction_hard_parse(value, merge_defaults=False):
         return dict(effective_eviction_hard(value, bool(merge_defaults), "eviction_hard").effective)
 
 
-class FilterModule(object):
+class FilterModule:
     def filters(self):
         return {"eviction_hard_parse": eviction_hard_parse}

@@ -43,8 +43,7 @@ _value:
   type: str
 """
 
-from ansible_collections.numaguard.kubelet.plugins.plugin_utils.filter_quantity import (
-    check_format, to_quantity, with_format)
+from ansible_collections.numaguard.kubelet.plugins.plugin_utils.filter_quantity import check_format, to_quantity, with_format
 
 
 def k8s_quantity(value, format=None):  # pylint: disable=redefined-builtin
@@ -56,6 +55,6 @@ def k8s_quantity(value, format=None):  # pylint: disable=redefined-builtin
     return str(quantity)
 
 
-class FilterModule(object):
+class FilterModule:
     def filters(self):
         return {"k8s_quantity": k8s_quantity}

@@ -49,6 +49,6 @@ def k8s_quantity_bytes(value):
     return to_quantity("k8s_quantity_bytes", value).value()
 
 
-class FilterModule(object):
+class FilterModule:
     def filters(self):
         return {"k8s_quantity_bytes": k8s_quantity_bytes}

@@ -43,6 +43,6 @@ def k8s_quantity_cmp(value, other):
     return to_quantity("k8s_quantity_cmp", value).cmp(to_quantity("k8s_quantity_cmp", other, "other"))
 
 
-class FilterModule(object):
+class FilterModule:
     def filters(self):
         return {"k8s_quantity_cmp": k8s_quantity_cmp}

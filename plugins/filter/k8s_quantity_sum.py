@@ -48,6 +48,6 @@ def k8s_quantity_sum(values):
     return str(total)
 
 
-class FilterModule(object):
+class FilterModule:
     def filters(self):
         return {"k8s_quantity_sum": k8s_quantity_sum}

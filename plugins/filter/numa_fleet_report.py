@@ -112,6 +112,6 @@ def numa_fleet_report(hostvars, hosts, active=None):
         raise AnsibleFilterError("numa_fleet_report: %s" % exc)
 
 
-class FilterModule(object):
+class FilterModule:
     def filters(self):
         return {"numa_fleet_report": numa_fleet_report}

@@ -46,8 +46,7 @@ from collections.abc import Mapping
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._report.classes import (
-    HardwareClassError, hardware_class)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._report.classes import HardwareClassError, hardware_class
 
 
 def numa_hardware_class(topology, part="group"):
@@ -66,6 +65,6 @@ def numa_hardware_class(topology, part="group"):
         raise AnsibleFilterError("numa_hardware_class: %s" % exc)
 
 
-class FilterModule(object):
+class FilterModule:
     def filters(self):
         return {"numa_hardware_class": numa_hardware_class}

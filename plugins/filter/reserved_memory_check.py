@@ -85,18 +85,18 @@ import json
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.reservation import (
-    ReservationError,
-    evaluate,
+from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import (
+    InvalidTopology,
+    NumaNode,
+    Topology,
 )
 from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.flags import (
     ReservationSyntaxError,
     parse_reserved_memory,
 )
-from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import (
-    InvalidTopology,
-    NumaNode,
-    Topology,
+from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.reservation import (
+    ReservationError,
+    evaluate,
 )
 
 _UNBOUNDED = 1 << 62
@@ -171,6 +171,6 @@ def _check(topology, kube_reserved, system_reserved, eviction_hard, merge_defaul
     return output
 
 
-class FilterModule(object):
+class FilterModule:
     def filters(self):
         return {"reserved_memory_check": reserved_memory_check}

@@ -50,6 +50,6 @@ def reserved_memory_format(value):
         return format_reserved_memory_flag(parse_reserved_memory(value, "reserved_memory"))
 
 
-class FilterModule(object):
+class FilterModule:
     def filters(self):
         return {"reserved_memory_format": reserved_memory_format}

@@ -54,6 +54,6 @@ def reserved_memory_junit(results, suite="numaguard.kubelet reserved memory"):
     return render_junit(results, suite)
 
 
-class FilterModule(object):
+class FilterModule:
     def filters(self):
         return {"reserved_memory_junit": reserved_memory_junit}

@@ -50,6 +50,6 @@ def reserved_memory_parse(value):
         return reservations_to_config(parse_reserved_memory(value, "reserved_memory"))
 
 
-class FilterModule(object):
+class FilterModule:
     def filters(self):
         return {"reserved_memory_parse": reserved_memory_parse}

@@ -42,6 +42,6 @@ def reserved_resources_format(value):
         return format_resource_map(value)
 
 
-class FilterModule(object):
+class FilterModule:
     def filters(self):
         return {"reserved_resources_format": reserved_resources_format}

@@ -43,6 +43,6 @@ def reserved_resources_parse(value):
     return dict((key, str(parsed[key])) for key in sorted(parsed))
 
 
-class FilterModule(object):
+class FilterModule:
     def filters(self):
         return {"reserved_resources_parse": reserved_resources_parse}

@@ -92,6 +92,6 @@ def rollout_summary(hostvars, hosts):
                                if v.get("kubelet_numa_failed")]}
 
 
-class FilterModule(object):
+class FilterModule:
     def filters(self):
         return {"rollout_summary": rollout_summary}

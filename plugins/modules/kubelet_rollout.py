@@ -189,7 +189,7 @@ def main():
         module.fail_json(msg=str(exc), lock_holder=exc.holder)
     except BackupError as exc:
         module.fail_json(msg=str(exc))
-    except (IOError, OSError) as exc:
+    except OSError as exc:
         module.fail_json(msg="%s: %s" % (getattr(exc, "filename", None) or module.params["state_dir"], exc.strerror or exc))
 
 

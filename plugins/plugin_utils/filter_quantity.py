@@ -9,8 +9,7 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import (
-    FORMATS, InvalidQuantity, Quantity, parse_quantity)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import FORMATS, InvalidQuantity, Quantity, parse_quantity
 
 
 def to_quantity(filter_name, value, what="input"):

@@ -19,7 +19,7 @@ def _text(result):
     lines = []
     if result.get("flag") is not None:
         lines.append("--reserved-memory=%s" % result.get("flag"))
-    for name, total in sorted((result.get("totals") or {}).items()):
+    for _name, total in sorted((result.get("totals") or {}).items()):
         if isinstance(total, dict) and total.get("equation"):
             lines.append(total["equation"])
     for warning in result.get("warnings") or []:

@@ -30,10 +30,8 @@ import re
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission_report import describe_pod
-from ansible_collections.numaguard.kubelet.plugins.module_utils._report.classes import (
-    HardwareClassError, hardware_class, is_class_group)
-from ansible_collections.numaguard.kubelet.plugins.module_utils._report.fleet import (
-    IGNORED_GROUPS, FleetReportError, fleet_report)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._report.classes import HardwareClassError, hardware_class, is_class_group
+from ansible_collections.numaguard.kubelet.plugins.module_utils._report.fleet import IGNORED_GROUPS, FleetReportError, fleet_report
 
 KINDS = ("discover", "validate", "check_pod")
 #: worst first: the order of the headline and of the per-host lines within a class

@@ -21,7 +21,6 @@ Helpers on the fixture (see :class:`Fleet`)::
 """
 from __future__ import annotations
 
-
 import importlib.util
 import json
 import os
@@ -65,7 +64,7 @@ def ansible_env(extra: Optional[Dict[str, str]] = None) -> Dict[str, str]:
     return env
 
 
-class Fleet(object):
+class Fleet:
     """A running fleet plus helpers to run ansible against it."""
 
     def __init__(self, state: Dict[str, Any]) -> None:
@@ -112,7 +111,7 @@ class Fleet(object):
         if limit:
             argv += ["--limit", limit]
         return subprocess.run(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                              universal_newlines=True, timeout=timeout, check=False)
+                              text=True, timeout=timeout, check=False)
 
     def module(self,
                pattern: str,
@@ -129,7 +128,7 @@ class Fleet(object):
             if check:
                 argv.append("--check")
             proc = subprocess.run(argv, cwd=REPO, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                  universal_newlines=True, timeout=timeout, check=False)
+                                  text=True, timeout=timeout, check=False)
             results: Dict[str, Dict[str, Any]] = {}
             for name in os.listdir(tree):
                 with open(os.path.join(tree, name)) as handle:
@@ -145,8 +144,7 @@ class Fleet(object):
         """Run a shell command on a fleet host over ssh (stdout and stderr separately)."""
         host = self.host(name)
         argv = fleet_tool.ssh_base_args(self.state, host["port"]) + [command]
-        return subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              universal_newlines=True, timeout=timeout, check=False)
+        return subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout, check=False)
 
     def restore(self, *names: str) -> List[str]:
         """Reset hosts' /var/lib/kubelet and /etc/kubernetes to their bring-up contents (all by default)."""

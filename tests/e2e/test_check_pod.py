@@ -16,9 +16,8 @@ import re
 import subprocess
 import sys
 
-import pytest
-
 import numaguard_fleet_tool as fleet_tool  # pylint: disable=import-error
+import pytest
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BIN = os.path.dirname(sys.executable)
@@ -65,8 +64,7 @@ def ad_hoc(fleet, host, args):
     argv = [os.path.join(BIN, "ansible"), "-i", fleet.inventory, host, "-m", "numaguard.kubelet.admission_check",
             "-a", args]
     env = dict(fleet.env, ANSIBLE_STDOUT_CALLBACK="ansible.builtin.minimal", ANSIBLE_LOAD_CALLBACK_PLUGINS="1")
-    proc = subprocess.run(argv, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          universal_newlines=True, timeout=300, check=False)
+    proc = subprocess.run(argv, cwd=REPO, env=env, capture_output=True, text=True, timeout=300, check=False)
     lines = proc.stdout.splitlines()
     for index, line in enumerate(lines):
         if line.startswith(host + " | ") and " => " in line:

@@ -10,10 +10,9 @@ import os
 import re
 import subprocess
 
-import pytest
-
 # tests/e2e/conftest.py loads tests/fleet/fleet.py under this name (test dirs are not packages).
 import numaguard_fleet_tool as fleet_tool  # pylint: disable=import-error
+import pytest
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -23,7 +22,7 @@ pytestmark = pytest.mark.skipif(fleet_tool.unavailable() is not None, reason=str
 def test_demo_shows_every_host_and_tears_down():
     before = set(glob.glob("/tmp/numaguard-demo.*"))
     proc = subprocess.run(["bash", os.path.join(REPO, "scripts", "demo")], cwd=REPO, stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT, universal_newlines=True, timeout=600, check=False)
+                          stderr=subprocess.STDOUT, text=True, timeout=600, check=False)
     out = proc.stdout
     assert proc.returncode == 0, out[-4000:]
     names = fleet_tool.list_topologies()

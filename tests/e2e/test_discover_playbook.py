@@ -11,7 +11,6 @@ import re
 import pytest
 import yaml
 
-
 CPU_KEYS = ("node", "core", "socket", "die", "siblings", "cache_id", "online")
 
 

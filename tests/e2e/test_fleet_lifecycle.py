@@ -8,10 +8,9 @@ from __future__ import annotations
 import os
 import socket
 
-import pytest
-
 # tests/e2e/conftest.py loads tests/fleet/fleet.py under this name (test dirs are not packages).
 import numaguard_fleet_tool as fleet_tool  # pylint: disable=import-error
+import pytest
 
 pytestmark = pytest.mark.skipif(fleet_tool.unavailable() is not None, reason=str(fleet_tool.unavailable()))
 

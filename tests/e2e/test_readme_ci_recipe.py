@@ -13,10 +13,10 @@ file must land in that directory. Slow (a virtualenv and ansible-core install): 
 from __future__ import annotations
 
 import os
+import pathlib
 import pwd
 import re
 import shutil
-import pathlib
 import subprocess
 import sys
 import tempfile

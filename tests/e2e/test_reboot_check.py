@@ -17,9 +17,8 @@ import hashlib
 import json
 import os
 
-import pytest
-
 import numaguard_fleet_tool as fleet_tool  # pylint: disable=import-error
+import pytest
 
 pytestmark = pytest.mark.skipif(fleet_tool.unavailable() is not None, reason=str(fleet_tool.unavailable()))
 

@@ -27,7 +27,6 @@ so that every fleet host (own mount namespace over /var/lib/kubelet) has its own
 """
 from __future__ import annotations
 
-
 import argparse
 import errno
 import hashlib
@@ -96,7 +95,7 @@ def _running_pid(args):
     try:
         with open(pid_file) as handle:
             pid = int(handle.read().strip())
-    except (IOError, OSError, ValueError):
+    except (OSError, ValueError):
         return None
     try:
         with open("/proc/%d/stat" % pid) as handle:
@@ -106,7 +105,7 @@ def _running_pid(args):
         with open("/proc/%d/cmdline" % pid, "rb") as handle:
             if b"fake_kubelet.py" not in handle.read():
                 return None
-    except (IOError, OSError, IndexError):
+    except (OSError, IndexError):
         return None
     return pid
 
@@ -116,7 +115,7 @@ def _all_cpus():
     try:
         with open("/sys/devices/system/cpu/online") as handle:
             return handle.read().strip()
-    except (IOError, OSError):
+    except OSError:
         return "0"
 
 
@@ -136,7 +135,7 @@ def restore_state(args, config):
         try:
             with open(path) as handle:
                 text = handle.read()
-        except (IOError, OSError) as exc:
+        except OSError as exc:
             if exc.errno != errno.ENOENT:
                 return "could not read %s: %s" % (path, exc.strerror)
             if name == "cpu_manager_state":
@@ -290,7 +289,7 @@ def main(argv=None):
     try:
         with open(_paths(args)[1]) as handle:
             lines = handle.readlines()
-    except (IOError, OSError):
+    except OSError:
         lines = []
     sys.stdout.write("".join(lines[-args.lines:]))
     return 0

@@ -33,7 +33,6 @@ It is also importable (``up()``, ``down()``, ``status()``, ``restore()``) for th
 """
 from __future__ import annotations
 
-
 import argparse
 import concurrent.futures
 import contextlib
@@ -118,7 +117,7 @@ def proc_start_time(pid: int) -> Optional[Tuple[str, int]]:
     try:
         with open("/proc/%d/stat" % pid) as handle:
             stat = handle.read()
-    except (IOError, OSError):
+    except OSError:
         return None
     # comm may contain spaces and parentheses: split after the last ')'.
     fields = stat[stat.rindex(")") + 2:].split()
@@ -167,15 +166,14 @@ def machine_lock() -> Iterator[None]:
 
 
 def _run(argv: Sequence[str], **kwargs: Any) -> subprocess.CompletedProcess:
-    return subprocess.run(list(argv), check=False, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          universal_newlines=True, **kwargs)
+    return subprocess.run(list(argv), check=False, capture_output=True, text=True, **kwargs)
 
 
 def _tail(path: str, lines: int = 15) -> str:
     try:
         with open(path, errors="replace") as handle:
             return "".join(handle.readlines()[-lines:]).rstrip()
-    except (IOError, OSError):
+    except OSError:
         return "(no %s)" % os.path.basename(path)
 
 
@@ -291,7 +289,7 @@ def load_state(fleet_dir: str) -> Optional[Dict[str, Any]]:
     try:
         with open(path) as handle:
             state = json.load(handle)
-    except (IOError, OSError) as exc:
+    except OSError as exc:
         if exc.errno == errno.ENOENT:
             return None
         raise FleetError("cannot read %s: %s" % (path, exc))
@@ -454,7 +452,7 @@ def _namespace_init(host: Dict[str, Any]) -> None:
     try:
         with open("/proc/%d/task/%d/children" % (pid, pid)) as handle:
             children = handle.read().split()
-    except (IOError, OSError, TypeError):
+    except (OSError, TypeError):
         children = []
     if children:
         host["init_pid"] = int(children[0])

@@ -21,7 +21,6 @@ Standard library only (the fleet scripts run it with the system python3).
 """
 from __future__ import annotations
 
-
 import argparse
 import hashlib
 import json
@@ -128,10 +127,10 @@ def _power_cpus(node_ids: Sequence[int], cores_per_node: int, smt: int) -> Tuple
     cpus = []
     cpu_id = 0
     for node in node_ids:
-        for core in range(cores_per_node):
+        for _core in range(cores_per_node):
             first = cpu_id
             siblings = tuple(range(first, first + smt))
-            for dummy in range(smt):
+            for _dummy in range(smt):
                 cpus.append(CpuSpec(id=cpu_id, node=node, core_id=first, socket=node, die=-1,
                                     siblings=siblings, llc_id=first // smt))
                 cpu_id += 1
@@ -680,7 +679,7 @@ def write_tree(name: object,
             _write(os.path.join(ndir, "distance"),
                    " ".join("%d" % node_exp["distances"][p] for p in node_ids) + "\n")
             pools: Dict[int, Tuple[int, int]] = {}
-            for res, pool in node_exp["hugepages"].items():
+            for _res, pool in node_exp["hugepages"].items():
                 pools[pool["page_size_bytes"] // KIB] = (pool["total_pages"], pool["free_pages"])
             _write(os.path.join(ndir, "meminfo"),
                    _node_meminfo(node.id, node.mem_total_kb, node_exp["memory_free_bytes"] // KIB, pools))

@@ -19,31 +19,20 @@ import json
 import os
 from typing import Any, Dict
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._host.running_pods import (
-    combine, listed_pods, resource_fit_for_node, state_pods)
-from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import KubeletAssumption
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission import (
-    AdmissionSimulator, format_table)
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission_inputs import (
-    AdmissionInputError, pods_from_documents, state_input)
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.devicemanager import (
-    DeviceInventory, parse_device_checkpoint)
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.checkpoint import (
-    restore_cpu_manager_state, restore_memory_manager_state)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission import AdmissionSimulator, format_table
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission_inputs import AdmissionInputError, pods_from_documents, state_input
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.checkpoint import restore_cpu_manager_state, restore_memory_manager_state
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.devicemanager import DeviceInventory, parse_device_checkpoint
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.hugepages_truth import RUNTIME_FAILURE, Backing
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.devices import host_device_inventory
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.hugepages_truth import (
-    RUNTIME_FAILURE, Backing)
-from ansible_collections.numaguard.kubelet.plugins.module_utils._host.kubelet_paths import (
-    locate_kubelet, under_root)
-from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.config import (
-    kubelet_defaults, load_kubelet_config)
-from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.flags import flags_to_config
-from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import host_kubelet_version
-from ansible_collections.numaguard.kubelet.plugins.module_utils._host.sysfs import (
-    read_system_memory, read_topology)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._host.kubelet_paths import locate_kubelet, under_root
+from ansible_collections.numaguard.kubelet.plugins.module_utils._host.running_pods import combine, listed_pods, resource_fit_for_node, state_pods
+from ansible_collections.numaguard.kubelet.plugins.module_utils._host.sysfs import read_system_memory, read_topology
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import Topology
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import KubeletAssumption, host_kubelet_version
+from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.config import kubelet_defaults, load_kubelet_config
+from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.flags import flags_to_config
 from ansible_collections.numaguard.kubelet.plugins.module_utils._report.classes import hardware_class
-
 
 #: Options the action plugin fills in itself; a task may not pass them.
 INTERNAL_OPTIONS = frozenset(("pod_file_content",))
@@ -130,7 +119,7 @@ def _read_state(root, option_value, default_path, name, sources):
     try:
         with open(host_path, "rb") as handle:
             raw = handle.read()
-    except (IOError, OSError) as exc:
+    except OSError as exc:
         if kind == "default" and not os.path.exists(host_path):
             sources[name] = "absent (%s)" % path
             return path, None
@@ -202,7 +191,7 @@ def _device_allocations(params, root, root_dir, sources):
     try:
         with open(host_dev, "rb") as handle:
             allocations = parse_device_checkpoint(handle.read().decode("utf-8", "replace"))["allocations"]
-    except (IOError, OSError) as exc:
+    except OSError as exc:
         raise AdmissionInputError("cannot read %s: %s" % (host_dev, exc.strerror or exc))
     sources["device_allocations"] = dev_path
     return allocations

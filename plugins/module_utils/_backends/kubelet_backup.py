@@ -125,6 +125,6 @@ def run(module: Any) -> None:
         module.exit_json(**_operate(module))
     except BackupError as exc:
         module.fail_json(msg=str(exc))
-    except (IOError, OSError) as exc:
+    except OSError as exc:
         module.fail_json(msg="%s: %s" % (getattr(exc, "filename", None) or module.params.get("backup_dir")
                                          or module.params.get("backup_root"), exc.strerror or exc))

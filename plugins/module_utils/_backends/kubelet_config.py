@@ -18,6 +18,11 @@ import hashlib
 import os
 from typing import Any, Dict
 
+from ansible_collections.numaguard.kubelet.plugins.module_utils._host.kubelet_paths import locate_kubelet
+from ansible_collections.numaguard.kubelet.plugins.module_utils._host.sysfs import SysfsError, read_topology
+from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import InvalidTopology, Topology
+from ansible_collections.numaguard.kubelet.plugins.module_utils._io import write_file
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import KubeletAssumption, VersionError, host_kubelet_version
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.backup import path_problem
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.config import KubeletConfigError, nesting_exceeds
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.plan import (
@@ -25,15 +30,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.
     plan_change,
 )
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.settings import MANAGED_FIELDS, SettingsError
-from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import (
-    KubeletAssumption, VersionError, host_kubelet_version)
-
-from ansible_collections.numaguard.kubelet.plugins.module_utils._host.kubelet_paths import locate_kubelet
-from ansible_collections.numaguard.kubelet.plugins.module_utils._host.sysfs import SysfsError, read_topology
-from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import InvalidTopology, Topology
 from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.reservation import validate_reservation
-from ansible_collections.numaguard.kubelet.plugins.module_utils._io import write_file
-
 
 #: A KubeletConfiguration's managed fields nest at most a few levels (reservedMemory: 4).
 MAX_SETTINGS_DEPTH = 16
@@ -210,7 +207,7 @@ def run(module: Any) -> None:
             result["backup_file"] = module.backup_local(plan["path"])
         try:
             write_config(module, plan["path"], plan["after"], p["mode_bits"])
-        except (IOError, OSError) as exc:
+        except OSError as exc:
             module.fail_json(msg="cannot write %s: %s" % (plan["path"], exc.strerror or exc), **result)
     module.exit_json(**result)
 

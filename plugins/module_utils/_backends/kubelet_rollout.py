@@ -17,7 +17,7 @@ import shlex
 import time
 import urllib.error
 import urllib.request
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config import rollout
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.backup import (
@@ -65,7 +65,7 @@ def argument_spec() -> Dict[str, Dict[str, Any]]:
     )
 
 
-class Host(object):
+class Host:
     """The host's service interface: commands run through ``run_command``, HTTP with urllib."""
 
     def __init__(self, params: Dict[str, Any], run_command: Callable[..., Any]) -> None:

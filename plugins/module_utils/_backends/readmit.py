@@ -17,23 +17,38 @@ __metaclass__ = type
 
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._backends.admission_check import (
-    _device_allocations, _device_inventory, node_inputs)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._backends.admission_check import _device_allocations, _device_inventory, node_inputs
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission import AdmissionSimulator
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission_inputs import AdmissionInputError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.checkpoint import (
-    CheckpointError, load_cpu_manager_state, load_memory_manager_state, restore_cpu_manager_state,
-    restore_memory_manager_state)
+    CheckpointError,
+    load_cpu_manager_state,
+    load_memory_manager_state,
+    restore_cpu_manager_state,
+    restore_memory_manager_state,
+)
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors import StateError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.hugepages_truth import compare
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.machine_state import (
-    machine_state_from_plain, machine_state_to_plain)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.machine_state import machine_state_from_plain, machine_state_to_plain
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.memory_drift import boot_drift
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.readmit import (
-    DEFAULT_EXHAUSTIVE_UP_TO, DEFAULT_MAX_ORDERS, START_FRESH, START_RESTORED, STARTS, ReadmitInputError, readmit)
+    DEFAULT_EXHAUSTIVE_UP_TO,
+    DEFAULT_MAX_ORDERS,
+    START_FRESH,
+    START_RESTORED,
+    STARTS,
+    ReadmitInputError,
+    readmit,
+)
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.kubelet_paths import under_root
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.running_pods import (
-    INACTIVE_PHASES, RunningPodsError, _items, combine, listed_pods, state_pods)
+    INACTIVE_PHASES,
+    RunningPodsError,
+    _items,
+    combine,
+    listed_pods,
+    state_pods,
+)
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset import parse_cpuset
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import format_bytes
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import KubeletAssumption
@@ -183,9 +198,9 @@ def running_manifests(params: Mapping[str, Any], config: Mapping[str, Any], mem_
 def _read_iomem(root: str, sources: Dict[str, Any]) -> Optional[str]:
     path = under_root(root, "/proc/iomem")
     try:
-        with open(path, "r") as handle:
+        with open(path) as handle:
             text = handle.read()
-    except (IOError, OSError):
+    except OSError:
         sources["proc_iomem"] = "not readable (%s)" % path
         return None
     sources["proc_iomem"] = path

@@ -16,25 +16,23 @@ __metaclass__ = type
 import os
 from typing import Any, Dict
 
-
-from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import (
-    KubeletAssumption, VersionError, host_kubelet_version)
-from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.config import (
-    KubeletConfigError,
-    load_kubelet_config,
-)
-from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.reservation import (
-    ReservationError,
-    evaluate,
-    topology_from_any,
-)
-from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.flags import ReservationSyntaxError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.sysfs import (
     SysfsError,
     read_system_memory,
     read_topology,
 )
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import InvalidTopology
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import KubeletAssumption, VersionError, host_kubelet_version
+from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.config import (
+    KubeletConfigError,
+    load_kubelet_config,
+)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.flags import ReservationSyntaxError
+from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.reservation import (
+    ReservationError,
+    evaluate,
+    topology_from_any,
+)
 
 
 def _state_text(value):
@@ -46,7 +44,7 @@ def _state_text(value):
     if not os.path.exists(value):
         return None, value, ("memory_manager_state %s does not exist: the kubelet will start with a fresh state"
                              % value)
-    with open(value, "r") as handle:
+    with open(value) as handle:
         return handle.read(), value, None
 
 
@@ -106,8 +104,7 @@ def run(module: Any) -> None:
             merge_default_eviction_settings=p["merge_default_eviction_settings"], reserved_cpus=p["reserved_cpus"],
             kubelet=kubelet,
         )
-    except (InvalidTopology, SysfsError, KubeletConfigError, ReservationError, ReservationSyntaxError,
-            VersionError, EnvironmentError) as exc:
+    except (OSError, InvalidTopology, SysfsError, KubeletConfigError, ReservationError, ReservationSyntaxError, VersionError) as exc:
         module.fail_json(msg=str(exc))
     output = result.to_dict()
     output.update(kubelet.result())

@@ -33,22 +33,21 @@ try:
 except ImportError:  # pragma: no cover
     pass
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import (
-    DEVICE_HINTS_FROM_DEVICE_NUMA_NODES, KubeletAssumption, VersionError, behaviour)
-from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset import format_cpuset
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.devicemanager import DeviceInventory, DeviceManager, read_allocations
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors import StateError
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import TopologyHint
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.pod import Pod, pod_requests
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.topology_manager import (
-    topology_manager_from_config)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.resource_fit import ResourceFit, node_allocatable
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import TopologyHint
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.kubelet_cost import pod_cost
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.numa_info import (
-    TopologyManagerError)
-
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.devicemanager import (
-    DeviceInventory, DeviceManager, read_allocations)
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.resource_fit import (
-    ResourceFit, node_allocatable)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.numa_info import TopologyManagerError
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.topology_manager import topology_manager_from_config
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset import format_cpuset
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import (
+    DEVICE_HINTS_FROM_DEVICE_NUMA_NODES,
+    KubeletAssumption,
+    VersionError,
+    behaviour,
+)
 
 PROVIDER_NAMES = ("device", "cpu", "memory")
 
@@ -57,7 +56,7 @@ class AdmissionSetupError(StateError):
     """The kubelet would not start with this machine / configuration / state (start-up failure)."""
 
 
-class _NamedProvider(object):
+class _NamedProvider:
     """Gives each provider the short name used in results, delegating everything else."""
 
     def __init__(self, name, provider):
@@ -96,7 +95,7 @@ def _assumption(kubelet_version: Any, configured_gates: Any) -> KubeletAssumptio
         raise AdmissionSetupError(str(err))
 
 
-class AdmissionSimulator(object):
+class AdmissionSimulator:
     """The node's admission machinery, built from topology, configuration and state.
 
     ``topology``: a ``topology.Topology``; ``kubelet_config``: the effective KubeletConfiguration
@@ -123,10 +122,8 @@ class AdmissionSimulator(object):
                  cpu_state_path="/var/lib/kubelet/cpu_manager_state",
                  memory_state_path="/var/lib/kubelet/memory_manager_state", merger="fast",
                  memory_capacity_bytes=None, proc_iomem=None, resource_fit=None, kubelet_version=None):
-        from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.cpu_manager import (
-            new_cpu_manager)
-        from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.memory_manager import (
-            new_memory_manager)
+        from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.cpu_manager import new_cpu_manager
+        from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.memory_manager import new_memory_manager
 
         self.topology = topology
         self.config = dict(kubelet_config or {})
@@ -274,7 +271,7 @@ class AdmissionSimulator(object):
                 ids = self.device_manager.container_devices(pod.uid, container.name, resource)
                 if ids:
                     devices[resource] = ids
-                    nodes: set = set()
+                    nodes = set()
                     for device_id in ids:
                         nodes.update(self.device_manager.inventory.devices[resource].get(device_id, ()))
                     device_nodes[resource] = sorted(nodes)

@@ -42,12 +42,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._io import write_file
-from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s import gojson
-from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.gostrconv import go_atoi, go_quote
-from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s import gospew
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors import StateError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.machine_state import Block
+from ansible_collections.numaguard.kubelet.plugins.module_utils._io import write_file
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s import gojson, gospew
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.gostrconv import go_atoi, go_quote
 
 CPU_MANAGER_STATE_FILE = "cpu_manager_state"
 MEMORY_MANAGER_STATE_FILE = "memory_manager_state"
@@ -835,7 +834,7 @@ def summarize_state_file(path: str, kind: Optional[str] = None) -> Dict[str, Any
     try:
         with open(path, "rb") as handle:
             raw = handle.read()
-    except (IOError, OSError) as error:
+    except OSError as error:
         if getattr(error, "errno", None) == 2 and not os.path.lexists(path):
             summary["kind"] = _kind_of(path, kind, "")
             return summary

@@ -46,18 +46,17 @@ try:
 except ImportError:  # pragma: no cover
     pass
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.bitmask import (
-    BitMask,
-    iterate_bitmask_values,
-)
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.mask_table import table_for
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors import (
     AdmissionError,
     StateError,
 )
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import (
-    HintList, TopologyHint, implicit_for)
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.pod import pod_limits
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.bitmask import (
+    BitMask,
+    iterate_bitmask_values,
+)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import HintList, TopologyHint, implicit_for
 
 
 class InvalidDeviceInventory(ValueError):
@@ -121,7 +120,7 @@ def _device_entry(device_id: str, value: Any, where: str) -> Tuple[FrozenSet[int
     return _numa_list(value, where), True
 
 
-class DeviceInventory(object):
+class DeviceInventory:
     """Devices per resource: id -> NUMA nodes (empty = no topology), and health."""
 
     def __init__(self,
@@ -251,7 +250,7 @@ def parse_device_checkpoint(text: str) -> Dict[str, Any]:
     return {"allocations": allocations, "registered": registered}
 
 
-class DeviceManager(object):
+class DeviceManager:
     """Stateful device manager simulator implementing the hint-provider protocol."""
 
     def __init__(self,
@@ -298,11 +297,11 @@ class DeviceManager(object):
             out.update(resources.get(resource, ()))
         return out
 
-    def container_request(self, container: object) -> Dict[str, int]:
+    def container_request(self, container: Any) -> Dict[str, int]:
         """``getContainerDeviceRequest``: limits of device-plugin resources."""
         return dict((r, v) for r, v in container.limits.items() if self.is_device_plugin_resource(r))
 
-    def pod_request(self, pod: object) -> Dict[str, int]:
+    def pod_request(self, pod: Any) -> Dict[str, int]:
         """``getPodDeviceRequest``: PodLimits without overhead, device-plugin resources only."""
         return dict((r, v) for r, v in pod_limits(pod, exclude_overhead=True).items()
                     if self.is_device_plugin_resource(r))
@@ -335,7 +334,7 @@ class DeviceManager(object):
             found.update(n for n in nodes if n in known)
         return tuple(sorted(found))
 
-    def topology_hints(self, resource: str, available: Set[str], reusable: Set[str], request: int) -> object:
+    def topology_hints(self, resource: str, available: Set[str], reusable: Set[str], request: int) -> Any:
         """``generateDeviceTopologyHints`` of the kubelet release (see ``device_numa_nodes_only``)."""
         if self.device_numa_nodes_only:
             candidates = self.device_numa_nodes(resource)
@@ -359,7 +358,7 @@ class DeviceManager(object):
                 return HintList(hints, inner.kubelet_masks)
         return self._all_masks_hints(resource, available, reusable, request)
 
-    def _all_masks_hints(self, resource: str, available: Set[str], reusable: Set[str], request: int) -> object:
+    def _all_masks_hints(self, resource: str, available: Set[str], reusable: Set[str], request: int) -> Any:
         """Every mask of ``numa_node_ids``: a hint list, or on big machines a hint set (same hints)."""
         walked = (1 << len(self.numa_node_ids)) - 1
         if implicit_for(len(self.numa_node_ids)):
@@ -368,8 +367,7 @@ class DeviceManager(object):
 
     def _touch_need(self, numa_of: Dict[str, FrozenSet[int]], devices: Iterable[str], need: int) -> Any:
         """Devices touching a mask as a :class:`Need`: one-node devices per node, others by mask."""
-        from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hint_sets import (
-            Need)
+        from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hint_sets import Need
         singles: Dict[int, int] = {}
         multi: List[int] = []
         known = set(self.numa_node_ids)
@@ -381,12 +379,11 @@ class DeviceManager(object):
                 multi.append(_mask(nodes))
         return Need(singles, need, multi=multi)
 
-    def hint_set(self, resource: str, available: Set[str], reusable: Set[str], request: int) -> object:
+    def hint_set(self, resource: str, available: Set[str], reusable: Set[str], request: int) -> Any:
         """The hints of :meth:`generate_hints_literal` as a rule: masks touching every reusable
         device (with topology) whose touching devices, reusable ones included, reach the request;
         preferred = the fewest nodes touched by enough devices of the resource (healthy or not)."""
-        from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hint_sets import (
-            ThresholdHintSet)
+        from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hint_sets import ThresholdHintSet
         ids = self.numa_node_ids
         walked = (1 << len(ids)) - 1
         numa_of = self.inventory.devices.get(resource, {})
@@ -482,8 +479,8 @@ class DeviceManager(object):
         return [TopologyHint(BitMask.from_value(m), bin(m).count("1") == min_affinity) for m in found]
 
     def get_topology_hints(self,
-                           pod: object,
-                           container: object) -> Dict[str, Optional[List[TopologyHint]]]:
+                           pod: Any,
+                           container: Any) -> Dict[str, Optional[List[TopologyHint]]]:
         container = pod.container(container) if isinstance(container, str) else container
         hints: Dict[str, Optional[List[TopologyHint]]] = {}
         for resource, requested in sorted(self.container_request(container).items()):
@@ -505,7 +502,7 @@ class DeviceManager(object):
             hints[resource] = self.topology_hints(resource, available, reusable, requested)
         return hints
 
-    def get_pod_topology_hints(self, pod: object) -> Dict[str, Optional[List[TopologyHint]]]:
+    def get_pod_topology_hints(self, pod: Any) -> Dict[str, Optional[List[TopologyHint]]]:
         hints: Dict[str, Optional[List[TopologyHint]]] = {}
         for resource, requested in sorted(self.pod_request(pod).items()):
             if not self.inventory.has_topology(resource):
@@ -527,8 +524,8 @@ class DeviceManager(object):
 
     # -- allocation --------------------------------------------------------------------------
     def allocate(self,
-                 pod: object,
-                 container: object,
+                 pod: Any,
+                 container: Any,
                  affinity: Optional[TopologyHint]) -> Dict[str, List[str]]:
         """``Allocate``: devices for every device-plugin resource of the container's limits.
 

@@ -30,7 +30,7 @@ class AdmissionError(Exception):
     """
 
     def __init__(self, reason: str, message: str) -> None:
-        super(AdmissionError, self).__init__(message)
+        super().__init__(message)
         self.reason = reason
         self.message = message
 

@@ -32,7 +32,6 @@ try:
 except ImportError:  # pragma: no cover
     pass
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import NEWEST_RELEASED, effective_gates
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import (
     InvalidQuantity,
     Quantity,
@@ -40,6 +39,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity im
     parse_quantity,
 )
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.resources import CPU, EPHEMERAL_STORAGE, HUGEPAGES_PREFIX, MEMORY, is_hugepages
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import NEWEST_RELEASED, effective_gates
 
 GUARANTEED = "Guaranteed"
 BURSTABLE = "Burstable"
@@ -93,7 +93,7 @@ def _base_units(name: str, quantity: Quantity) -> int:
 
 
 @dataclass(frozen=True)
-class Container(object):
+class Container:
     """One init or app container: its resources (defaulted) and its kind.
 
     ``requests`` / ``limits`` are base-unit ints (cpu in millicores, bytes, counts);
@@ -139,7 +139,7 @@ class Container(object):
 
 
 @dataclass(frozen=True)
-class Pod(object):
+class Pod:
     """A validated, defaulted pod as the kubelet sees it at admission."""
 
     name: str

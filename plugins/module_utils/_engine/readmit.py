@@ -115,7 +115,7 @@ def _device_count(requests: Mapping[str, int]) -> int:
     return sum(v for k, v in requests.items() if "/" in k)
 
 
-class _Search(object):
+class _Search:
     """Runs orders against fresh simulators and keeps the first witness of each rejection."""
 
     def __init__(self, build: Callable[[], Any], pods: Sequence[Any]) -> None:

@@ -41,8 +41,7 @@ except ImportError:  # pragma: no cover
     pass
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors import StateError
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.reserved import (
-    node_allocatable_reservation)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.reserved import node_allocatable_reservation
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.pod import is_extended
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import InvalidQuantity, parse_quantity
 
@@ -146,7 +145,7 @@ def _insufficient(name: str, requested: int, used: int, capacity: int) -> Dict[s
             "capacity": capacity}
 
 
-class ResourceFit(object):
+class ResourceFit:
     """The node's allocatable and what its active pods already request; admits pods one by one.
 
     ``allocatable``: :func:`node_allocatable` (a resource absent from it has no capacity, except

@@ -31,8 +31,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.devicemanager import parse_device_checkpoint
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.kubelet_paths import under_root
-from ansible_collections.numaguard.kubelet.plugins.module_utils._host.sysfs import (
-    MAX_NUMNODES, SysfsError, read_int, read_text)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._host.sysfs import MAX_NUMNODES, SysfsError, read_int, read_text
 
 PCI_DIR = "sys/bus/pci/devices"
 NVIDIA_GPUS_DIR = "proc/driver/nvidia/gpus"

@@ -21,8 +21,7 @@ import json
 import os
 from typing import Any, Dict, List, Optional, Tuple
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.checkpoint import (
-    CheckpointError, load_cpu_manager_state, load_memory_manager_state)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.checkpoint import CheckpointError, load_cpu_manager_state, load_memory_manager_state
 
 DEFAULT_ROOT_DIR = "/var/lib/kubelet"
 
@@ -88,7 +87,7 @@ def _read_cmdline(path: str) -> Optional[List[str]]:
     try:
         with open(path, "rb") as handle:
             raw = handle.read()
-    except (IOError, OSError):
+    except OSError:
         return None  # the process exited while we scanned, or is not ours to read
     if not raw:
         return None  # kernel threads and zombies have an empty cmdline
@@ -104,7 +103,7 @@ def find_kubelet_processes(root: str = "/") -> List[Tuple[int, List[str]]]:
     proc = os.path.join(root, "proc")
     try:
         entries = os.listdir(proc)
-    except (IOError, OSError):
+    except OSError:
         return []
     found = []
     for entry in entries:
@@ -122,7 +121,7 @@ def _absolute(path: str, root: str, pid: int) -> str:
         return os.path.normpath(path)
     try:
         cwd = os.readlink(os.path.join(root, "proc", "%d" % pid, "cwd"))
-    except (IOError, OSError):
+    except OSError:
         cwd = "/"
     return os.path.normpath(os.path.join(cwd, path))
 
@@ -178,7 +177,7 @@ def read_state_text(root: str, root_dir: str, name: str) -> Tuple[str, Optional[
     try:
         with open(under_root(root, path), "rb") as handle:
             raw = handle.read()
-    except (IOError, OSError) as exc:
+    except OSError as exc:
         if exc.errno == errno.ENOENT:
             return path, None
         raise KubeletPathsError("%s: cannot read: %s" % (under_root(root, path), exc.strerror or exc))

@@ -34,10 +34,9 @@ try:
 except ImportError:  # pragma: no cover
     pass
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.resource_fit import (
-    ResourceFit, node_allocatable)
-from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset import InvalidCPUSet, parse_cpuset
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.pod import InvalidPod, Pod, pod_requests
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.resource_fit import ResourceFit, node_allocatable
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset import InvalidCPUSet, parse_cpuset
 
 #: pod phases the kubelet no longer counts as active
 INACTIVE_PHASES = ("Succeeded", "Failed")
@@ -52,7 +51,7 @@ class RunningPodsError(ValueError):
 
 
 @dataclass(frozen=True)
-class RunningPod(object):
+class RunningPod:
     """One active pod of the node and what it requests (base units: cpu millicores, bytes, counts).
 
     ``complete`` is true for a listed pod (all requests known) and false for a pod rebuilt from the
@@ -75,7 +74,7 @@ class RunningPod(object):
 
 
 @dataclass
-class RunningPods(object):
+class RunningPods:
     """The node's active pods as far as the inputs show them."""
 
     pods: List[RunningPod]

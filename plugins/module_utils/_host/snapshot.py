@@ -38,7 +38,13 @@ from typing import Any, Dict, List, Optional, Tuple
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host import devices as _devices
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host import sysfs as _sysfs
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.kubelet_paths import (
-    DEFAULT_CONFIG_DIRS, DEFAULT_CONFIGS, STATE_FILES, find_kubelet_processes, locate_kubelet, under_root)
+    DEFAULT_CONFIG_DIRS,
+    DEFAULT_CONFIGS,
+    STATE_FILES,
+    find_kubelet_processes,
+    locate_kubelet,
+    under_root,
+)
 
 _CPU_TOP = ("online", "offline", "possible", "present", "kernel_max")
 _NODE_TOP = ("online", "possible", "has_cpu", "has_memory", "has_normal_memory")
@@ -80,7 +86,7 @@ class _Collector:
         try:
             with open(path, "rb") as handle:
                 data = handle.read()
-        except (IOError, OSError) as exc:
+        except OSError as exc:
             if exc.errno == errno.ENOENT:
                 return  # a CPU or device went away while we copied
             raise SnapshotError("%s: cannot read: %s" % (path, exc.strerror or exc))
@@ -99,7 +105,7 @@ class _Collector:
             return []
         try:
             return sorted(os.listdir(path))
-        except (IOError, OSError) as exc:
+        except OSError as exc:
             raise SnapshotError("%s: cannot list directory: %s" % (path, exc.strerror or exc))
 
     def tree(self, rel: str, depth: int = 1) -> None:
@@ -293,7 +299,7 @@ def capture(root: str, dest: Optional[str], facts_of: Optional[Any] = None) -> D
             if os.path.exists(tmp):
                 os.unlink(tmp)
             raise
-    except (IOError, OSError) as exc:
+    except OSError as exc:
         raise SnapshotError("%s: cannot write the snapshot: %s" % (dest, exc.strerror or exc))
     result["bytes"] = len(data)
     result["sha256"] = hashlib.sha256(data).hexdigest()

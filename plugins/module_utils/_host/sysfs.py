@@ -37,9 +37,8 @@ import os
 import re
 from typing import Any, Dict, FrozenSet, List, Optional, Tuple
 
+from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import CPU, HugePages, InvalidTopology, NumaNode, Topology
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset import InvalidCPUSet, format_cpuset, parse_cpuset
-from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import (
-    CPU, HugePages, InvalidTopology, NumaNode, Topology)
 
 NODE_DIR = "sys/devices/system/node"
 CPU_DIR = "sys/devices/system/cpu"
@@ -88,7 +87,7 @@ def read_text(path: str) -> str:
     try:
         with open(path, "rb") as handle:
             raw = handle.read()
-    except (IOError, OSError) as exc:
+    except OSError as exc:
         if exc.errno == errno.ENOENT:
             raise SysfsError("%s: file does not exist" % path)
         if exc.errno == errno.EISDIR:
@@ -169,7 +168,7 @@ def read_mask(path: str, limit: int = NR_CPUS_LIMIT, what: str = "CPU") -> Froze
 def _listdir(path: str) -> List[str]:
     try:
         return sorted(os.listdir(path))
-    except (IOError, OSError) as exc:
+    except OSError as exc:
         raise SysfsError("%s: cannot list directory: %s" % (path, exc.strerror or exc))
 
 

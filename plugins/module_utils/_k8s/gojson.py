@@ -74,6 +74,8 @@ class GoType:
     """A Go type: its kind, its name as ``reflect.Type.String()`` prints it, and its parts."""
 
     __slots__ = ("kind", "name", "key", "elem", "fields")
+    key: Any  # the key GoType of a map, else None
+    elem: Any  # the element GoType of a map, slice or pointer, else None
 
     def __init__(self,
                  kind: str,
@@ -148,14 +150,14 @@ class JSONObject:
         self.pairs = pairs
 
 
-def _go_replace(error: UnicodeDecodeError) -> Tuple[str, int]:
+def _go_replace(error: Any) -> Tuple[str, int]:
     """Go replaces every byte of an invalid UTF-8 sequence by U+FFFD."""
-    return (u"\ufffd" * (error.end - error.start), error.end)
+    return ("\ufffd" * (error.end - error.start), error.end)
 
 
 codecs.register_error("numaguard-go-replace", _go_replace)
 
-_SURROGATE = re.compile(u"[\ud800-\udfff]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def to_text(data: Any) -> str:
@@ -169,7 +171,7 @@ def to_text(data: Any) -> str:
 
 def _quote_char(char: str) -> str:
     """Go's quoteChar for a scanner error: the offending *byte* as a rune, quoted with '."""
-    if char >= u"\x80":
+    if char >= "\x80":
         char = chr(char.encode("utf-8", "surrogatepass")[0])
     if char == "'":
         return "'\\''"
@@ -372,7 +374,7 @@ def _refuse_constant(name: str) -> Any:
 
 def _fix_surrogates(node: Any) -> Any:
     if isinstance(node, str):
-        return _SURROGATE.sub(u"\ufffd", node) if _SURROGATE.search(node) else node
+        return _SURROGATE.sub("\ufffd", node) if _SURROGATE.search(node) else node
     if isinstance(node, JSONObject):
         node.pairs = [(_fix_surrogates(k), _fix_surrogates(v)) for k, v in node.pairs]
         return node
@@ -389,11 +391,11 @@ def fold_name(name: str) -> str:
     """Case folding as Go's bytes.EqualFold matches ASCII field names (Kelvin sign, long s)."""
     out = []
     for char in name:
-        if char == u"\u212a":
+        if char == "\u212a":
             out.append("k")
-        elif char == u"\u017f":
+        elif char == "\u017f":
             out.append("s")
-        elif char < u"\x80":
+        elif char < "\x80":
             out.append(char.lower())
         else:
             out.append(char)
@@ -576,17 +578,17 @@ def unmarshal(data: Any,
 
 _ESCAPES = {
     '"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\b": "\\b", "\f": "\\f",
-    "<": "\\u003c", ">": "\\u003e", "&": "\\u0026", u"\u2028": "\\u2028", u"\u2029": "\\u2029",
+    "<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029",
 }
-_NEEDS_ESCAPE = re.compile(u'["\\\\\x00-\x1f<>&\u2028\u2029\ud800-\udfff]')
+_NEEDS_ESCAPE = re.compile('["\\\\\x00-\x1f<>&\u2028\u2029\ud800-\udfff]')
 
 
 def _escape_char(match: Any) -> str:
     char = match.group(0)
     if char in _ESCAPES:
         return _ESCAPES[char]
-    if u"\ud800" <= char <= u"\udfff":
-        return u"\ufffd"
+    if "\ud800" <= char <= "\udfff":
+        return "\ufffd"
     return "\\u%04x" % ord(char)
 
 

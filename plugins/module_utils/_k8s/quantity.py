@@ -399,8 +399,8 @@ def parse_quantity(text):
 
 #: Go's ``unicode.IsSpace`` (what ``strings.TrimSpace`` removes); Python's ``str.strip`` also
 #: removes U+001C..U+001F, which Go keeps.
-_GO_SPACE = u"\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a" \
-            u"\u2028\u2029\u202f\u205f\u3000"
+_GO_SPACE = "\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a" \
+            "\u2028\u2029\u202f\u205f\u3000"
 
 
 def go_trim_space(text):

@@ -285,7 +285,7 @@ def behaviour(name: str, version: Tuple[int, ...]) -> bool:
 
 # ---- what a result assumed -------------------------------------------------------------------
 
-class KubeletAssumption(object):
+class KubeletAssumption:
     """The kubelet version and gates a decision was made for, and where they came from.
 
     ``source``: ``option`` (given by the user), ``host`` (``kubelet --version`` on the target)

@@ -25,7 +25,6 @@ from __future__ import absolute_import, annotations, division, print_function
 
 __metaclass__ = type
 
-import errno
 import hashlib
 import json
 import os
@@ -185,7 +184,7 @@ def plan_backup(copy_paths: List[str], move_paths: List[str],
                 raise BackupError("%s exists but is not a regular file; refusing to back it up" % real)
             try:
                 digest = sha256_file(real) if exists else None
-            except (IOError, OSError) as exc:
+            except OSError as exc:
                 raise _oserror("cannot read", real, exc)
             entries.append({"path": real, "action": action, "existed": exists, "sha256": digest})
     return entries
@@ -265,7 +264,7 @@ def _fill(backup_dir: str, entries: List[Dict[str, Any]]) -> None:
         entry["gid"] = info.st_gid
         try:
             copied = _copy_synced(entry["path"], target)
-        except (IOError, OSError) as exc:
+        except OSError as exc:
             if exc.filename == entry["path"]:
                 raise _oserror("cannot read", entry["path"], exc)
             raise BackupError("cannot write the backup copy %s of %s: %s" % (target, entry["path"], exc.strerror or exc))
@@ -274,7 +273,7 @@ def _fill(backup_dir: str, entries: List[Dict[str, Any]]) -> None:
     try:
         fsync_dir(os.path.join(backup_dir, FILES))
         _write_manifest(backup_dir, entries)
-    except (IOError, OSError) as exc:
+    except OSError as exc:
         raise BackupError("cannot write the backup manifest %s: %s"
                           % (os.path.join(backup_dir, MANIFEST), exc.strerror or exc))
 
@@ -368,7 +367,7 @@ def read_manifest(backup_dir: str) -> List[Dict[str, Any]]:
             raise BackupError("backup manifest %s is a symlink; refusing it" % path)
         with open(path, "rb") as handle:
             raw = handle.read(MAX_MANIFEST_BYTES + 1)
-    except (IOError, OSError) as exc:
+    except OSError as exc:
         raise BackupError("cannot read backup manifest %s: %s" % (path, exc.strerror or exc))
     if len(raw) > MAX_MANIFEST_BYTES:
         raise BackupError("backup manifest %s is larger than %d bytes; refusing it" % (path, MAX_MANIFEST_BYTES))
@@ -472,7 +471,7 @@ def plan_restore(backup_dir: str, kubelet_dirs: Sequence[str]) -> List[Dict[str,
                 if sha256_file(entry["stored"]) != entry["sha256"]:
                     problems.append("backup copy %s of %s does not match its sha256 (corrupt backup)" % (entry["stored"], path))
                     continue
-            except (IOError, OSError) as exc:
+            except OSError as exc:
                 problems.append("cannot read backup copy %s: %s" % (entry["stored"], exc.strerror or exc))
                 continue
             same = False
@@ -480,7 +479,7 @@ def plan_restore(backup_dir: str, kubelet_dirs: Sequence[str]) -> List[Dict[str,
                 try:
                     same = sha256_file(path) == entry["sha256"] and \
                         ("mode" not in entry or os.stat(path).st_mode & 0o7777 == entry["mode"])
-                except (IOError, OSError):
+                except OSError:
                     same = False
             entry["result"] = "unchanged" if same else "restored"
         else:
@@ -526,7 +525,7 @@ def _restore_one(entry: Dict[str, Any]) -> None:
     try:
         try:
             copied = _copy_synced(entry["stored"], tmp, 0o600)
-        except (IOError, OSError) as exc:
+        except OSError as exc:
             raise BackupError("cannot write %s (restoring %s): %s" % (tmp, path, exc.strerror or exc))
         if copied != entry["sha256"] or sha256_file(tmp) != entry["sha256"]:
             raise BackupError("the copy of %s made for restoring %s does not match its sha256; %s left as it was"
@@ -537,7 +536,7 @@ def _restore_one(entry: Dict[str, Any]) -> None:
         except OSError:
             pass
         os.rename(tmp, path)
-    except (IOError, OSError) as exc:
+    except OSError as exc:
         raise _oserror("cannot restore", path, exc)
     finally:
         _remove_quietly(tmp)

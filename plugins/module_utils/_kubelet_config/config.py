@@ -133,7 +133,7 @@ def _resolve_plain(text: str) -> Any:
     return text
 
 
-class _Line(object):
+class _Line:
     __slots__ = ("number", "indent", "text")
 
     def __init__(self, number: int, indent: int, text: str) -> None:
@@ -165,7 +165,7 @@ def _strip_comment(text: str) -> str:
     return text.rstrip()
 
 
-class _MiniYAML(object):
+class _MiniYAML:
     """A reader for the block/flow YAML subset found in kubelet configurations.
 
     Unsupported constructs (anchors, aliases, tags, block scalars, multi-line flow collections,
@@ -691,7 +691,7 @@ def _read_text(path: str, what: str) -> str:
     try:
         with open(path, "rb") as handle:
             raw = handle.read(MAX_CONFIG_BYTES + 1)
-    except (IOError, OSError) as exc:
+    except OSError as exc:
         raise KubeletConfigError("cannot read %s %s: %s" % (what, path, exc.strerror or exc))
     if len(raw) > MAX_CONFIG_BYTES:
         raise KubeletConfigError("%s %s is larger than %d bytes; refusing it" % (what, path, MAX_CONFIG_BYTES))

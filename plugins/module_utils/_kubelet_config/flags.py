@@ -18,7 +18,11 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admissio
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.gostrconv import go_parse_bool
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.settings import MANAGED_FIELDS
 from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.flags import (
-    parse_eviction_map, parse_reserved_memory_flag, reservations_to_config, string_map)
+    parse_eviction_map,
+    parse_reserved_memory_flag,
+    reservations_to_config,
+    string_map,
+)
 
 _FLAG_FIELDS = dict((flag.lstrip("-"), (field, kind)) for field, (flag, kind) in MANAGED_FIELDS.items())
 #: flags that locate files, accepted and returned separately

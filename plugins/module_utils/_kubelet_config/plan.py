@@ -29,18 +29,18 @@ import json
 import os
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.config import (
+    DEFAULT_EVICTION_HARD,
     KUBELET_API_VERSIONS,
     KUBELET_KIND,
+    MAX_CONFIG_DEPTH,
     KubeletConfigError,
     dump_yaml,
     kubelet_defaults,
     list_dropins,
     merge_dropins,
+    nesting_exceeds,
     parse_config_text,
     read_config_file,
-    DEFAULT_EVICTION_HARD,
-    MAX_CONFIG_DEPTH,
-    nesting_exceeds,
 )
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.settings import (
     MANAGED_FIELDS,
@@ -68,7 +68,7 @@ def _read_optional(path: Optional[str]) -> Optional[str]:
     try:
         with open(path, "rb") as handle:
             return handle.read().decode("utf-8")
-    except (IOError, OSError) as exc:
+    except OSError as exc:
         raise KubeletConfigError("cannot read %s: %s" % (path, exc.strerror or exc))
     except UnicodeDecodeError as exc:
         raise KubeletConfigError("%s is not UTF-8 text (byte %d)" % (path, exc.start))

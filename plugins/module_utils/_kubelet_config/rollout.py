@@ -52,7 +52,7 @@ class LockHeld(BackupError):
     """The host is locked by another run; ``holder`` is its lock record."""
 
     def __init__(self, message: str, holder: Dict[str, Any]) -> None:
-        super(LockHeld, self).__init__(message)
+        super().__init__(message)
         self.holder = holder
 
 
@@ -81,7 +81,7 @@ def describe_holder(holder: Dict[str, Any]) -> str:
         holder.get("pid", "?"), holder.get("controller", "?"), holder.get("started", "?"), holder.get("change_id", "?"))
 
 
-class _Flock(object):
+class _Flock:
     """``with _Flock(path) as handle``: the lock file open and flock'ed (waits up to ``wait`` s)."""
 
     def __init__(self, path: str, wait: float = 10.0) -> None:
@@ -97,7 +97,7 @@ class _Flock(object):
             try:
                 fcntl.flock(self.handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
                 return self.handle
-            except (IOError, OSError) as exc:
+            except OSError as exc:
                 if exc.errno not in (errno.EAGAIN, errno.EACCES) or time.time() > deadline:
                     self.handle.close()
                     raise BackupError("cannot lock %s: %s" % (self.path, exc.strerror or exc))
@@ -132,7 +132,7 @@ def lock_holder(state_dir: str) -> Optional[Dict[str, Any]]:
     try:
         with open(path, "rb") as handle:
             return _read_record(handle, path)
-    except (IOError, OSError) as exc:
+    except OSError as exc:
         if exc.errno == errno.ENOENT:
             return None
         raise BackupError("cannot read lock file %s: %s" % (path, exc.strerror or exc))
@@ -158,7 +158,7 @@ def acquire(state_dir: str, holder: Dict[str, Any], take_over: Optional[str] = N
         record["locked_at"] = current.get("locked_at") if same and current.get("locked_at") else now_iso()
         try:
             _write_record(handle, record)
-        except (IOError, OSError) as exc:
+        except OSError as exc:
             raise BackupError("cannot write lock file %s: %s; nothing was changed" % (path, exc.strerror or exc))
     fsync_dir(state_dir)
     return {"acquired": True, "replaced": replaced}
@@ -192,7 +192,7 @@ def read_journal(state_dir: str) -> Optional[Dict[str, Any]]:
     try:
         with open(path, "rb") as handle:
             raw = handle.read(MAX_RECORD_BYTES + 1)
-    except (IOError, OSError) as exc:
+    except OSError as exc:
         if exc.errno == errno.ENOENT:
             return None
         raise BackupError("cannot read journal %s: %s" % (path, exc.strerror or exc))
@@ -222,7 +222,7 @@ def write_journal(state_dir: str, doc: Dict[str, Any]) -> Dict[str, Any]:
             handle.flush()
             os.fsync(handle.fileno())
         os.rename(tmp, path)
-    except (IOError, OSError) as exc:
+    except OSError as exc:
         try:
             os.unlink(tmp)
         except OSError:
@@ -264,7 +264,7 @@ def finish(state_dir: str, change_id: str, status: str, reason: str = "") -> Opt
 def sha256_or_none(path: str) -> Optional[str]:
     try:
         return sha256_file(path) if os.path.isfile(path) else None
-    except (IOError, OSError):
+    except OSError:
         return None
 
 

@@ -21,30 +21,30 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.gostrconv import BOOL_WORDS
-from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.resources import RESERVABLE_RESOURCES
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset import (
     InvalidCPUSet,
     format_cpuset,
     parse_cpuset,
     parse_go_cpuset,
 )
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.gostrconv import BOOL_WORDS
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import (
+    InvalidQuantity,
+    parse_quantity,
+)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.resources import RESERVABLE_RESOURCES
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import (
     CPU_INCOMPATIBLE_OPTIONS,
     DISTRIBUTE_FULL_PCPUS_LOOP_FIXED,
     KubeletAssumption,
-    behaviour,
     VersionError,
+    behaviour,
     gate_errors,
     known_options,
     option_availability_error,
     option_gate,
     option_introduced,
     option_maturity,
-)
-from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import (
-    InvalidQuantity,
-    parse_quantity,
 )
 
 try:
@@ -132,7 +132,7 @@ class SettingsError(ValueError):
     """One or more settings the kubelet would reject; ``errors`` lists them all."""
 
     def __init__(self, errors: List[str]) -> None:
-        super(SettingsError, self).__init__("; ".join(errors))
+        super().__init__("; ".join(errors))
         self.errors = list(errors)
 
 

@@ -25,14 +25,13 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.gostrconv import go_quote
-from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.resources import HUGEPAGES_PREFIX, RESERVABLE_RESOURCES, is_memory_type
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import (
     InvalidQuantity,
     Quantity,
     parse_object_quantity,
     parse_quantity,
 )
-
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.resources import HUGEPAGES_PREFIX, RESERVABLE_RESOURCES, is_memory_type
 
 #: What kube-reserved / system-reserved may hold (cmd/kubelet/app/server.go parseResourceList).
 
@@ -50,7 +49,7 @@ class ReservationSyntaxError(ValueError):
                  message: str,
                  option: Optional[str] = None,
                  kubelet_message: Optional[str] = None) -> None:
-        super(ReservationSyntaxError, self).__init__(message)
+        super().__init__(message)
         self.option = option
         #: The kubelet's own error text, when the kubelet has one for this case.
         self.kubelet_message = kubelet_message

@@ -28,18 +28,14 @@ __metaclass__ = type
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import Topology
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset import (
     InvalidCPUSet,
     format_cpuset,
     parse_cpuset,
     parse_go_cpuset,
 )
-from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import NEWEST_RELEASED
-from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.eviction import (
-    EvictionSettings,
-    describe_threshold,
-    effective_eviction_hard,
-)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.gostrconv import go_quote
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import (
     BINARY_SI,
     DECIMAL_SI,
@@ -48,11 +44,21 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity im
     format_bytes,
     parse_quantity,
 )
-from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.gostrconv import go_quote
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.resources import (
     HUGEPAGES_PREFIX,
     MEMORY,
     is_memory_type,
+)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import NEWEST_RELEASED
+from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.eviction import (
+    EvictionSettings,
+    describe_threshold,
+    effective_eviction_hard,
+)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.findings import (
+    ERROR,
+    WARNING,
+    Finding,
 )
 from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.flags import (
     MemoryReservation,
@@ -61,12 +67,6 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.fla
     parse_reserved_memory,
     parse_resource_map,
     reservations_to_config,
-)
-from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import Topology
-from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.findings import (
-    ERROR,
-    WARNING,
-    Finding,
 )
 from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.state_drift import predict_state
 

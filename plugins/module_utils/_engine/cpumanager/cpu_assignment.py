@@ -26,7 +26,7 @@ __metaclass__ = type
 import math
 
 try:
-    from typing import Dict, FrozenSet, Iterable, Iterator, List, Optional, Set, Tuple  # noqa: F401
+    from typing import Any, Dict, FrozenSet, Iterable, Iterator, List, Optional, Set, Tuple  # noqa: F401
 except ImportError:  # pragma: no cover
     pass
 
@@ -38,7 +38,7 @@ class TakeError(ValueError):
     """takeByTopology could not satisfy the request; the text is the kubelet's error text."""
 
 
-class _Accumulator(object):
+class _Accumulator:
     """Free CPUs still to choose from (``details``), the result so far and the remaining need."""
 
     def __init__(self, topo, available, needed):
@@ -222,7 +222,7 @@ def _not_enough(requested: int, available: int) -> TakeError:
                      % (requested, available))
 
 
-def take_packed(topo: object,
+def take_packed(topo: Any,
                 available: Iterable[int],
                 count: int,
                 strategy: str = PACKED,
@@ -283,7 +283,7 @@ def _combinations(items: List[int], size: int) -> Iterator[List[int]]:
         yield list(combo)
 
 
-def take_distributed(topo: object, available: Iterable[int], count: int, group_size: int = 1, strategy: str = PACKED, align_by_socket: bool = False,
+def take_distributed(topo: Any, available: Iterable[int], count: int, group_size: int = 1, strategy: str = PACKED, align_by_socket: bool = False,
                      literal: bool = False) -> FrozenSet[int]:
     """``takeByTopologyNUMADistributed`` (KEP-2902) with CPU groups of ``group_size``.
 
@@ -357,7 +357,7 @@ def take_distributed(topo: object, available: Iterable[int], count: int, group_s
     return take_packed(topo, available, count, strategy)
 
 
-def _take_quietly(topo: object,
+def _take_quietly(topo: Any,
                   available: FrozenSet[int],
                   count: int,
                   strategy: str) -> FrozenSet[int]:

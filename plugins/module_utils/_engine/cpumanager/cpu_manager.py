@@ -22,12 +22,6 @@ try:
 except ImportError:  # pragma: no cover
     pass
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import NEWEST_RELEASED, gate_spec
-from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset import (
-    InvalidCPUSet,
-    format_cpuset,
-    parse_cpuset,
-)
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager import cpu_topology as _cpu_topology
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.policy_options import (
     StaticPolicyOptions,
@@ -45,11 +39,17 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanag
 )
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors import StateError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import TopologyHint  # noqa: F401
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset import (
+    InvalidCPUSet,
+    format_cpuset,
+    parse_cpuset,
+)
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import (
     InvalidQuantity,
     Quantity,
     parse_quantity,
 )
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import NEWEST_RELEASED, gate_spec
 
 __all__ = ["CPUManager", "CPUAllocationError", "SMTAlignmentError", "new_cpu_manager",
            "cpu_reservation"]
@@ -104,7 +104,7 @@ def cpu_reservation(config: Mapping[str, Any]) -> Dict[str, Any]:
     return {"reserved_system_cpus": frozenset(), "milli": milli if milli != 0 else None}
 
 
-class CPUManager(object):
+class CPUManager:
     """Stateful CPU manager simulator implementing the hint-provider protocol.
 
     ``policy`` is a :class:`StaticPolicy` or None (the ``none`` policy: no hints, no-op
@@ -115,7 +115,7 @@ class CPUManager(object):
     resource = "cpu"
 
     def __init__(self,
-                 cpu_topology: object,
+                 cpu_topology: Any,
                  policy: Optional[StaticPolicy],
                  state: CPUState,
                  checkpoint_path: str = DEFAULT_CHECKPOINT_PATH) -> None:
@@ -136,19 +136,19 @@ class CPUManager(object):
 
     # -- provider protocol -------------------------------------------------------------------
     def get_topology_hints(self,
-                           pod: object,
-                           container: object) -> Optional[Dict[str, Optional[List[TopologyHint]]]]:
+                           pod: Any,
+                           container: Any) -> Optional[Dict[str, Optional[List[TopologyHint]]]]:
         if self.policy is None:
             return None
         return self.policy.container_hints(self._state, pod, _container(pod, container))
 
     def get_pod_topology_hints(self,
-                               pod: object) -> Optional[Dict[str, Optional[List[TopologyHint]]]]:
+                               pod: Any) -> Optional[Dict[str, Optional[List[TopologyHint]]]]:
         if self.policy is None:
             return None
         return self.policy.pod_hints(self._state, pod)
 
-    def allocate(self, pod: object, container: object, affinity: Optional[TopologyHint]) -> None:
+    def allocate(self, pod: Any, container: Any, affinity: Optional[TopologyHint]) -> None:
         """Allocate exclusive CPUs; raises :class:`CPUAllocationError` (an AdmissionError)."""
         if self.policy is None:
             return
@@ -216,13 +216,13 @@ class CPUManager(object):
         }
 
 
-def _container(pod: object, container: object) -> object:
+def _container(pod: Any, container: Any) -> Any:
     if isinstance(container, str):
         return pod.container(container)
     return container
 
 
-def new_cpu_manager(topology: object, config: Mapping[str, Any], checkpoint: Any = None, checkpoint_path: str = DEFAULT_CHECKPOINT_PATH,
+def new_cpu_manager(topology: Any, config: Mapping[str, Any], checkpoint: Any = None, checkpoint_path: str = DEFAULT_CHECKPOINT_PATH,
                     feature_gates: Optional[Mapping[str, bool]] = None,
                     version: Tuple[int, ...] = NEWEST_RELEASED) -> CPUManager:
     """Build the CPU manager the kubelet would run with ``config`` on ``topology``.

@@ -27,7 +27,7 @@ __metaclass__ = type
 from dataclasses import dataclass
 
 try:
-    from typing import Dict, FrozenSet, Iterable, List, Optional, Tuple  # noqa: F401
+    from typing import Any, Dict, FrozenSet, Iterable, List, Optional, Tuple  # noqa: F401
 except ImportError:  # pragma: no cover
     pass
 
@@ -35,7 +35,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors i
 
 
 @dataclass(frozen=True)
-class CPUInfo(object):
+class CPUInfo:
     """Where one logical CPU sits, in the kubelet's numbering."""
 
     numa_node: int
@@ -44,7 +44,7 @@ class CPUInfo(object):
     uncore_cache: int
 
 
-class CPUTopology(object):
+class CPUTopology:
     """Immutable CPU topology with the lookups the CPU manager needs, precomputed.
 
     ``details`` maps CPU id -> :class:`CPUInfo`; the ``cpus_in_*`` maps give frozensets of CPU ids
@@ -125,7 +125,7 @@ def _index(details: Dict[int, CPUInfo], attribute: str) -> Dict[int, FrozenSet[i
     return dict((key, frozenset(value)) for key, value in groups.items())
 
 
-def discover(topology: object) -> CPUTopology:
+def discover(topology: Any) -> CPUTopology:
     """Build the kubelet's CPU topology from a :class:`~...topology.Topology` (spec 1.4).
 
     Raises :class:`StateError` with the kubelet's wording when no CPU is online.
@@ -141,7 +141,7 @@ def discover(topology: object) -> CPUTopology:
             fact = cpu_facts.get(cpu_id)
             socket = fact.socket if fact is not None and fact.socket is not None else 0
             if fact is not None and fact.core is not None:
-                key: object = ("core", socket, fact.core)
+                key: Any = ("core", socket, fact.core)
             elif fact is not None and fact.siblings:
                 key = ("siblings", min((cpu_id,) + tuple(fact.siblings)))
             else:
@@ -180,11 +180,11 @@ def from_layout(numa_nodes: Dict[int, Iterable[int]],
             threads = sorted(threads)
             for cpu in threads:
                 core_of[cpu] = threads[0]
-    for node, cpus in numa_nodes.items():
-        cpus = sorted(cpus)
-        for index, cpu in enumerate(cpus):
+    for node_cpus in numa_nodes.values():
+        ordered = sorted(node_cpus)
+        for index, cpu in enumerate(ordered):
             if cpu not in core_of:
-                core_of[cpu] = cpus[index - index % threads_per_core]
+                core_of[cpu] = ordered[index - index % threads_per_core]
     for node, cpus in numa_nodes.items():
         socket = (sockets_per_node or {}).get(node, 0)
         for cpu in cpus:

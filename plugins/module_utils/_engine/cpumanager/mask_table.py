@@ -53,7 +53,7 @@ def gc_paused():
             gc.enable()
 
 
-class MaskTable(object):
+class MaskTable:
     """All non-empty masks over ``ids`` in kubelet order, with compact/real conversions."""
 
     def __init__(self, ids: Sequence[int]) -> None:
@@ -63,7 +63,7 @@ class MaskTable(object):
         real = [0]
         count = [0]
         bits: List[Tuple[int, ...]] = [()]
-        for j, node in enumerate(self.ids):
+        for _j, node in enumerate(self.ids):
             bit = 1 << node
             real = real + [value | bit for value in real]
             count = count + [value + 1 for value in count]

@@ -19,13 +19,13 @@ try:
 except ImportError:  # pragma: no cover
     pass
 
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors import StateError
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.gostrconv import go_parse_bool, go_quote
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import (
     CPU_INCOMPATIBLE_OPTIONS,
     NEWEST_RELEASED,
     option_availability_error,
 )
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors import StateError
-from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.gostrconv import go_parse_bool, go_quote
 
 FULL_PCPUS_ONLY = "full-pcpus-only"
 DISTRIBUTE_CPUS_ACROSS_NUMA = "distribute-cpus-across-numa"
@@ -51,7 +51,7 @@ def parse_bool(name: str, value: Any) -> bool:
 
 
 @dataclass(frozen=True)
-class StaticPolicyOptions(object):
+class StaticPolicyOptions:
     """The parsed options; every flag defaults to off, as in the kubelet."""
 
     full_physical_cpus_only: bool = False
@@ -102,7 +102,7 @@ class StaticPolicyOptions(object):
         }
         return dict((k, v) for k, v in flags.items() if v)
 
-    def validate(self, cpu_topology: object, topology_manager_policy: str) -> None:
+    def validate(self, cpu_topology: Any, topology_manager_policy: str) -> None:
         """``ValidateStaticPolicyOptions``: options that the machine or the TM policy rule out."""
         if self.align_by_socket:
             if topology_manager_policy == "single-numa-node":

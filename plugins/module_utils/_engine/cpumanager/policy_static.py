@@ -20,19 +20,10 @@ __metaclass__ = type
 import itertools
 
 try:
-    from typing import Dict, FrozenSet, Iterable, List, Optional, Tuple  # noqa: F401
+    from typing import Any, Dict, FrozenSet, Iterable, List, Optional, Tuple  # noqa: F401
 except ImportError:  # pragma: no cover
     pass
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset import format_cpuset
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.bitmask import (
-    BitMask,
-    iterate_bitmask_values,
-)
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.mask_table import (
-    hint as interned_hint,
-    table_for,
-)
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.cpu_assignment import (
     PACKED,
     SPREAD,
@@ -40,13 +31,23 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanag
     take_distributed,
     take_packed,
 )
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.mask_table import (
+    hint as interned_hint,
+)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.mask_table import (
+    table_for,
+)
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors import (
     AdmissionError,
     StateError,
 )
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import (
-    HintList, TopologyHint, implicit_for)
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.pod import GUARANTEED
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.bitmask import (
+    BitMask,
+    iterate_bitmask_values,
+)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import HintList, TopologyHint, implicit_for
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset import format_cpuset
 
 POLICY_STATIC = "static"
 SMT_ALIGNMENT_ERROR = "SMTAlignmentError"
@@ -70,24 +71,24 @@ class SMTAlignmentError(CPUAllocationError):
             text = ("SMT Alignment Error: not enough free physical CPUs: available physical CPUs "
                     "= %d, requested CPUs = %d, CPUs per core = %d"
                     % (available_physical, requested, cpus_per_core))
-        super(SMTAlignmentError, self).__init__(SMT_ALIGNMENT_ERROR, text)
+        super().__init__(SMT_ALIGNMENT_ERROR, text)
 
 
-def q(value: object) -> str:
+def q(value: Any) -> str:
     """Go's %q for the simple strings we print."""
     return '"%s"' % (value,)
 
 
-class StaticPolicy(object):
+class StaticPolicy:
     """The static policy bound to one machine's CPU topology, reserved CPUs and options."""
 
     name = POLICY_STATIC
 
     def __init__(self,
-                 cpu_topology: object,
+                 cpu_topology: Any,
                  num_reserved: int,
                  reserved_cpus: FrozenSet[int],
-                 options: object) -> None:
+                 options: Any) -> None:
         self.topology = cpu_topology
         self.options = options
         self.cpu_group_size = cpu_topology.cpus_per_core()
@@ -120,11 +121,11 @@ class StaticPolicy(object):
             cpus = cpus - self.reserved_cpus
         return cpus
 
-    def available_cpus(self, state: object) -> FrozenSet[int]:
+    def available_cpus(self, state: Any) -> FrozenSet[int]:
         return state.default_cpu_set - self.reserved_cpus
 
     # -- start-up ----------------------------------------------------------------------------
-    def validate_state(self, state: object) -> None:
+    def validate_state(self, state: Any) -> None:
         """``validateState``: initialise a fresh state or refuse an inconsistent one (spec 6.2)."""
         all_cpus = self.all_cpus()
         default = state.default_cpu_set
@@ -154,13 +155,13 @@ class StaticPolicy(object):
 
     # -- counts ------------------------------------------------------------------------------
     @staticmethod
-    def uses_ignored_pod_level_resources(pod: object) -> bool:
+    def uses_ignored_pod_level_resources(pod: Any) -> bool:
         """Pod-level ``spec.resources`` without PodLevelResourceManagers: the policy ignores the pod."""
         gates = getattr(pod, "feature_gates", {}) or {}
         return pod.has_pod_level_resources and not (
             gates.get("PodLevelResourceManagers", False) and gates.get("PodLevelResources", True))
 
-    def guaranteed_cpus(self, pod: object, container: object) -> int:
+    def guaranteed_cpus(self, pod: Any, container: Any) -> int:
         """``guaranteedCPUs``: integral cpu request of a container of a Guaranteed pod, else 0."""
         if pod.qos_class != GUARANTEED:
             return 0
@@ -169,7 +170,7 @@ class StaticPolicy(object):
             return 0
         return milli // 1000
 
-    def pod_guaranteed_cpus(self, pod: object) -> int:
+    def pod_guaranteed_cpus(self, pod: Any) -> int:
         """``podGuaranteedCPUs``: max(init peak incl. earlier sidecars, apps + sidecars)."""
         init_max = 0
         sidecars = 0
@@ -185,19 +186,18 @@ class StaticPolicy(object):
         return max(init_max, apps + sidecars)
 
     # -- hints -------------------------------------------------------------------------------
-    def topology_hints(self, available: FrozenSet[int], reusable: FrozenSet[int], request: int) -> object:
+    def topology_hints(self, available: FrozenSet[int], reusable: FrozenSet[int], request: int) -> Any:
         """``generateCPUTopologyHints``: a hint list, or on big machines a hint set (same hints)."""
         ids = self.topology.numa_ids
         if implicit_for(len(ids)):
             return self.hint_set(available, reusable, request)
         return HintList(self.generate_hints(available, reusable, request), (1 << len(ids)) - 1)
 
-    def hint_set(self, available: FrozenSet[int], reusable: FrozenSet[int], request: int) -> object:
+    def hint_set(self, available: FrozenSet[int], reusable: FrozenSet[int], request: int) -> Any:
         """The hints of :meth:`generate_hints_literal` as a rule: masks holding every node of a
         reusable CPU whose free CPUs plus the reusable ones reach the request; preferred = the
         fewest nodes whose CPUs (free or not) could hold it."""
-        from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hint_sets import (
-            Need, ThresholdHintSet)
+        from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hint_sets import Need, ThresholdHintSet
         topo = self.topology
         ids = topo.numa_ids
         walked = (1 << len(ids)) - 1
@@ -286,7 +286,7 @@ class StaticPolicy(object):
             hints.append(TopologyHint(BitMask.from_value(mask), preferred))
         return hints
 
-    def _per_node(self, available: FrozenSet[int], reusable: FrozenSet[int]) -> "Tuple[Dict[int, int], int]":
+    def _per_node(self, available: FrozenSet[int], reusable: FrozenSet[int]) -> Tuple[Dict[int, int], int]:
         """Free CPUs per NUMA node, and the mask of the nodes of the reusable CPUs (a CPU the
         topology does not know counts on node 0, as in the kubelet's CPUDetails lookup)."""
         free: Dict[int, int] = {}
@@ -310,9 +310,9 @@ class StaticPolicy(object):
         return len(topo.sockets_in_numa_nodes(nodes)) == min_sockets
 
     def container_hints(self,
-                        state: object,
-                        pod: object,
-                        container: object) -> Optional[Dict[str, List[TopologyHint]]]:
+                        state: Any,
+                        pod: Any,
+                        container: Any) -> Optional[Dict[str, List[TopologyHint]]]:
         """``GetTopologyHints`` (spec 2.2.3)."""
         requested = self.guaranteed_cpus(pod, container)
         if requested == 0 or self.uses_ignored_pod_level_resources(pod):
@@ -326,7 +326,7 @@ class StaticPolicy(object):
         reusable = self.cpus_to_reuse.get(pod.uid, frozenset())
         return {"cpu": self.topology_hints(available, reusable, requested)}
 
-    def pod_hints(self, state: object, pod: object) -> Optional[Dict[str, List[TopologyHint]]]:
+    def pod_hints(self, state: Any, pod: Any) -> Optional[Dict[str, List[TopologyHint]]]:
         """``GetPodTopologyHints`` (spec 2.2.4)."""
         requested = self.pod_guaranteed_cpus(pod)
         if requested == 0 or self.uses_ignored_pod_level_resources(pod):
@@ -355,7 +355,7 @@ class StaticPolicy(object):
         return take_packed(self.topology, available, count, strategy,
                            self.options.prefer_align_by_uncore_cache)
 
-    def enforce_smt_alignment(self, state: object, count: int) -> None:
+    def enforce_smt_alignment(self, state: Any, count: int) -> None:
         if not self.options.full_physical_cpus_only:
             return
         group = self.cpu_group_size
@@ -373,7 +373,7 @@ class StaticPolicy(object):
         return allocatable & topo.cpus_in_numa_nodes(nodes)
 
     def allocate_cpus(self,
-                      state: object,
+                      state: Any,
                       count: int,
                       mask: Optional[BitMask],
                       reusable: FrozenSet[int]) -> FrozenSet[int]:
@@ -390,7 +390,7 @@ class StaticPolicy(object):
         state.default_cpu_set = state.default_cpu_set - result
         return result
 
-    def update_cpus_to_reuse(self, pod: object, container: object, cpus: FrozenSet[int]) -> None:
+    def update_cpus_to_reuse(self, pod: Any, container: Any, cpus: FrozenSet[int]) -> None:
         """Only the pod being admitted keeps reuse state; init CPUs become reusable (spec 4.3 step 5)."""
         for uid in list(self.cpus_to_reuse):
             if uid != pod.uid:
@@ -403,9 +403,9 @@ class StaticPolicy(object):
             self.cpus_to_reuse[pod.uid] = current - cpus
 
     def allocate(self,
-                 state: object,
-                 pod: object,
-                 container: object,
+                 state: Any,
+                 pod: Any,
+                 container: Any,
                  affinity: Optional[TopologyHint]) -> Optional[FrozenSet[int]]:
         """``Allocate`` (spec 4.3); returns the container's exclusive CPUs or None (shared pool)."""
         count = self.guaranteed_cpus(pod, container)
@@ -422,7 +422,7 @@ class StaticPolicy(object):
         self.update_cpus_to_reuse(pod, container, cpus)
         return cpus
 
-    def remove_container(self, state: object, pod_uid: str, container_name: str) -> FrozenSet[int]:
+    def remove_container(self, state: Any, pod_uid: str, container_name: str) -> FrozenSet[int]:
         """``RemoveContainer`` (spec 4.6): CPUs not held by siblings go back to the default set."""
         released = state.get(pod_uid, container_name)
         if released is None:

@@ -20,18 +20,18 @@ try:
 except ImportError:  # pragma: no cover
     pass
 
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors import StateError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset import (
     InvalidCPUSet,
     format_cpuset,
     parse_cpuset,
 )
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors import StateError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.gostrconv import go_quote
 
 DEFAULT_CHECKPOINT_PATH = "/var/lib/kubelet/cpu_manager_state"
 
 
-class CPUState(object):
+class CPUState:
     """``policyName`` + ``defaultCpuSet`` + ``entries`` (podUID -> container -> cpuset)."""
 
     def __init__(self,

@@ -25,11 +25,8 @@ try:
 except ImportError:  # pragma: no cover
     pass
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.machine_state import (
-    HUGEPAGES_PREFIX,
-    hugepage_resource_name,
-)
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import format_bytes
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.resources import HUGEPAGES_PREFIX, hugepage_resource_name
 
 RUNTIME_FAILURE = "admitted, then fails at runtime"
 
@@ -80,7 +77,7 @@ def compare(memory_map: Mapping[Any, Mapping[str, Mapping[str, int]]], topology:
     return rows
 
 
-class Backing(object):
+class Backing:
     """What the OS can still back, charged admission by admission.
 
     ``memory_map``: the memory manager's map before the first admission. Each :meth:`charge`

@@ -52,7 +52,7 @@ def u64(value: int) -> int:
     return value % UINT64_MOD
 
 
-class _ComparedByPlainForm(object):
+class _ComparedByPlainForm:
     """Value equality through ``to_plain()`` (the state file's form); mutable, so unhashable."""
 
     __slots__ = ()

@@ -44,8 +44,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memoryma
     MEMORY,
     NUMANodeState,
 )
-from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import (
-    InvalidQuantity, format_bytes, parse_quantity)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import InvalidQuantity, format_bytes, parse_quantity
 
 GATE = "MemoryManagerDriftTolerance"
 OPTION = "memory-drift-tolerance"
@@ -88,7 +87,7 @@ def kernel_image_size(iomem_text: Optional[str]) -> Optional[int]:
     return highest - lowest + 1
 
 
-class DriftTolerance(object):
+class DriftTolerance:
     """The bound in effect (0 = exact comparison) and how it was decided, for results."""
 
     def __init__(self, bound: int, option: Optional[str], source: str) -> None:
@@ -222,11 +221,12 @@ def boot_drift(topology: Any, kubelet_config: Mapping[str, Any], checkpoint: Any
     and ``starts_without_tolerance``.
     """
     from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.machine_state import (
-        default_machine_state, entries_from_plain, machine_state_from_plain)
-    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.memory_manager import (
-        system_reserved_from_config)
-    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.validate_state import (
-        MemoryStateError, validate_state)
+        default_machine_state,
+        entries_from_plain,
+        machine_state_from_plain,
+    )
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.memory_manager import system_reserved_from_config
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.validate_state import MemoryStateError, validate_state
 
     policy = kubelet_config.get("memoryManagerPolicy") or "None"
     if policy != "Static":

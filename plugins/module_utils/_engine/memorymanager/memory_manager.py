@@ -29,7 +29,6 @@ except ImportError:  # pragma: no cover
     pass
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors import StateError
-from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.resources import CPU, MEMORY
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.machine_state import (
     default_machine_state,
     entries_from_plain,
@@ -53,6 +52,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memoryma
     check_policy_name,
     validate_state,
 )
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.resources import CPU, MEMORY
 
 POLICY_NONE = "None"
 POLICY_STATIC = "Static"

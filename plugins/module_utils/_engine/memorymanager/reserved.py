@@ -39,8 +39,6 @@ except ImportError:  # pragma: no cover
     pass
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors import StateError
-from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.resources import CPU, MEMORY, is_memory_type
-from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.eviction import effective_eviction_hard
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import (
     DECIMAL_SI,
     InvalidQuantity,
@@ -48,7 +46,8 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity im
     go_trim_space,
     parse_quantity,
 )
-
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.resources import CPU, MEMORY, is_memory_type
+from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.eviction import effective_eviction_hard
 
 #: One ``reservedMemory`` entry: NUMA node id and resource name -> Quantity.
 MemoryReservation = namedtuple("MemoryReservation", ("numa_node", "limits"))

@@ -38,18 +38,9 @@ try:
 except ImportError:  # pragma: no cover
     pass
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.bitmask import (
-    BitMask,
-    InvalidBitMask,
-    mask_value,
-)
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.mask_table import (
-    gc_paused, hint as interned_hint, table_for)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.mask_table import gc_paused, table_for
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.mask_table import hint as interned_hint
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors import AdmissionError
-from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import INT64_MAX, INT64_MIN, parse_quantity
-from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.resources import is_memory_type
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import (
-    EmptyHintMap, HintList, TopologyHint, ZERO_HINT, implicit_for, is_hint_set, memoise_dicts)
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.machine_state import (
     MEMORY,
     Block,
@@ -61,6 +52,22 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memoryma
     reserve,
     u64,
 )
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.bitmask import (
+    BitMask,
+    InvalidBitMask,
+    mask_value,
+)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import (
+    ZERO_HINT,
+    EmptyHintMap,
+    HintList,
+    TopologyHint,
+    implicit_for,
+    is_hint_set,
+    memoise_dicts,
+)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import INT64_MAX, INT64_MIN, parse_quantity
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.resources import is_memory_type
 
 GUARANTEED = "Guaranteed"
 POLICY_STATIC = "Static"
@@ -86,7 +93,7 @@ class MemoryAllocationError(AdmissionError):
 
     def __init__(self, error: str) -> None:
         wrapped = AdmissionError.unexpected(error)
-        super(MemoryAllocationError, self).__init__(wrapped.reason, wrapped.message)
+        super().__init__(wrapped.reason, wrapped.message)
         self.error = error
 
 
@@ -309,7 +316,7 @@ def _best_of(hints: Any, superset_of: int = 0) -> Optional[TopologyHint]:
     return find_best_hint([h for h in hints if not superset_of & ~h.affinity.value])
 
 
-class PinningCounters(object):
+class PinningCounters:
     """``memory_manager_pinning_requests_total`` / ``memory_manager_pinning_errors_total``."""
 
     __slots__ = ("requests", "errors")
@@ -323,7 +330,7 @@ class PinningCounters(object):
                 "memory_manager_pinning_errors_total": self.errors}
 
 
-class MemoryManagerStatic(object):
+class MemoryManagerStatic:
     """The Static policy provider: hints, Allocate, release, on an in-memory machine state.
 
     ``machine_state``: NUMA id -> :class:`NUMANodeState` (already validated, e.g. by
@@ -512,8 +519,7 @@ class MemoryManagerStatic(object):
         """The masks of :meth:`calculate_hints` as one rule: allocatable and free (plus this pod's
         reusable memory on exactly that mask) reach every request, uint64 sums, NUMA-group rules;
         preferred = the fewest nodes whose allocatable holds the request. Empty map: none fit."""
-        from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hint_sets import (
-            Need, ThresholdHintSet)
+        from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hint_sets import Need, ThresholdHintSet
         state = self._state
         node_ids = tuple(sorted(state))
         names = sorted(requested)
@@ -781,7 +787,7 @@ class MemoryManagerStatic(object):
                 per_pod[init.name] = blocks
 
 
-class MemoryManagerNone(object):
+class MemoryManagerNone:
     """The ``None`` policy: no hints, no allocation, an empty machine state."""
 
     policy_name = "None"

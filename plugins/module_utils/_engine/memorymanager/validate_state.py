@@ -50,7 +50,7 @@ class MemoryStateError(StateError):
     """
 
     def __init__(self, message: str, detail: Optional[str] = None) -> None:
-        super(MemoryStateError, self).__init__(message)
+        super().__init__(message)
         self.detail = detail
 
 
@@ -173,8 +173,7 @@ def validate_state(machine_state: Mapping[int, NUMANodeState],
     difference = compare_machine_states(machine_state, expected)
     if difference is not None:
         if max_drift > 0:
-            from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.memory_drift import (
-                drift_refusal)
+            from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.memory_drift import drift_refusal
             refusal = drift_refusal(machine_state, expected, max_drift, unfitted)
             if refusal is None:
                 return expected

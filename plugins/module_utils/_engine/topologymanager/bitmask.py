@@ -77,7 +77,7 @@ def mask_value(ids: Iterable[int]) -> int:
     return value
 
 
-class BitMask(object):
+class BitMask:
     """Immutable set of NUMA node ids (0..63), ordered and compared like the kubelet's mask.
 
     ``BitMask(0, 2)`` and ``BitMask.from_ids([0, 2])`` build {0, 2};
@@ -85,6 +85,8 @@ class BitMask(object):
     """
 
     __slots__ = ("_value",)
+
+    _value: int
 
     def __init__(self, *ids: int) -> None:
         object.__setattr__(self, "_value", mask_value(ids))
@@ -214,7 +216,7 @@ def iterate_bitmasks(ids: Sequence[int]) -> Iterator[BitMask]:
         yield BitMask.from_value(value)
 
 
-class Compressor(object):
+class Compressor:
     """Masks over some NUMA ids (possibly sparse: 0,1,2,33,34) to compact masks (bit j = the
     j-th id) and back, a byte at a time through lookup tables."""
 

@@ -39,9 +39,15 @@ except ImportError:  # pragma: no cover
     pass
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.bitmask import (
-    BitMask, Compressor, bits_of, kubelet_order_key, mask_value, masks_of_size, popcount)
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import (
-    SearchBoundExceeded, TopologyHint, best_first)
+    BitMask,
+    Compressor,
+    bits_of,
+    kubelet_order_key,
+    mask_value,
+    masks_of_size,
+    popcount,
+)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import SearchBoundExceeded, TopologyHint, best_first
 
 #: at or below this many NUMA ids a set is answered by walking all its masks (at most 4095)
 BRUTE_NODES = 12
@@ -53,7 +59,7 @@ DP_STATE_LIMIT = 60000
 _UINT64 = 1 << 64
 
 
-class Need(object):
+class Need:
     """One amount a mask must reach: sum of per-node ``weights`` (+1 per ``multi`` mask the mask
     touches, + ``bonus`` for exactly that mask) >= ``need``; ``wrap64``: Go uint64 sums."""
 
@@ -86,7 +92,7 @@ class Need(object):
         return value
 
 
-class HintSet(object):
+class HintSet:
     """A provider's hints for one resource, as a rule over the masks of ``ids`` (see module doc).
 
     Subclasses define :meth:`member`; everything else has an exact generic answer by walking
@@ -271,7 +277,7 @@ class ThresholdHintSet(HintSet):
                  multi_forbidden: int = 0,
                  groups: Sequence[Tuple[int, int]] = (),
                  extra_preferred: Optional[Callable[[int], bool]] = None) -> None:
-        super(ThresholdHintSet, self).__init__(ids)
+        super().__init__(ids)
         self.needs = list(needs)
         self.preferred_size = preferred_size
         self.required = required
@@ -359,7 +365,7 @@ class ThresholdHintSet(HintSet):
         if sizes is None:
             return None
         total = 0
-        for mask, flag in self._singles():
+        for _mask, flag in self._singles():
             if not preferred_only or flag == 2:
                 total += 1
         for size, count in sizes.items():
@@ -381,7 +387,7 @@ class ThresholdHintSet(HintSet):
             return 1
         sizes = self._sizes()
         if sizes is None:
-            return super(ThresholdHintSet, self)._min_size_large()
+            return super()._min_size_large()
         found = [size for size, count in sizes.items() if count > 0]
         found.extend(popcount(mask) for mask in self._specials() if self.member(mask))
         return min(found) if found else None
@@ -480,7 +486,7 @@ class SingleNumaHintSet(HintSet):
     single_numa = True
 
     def __init__(self, inner: HintSet) -> None:
-        super(SingleNumaHintSet, self).__init__(inner.ids)
+        super().__init__(inner.ids)
         self.inner = inner
         self._singles = [1 << node for node in self.ids if inner.member(1 << node) == 2]
         self._listed = [(mask, 2) for mask in self._singles]

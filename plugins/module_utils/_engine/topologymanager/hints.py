@@ -28,18 +28,17 @@ try:
 except ImportError:  # pragma: no cover
     pass
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.bitmask import (
-    BitMask, bits_of, kubelet_order_key, popcount)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.bitmask import BitMask, bits_of, kubelet_order_key, popcount
 
 
 @dataclass(frozen=True)
-class TopologyHint(object):
+class TopologyHint:
     """A NUMA affinity (``None`` = no preference about placement) and whether it is preferred.
 
     Equality is the kubelet's: same ``preferred`` and both masks ``None`` or equal.
     """
 
-    affinity: "Optional[BitMask]"
+    affinity: Optional[BitMask]
     preferred: bool
 
     def to_dict(self) -> Dict[str, Any]:
@@ -119,7 +118,7 @@ class HintList(list):
     kubelet's cost forecast); otherwise a plain list."""
 
     def __init__(self, hints: Iterable[TopologyHint] = (), kubelet_masks: int = 0) -> None:
-        super(HintList, self).__init__(hints)
+        super().__init__(hints)
         self.kubelet_masks = kubelet_masks
 
 
@@ -127,7 +126,7 @@ class EmptyHintMap(dict):
     """An empty provider map ("no preference") that remembers the masks walked per resource."""
 
     def __init__(self, kubelet_masks: Dict[str, int]) -> None:
-        super(EmptyHintMap, self).__init__()
+        super().__init__()
         self.kubelet_masks = dict(kubelet_masks)
 
 

@@ -47,12 +47,9 @@ try:
 except ImportError:  # pragma: no cover
     pass
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.bitmask import (
-    BitMask, Compressor, bits_of, masks_of_size, popcount)
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import (
-    SearchBoundExceeded, TopologyHint, is_hint_set)
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.numa_info import (
-    NUMAInfo, TopologyManagerError)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.bitmask import BitMask, Compressor, bits_of, masks_of_size, popcount
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import SearchBoundExceeded, TopologyHint, is_hint_set
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.numa_info import NUMAInfo, TopologyManagerError
 
 DONT_CARE = TopologyHint(None, True)
 CANNOT_SATISFY = TopologyHint(None, False)
@@ -87,8 +84,7 @@ def filter_single_numa_hints(lists: Sequence[Sequence[TopologyHint]]) -> List[Li
     out: List[Any] = []
     for hints in lists:
         if is_hint_set(hints):
-            from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hint_sets import (
-                SingleNumaHintSet)
+            from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hint_sets import SingleNumaHintSet
             single = SingleNumaHintSet(hints)
             out.append(single if single.listed() else [])
             continue
@@ -117,7 +113,7 @@ def best_non_preferred_affinity_count(lists: Sequence[Sequence[TopologyHint]]) -
     return best
 
 
-class _Comparer(object):
+class _Comparer:
     """The kubelet's sequential "is the candidate better than the current best" rules."""
 
     def __init__(self, numa_info: NUMAInfo, best_count: int, prefer_closest: bool) -> None:
@@ -501,8 +497,7 @@ def merge_implicit(lists: Sequence[Any],
 
 
 def _implicit_preferred(lists: Sequence[Any], numa_info: NUMAInfo, prefer_closest: bool) -> Optional[int]:
-    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hint_sets import (
-        MAX_MASK_VISITS)
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hint_sets import MAX_MASK_VISITS
     default = numa_info.default_mask
     sets = [hints for hints in lists if is_hint_set(hints)]
     key = _preferred_key(numa_info, prefer_closest)
@@ -562,8 +557,7 @@ def _single_node_only(lists: Sequence[Any]) -> bool:
 
 
 def _implicit_non_preferred(lists: Sequence[Any], numa_info: NUMAInfo, prefer_closest: bool) -> TopologyHint:
-    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hint_sets import (
-        MAX_MASK_VISITS)
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hint_sets import MAX_MASK_VISITS
     default = numa_info.default_mask
     if _single_node_only(lists):
         # every permutation is preferred (equal masks) or merges to nothing: no best at all
@@ -626,8 +620,7 @@ def _ranked_non_preferred(lists: Sequence[Any],
     just below B, larger first, then above B, smaller first; in a count, numerically or by
     average distance) and tested one by one (:func:`_achievable`). Needs every hint set
     monotone (a listed mask stays listed with more nodes); None: no AND is non-empty."""
-    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hint_sets import (
-        MAX_MASK_VISITS)
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hint_sets import MAX_MASK_VISITS
     nodes = bits_of(within)
     size = len(nodes)
     counts = ([best_count] if 1 <= best_count <= size else []) + list(range(min(best_count - 1, size), 0, -1)) \

@@ -16,19 +16,18 @@ from __future__ import absolute_import, annotations, division, print_function
 __metaclass__ = type
 
 try:
-    from typing import Dict, Mapping, Optional, Sequence, Tuple  # noqa: F401
+    from typing import Any, Dict, Mapping, Optional, Sequence, Tuple  # noqa: F401
 except ImportError:  # pragma: no cover
     pass
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.bitmask import (
-    bits_of, mask_value, popcount)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.bitmask import bits_of, mask_value, popcount
 
 
 class TopologyManagerError(ValueError):
     """The kubelet's Topology Manager would refuse to start with this configuration/machine."""
 
 
-class NUMAInfo(object):
+class NUMAInfo:
     """Sorted NUMA ids of the machine plus (optionally) the distance lists for prefer-closest."""
 
     def __init__(self,
@@ -63,9 +62,9 @@ class NUMAInfo(object):
             self.distances = table
 
     @classmethod
-    def from_topology(cls, topology: object, with_distances: bool) -> NUMAInfo:
+    def from_topology(cls, topology: Any, with_distances: bool) -> NUMAInfo:
         """Build from a ``topology.Topology`` (peer-id -> distance dicts become positional lists)."""
-        nodes = list(topology.nodes)  # type: ignore[attr-defined]
+        nodes = list(topology.nodes)
         ids = [n.id for n in nodes]
         if not with_distances:
             return cls(ids)

@@ -25,11 +25,14 @@ except ImportError:  # pragma: no cover
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import TopologyHint
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.merge import (
-    NoPreferredMerge, filter_providers_hints, filter_single_numa_hints, merge_exhaustive, merge_fast)
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.numa_info import (
-    NUMAInfo, TopologyManagerError)
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.policy_options import (
-    PolicyOptions)
+    NoPreferredMerge,
+    filter_providers_hints,
+    filter_single_numa_hints,
+    merge_exhaustive,
+    merge_fast,
+)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.numa_info import NUMAInfo, TopologyManagerError
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.policy_options import PolicyOptions
 
 POLICY_NONE = "none"
 POLICY_BEST_EFFORT = "best-effort"
@@ -41,7 +44,7 @@ POLICIES = (POLICY_NONE, POLICY_BEST_EFFORT, POLICY_RESTRICTED, POLICY_SINGLE_NU
 MERGERS = {"fast": merge_fast, "exhaustive": merge_exhaustive}
 
 
-class Policy(object):
+class Policy:
     """A Topology Manager policy bound to a machine's NUMA info and options."""
 
     name = ""

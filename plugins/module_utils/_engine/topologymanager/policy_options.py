@@ -18,19 +18,18 @@ try:
 except ImportError:  # pragma: no cover
     pass
 
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.numa_info import TopologyManagerError
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.gostrconv import go_atoi, go_parse_bool, go_quote
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import (
     NEWEST_RELEASED,
     option_availability_error,
 )
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.numa_info import (
-    TopologyManagerError)
-from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.gostrconv import go_atoi, go_parse_bool, go_quote
 
 PREFER_CLOSEST_NUMA_NODES = "prefer-closest-numa-nodes"
 MAX_ALLOWABLE_NUMA_NODES = "max-allowable-numa-nodes"
 DEFAULT_MAX_ALLOWABLE_NUMA_NODES = 8
 
-class PolicyOptions(object):
+class PolicyOptions:
     """Parsed Topology Manager policy options."""
 
     def __init__(self,

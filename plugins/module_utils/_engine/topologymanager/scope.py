@@ -25,14 +25,11 @@ try:
 except ImportError:  # pragma: no cover
     pass
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors import (
-    UNEXPECTED_ADMISSION_ERROR, AdmissionError)
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import (
-    ZERO_HINT, TopologyHint, shown_hint_map)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors import UNEXPECTED_ADMISSION_ERROR, AdmissionError
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import ZERO_HINT, TopologyHint, shown_hint_map
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.kubelet_cost import merge_cost
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.merge import merge_permutations
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.policy import (
-    POLICY_NONE, Policy)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.policy import POLICY_NONE, Policy
 
 SCOPE_CONTAINER = "container"
 SCOPE_POD = "pod"
@@ -64,7 +61,7 @@ def rejection_from_error(error: AdmissionError) -> Tuple[str, str]:
     return reason, message
 
 
-class Decision(object):
+class Decision:
     """One merge of the Topology Manager: which containers it was for, inputs and outcome."""
 
     def __init__(self,
@@ -95,7 +92,7 @@ class Decision(object):
         return out
 
 
-class AdmitResult(object):
+class AdmitResult:
     """The admit handler's answer for one pod plus the trace that explains it."""
 
     def __init__(self, scope: str) -> None:
@@ -124,7 +121,7 @@ class AdmitResult(object):
         return self
 
 
-class Scope(object):
+class Scope:
     """Common machinery: providers in order, the policy, and the stored affinities."""
 
     name = ""
@@ -232,6 +229,5 @@ def create_scope(scope_name: str,
         return ContainerScope(policy, providers)
     if scope_name == SCOPE_POD:
         return PodScope(policy, providers)
-    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.numa_info import (
-        TopologyManagerError)
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.numa_info import TopologyManagerError
     raise TopologyManagerError('unknown scope: "%s"' % (scope_name,))

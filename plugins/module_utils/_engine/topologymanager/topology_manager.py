@@ -26,16 +26,12 @@ try:
 except ImportError:  # pragma: no cover
     pass
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import NEWEST_RELEASED
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.numa_info import (
-    NUMAInfo, TopologyManagerError)
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.policy import (
-    POLICIES, POLICY_NONE, NonePolicy, create_policy)
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.policy_options import (
-    PolicyOptions)
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.scope import (
-    SCOPES, NoneScope, Scope, create_scope)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.numa_info import NUMAInfo, TopologyManagerError
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.policy import POLICIES, POLICY_NONE, NonePolicy, create_policy
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.policy_options import PolicyOptions
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.scope import SCOPES, NoneScope, Scope, create_scope
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.gostrconv import go_quote
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import NEWEST_RELEASED
 
 DEFAULT_POLICY = POLICY_NONE
 DEFAULT_SCOPE = "container"
@@ -109,7 +105,7 @@ def topology_manager_from_config(topology: Any,
         version=version)
 
 
-class _EmptyInfo(object):
+class _EmptyInfo:
     """NUMA info stand-in for policy none on a machine without NUMA nodes (nothing merges)."""
 
     nodes = ()

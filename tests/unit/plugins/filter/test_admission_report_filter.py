@@ -8,7 +8,6 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import pytest
-
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.numaguard.kubelet.plugins.filter.admission_report import admission_report as report_filter

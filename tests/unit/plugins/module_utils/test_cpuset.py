@@ -1,8 +1,8 @@
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset import (
-    InvalidCPUSet, format_cpuset, parse_cpuset)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset import InvalidCPUSet, format_cpuset, parse_cpuset
 
 
 @pytest.mark.parametrize("text, cpus", [

@@ -11,11 +11,10 @@ import shutil
 
 import pytest
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._host.devices import (
-    DeviceError, device_facts, host_device_inventory)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._backends.admission_check import run_check
+from ansible_collections.numaguard.kubelet.plugins.module_utils._host.devices import DeviceError, device_facts, host_device_inventory
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.facts import gather
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.sysfs import SysfsError
-from ansible_collections.numaguard.kubelet.plugins.module_utils._backends.admission_check import run_check
 from ansible_collections.numaguard.kubelet.tests.fleet import topologies
 
 PCI = "sys/bus/pci/devices"

@@ -14,8 +14,7 @@ import tarfile
 import pytest
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.facts import gather
-from ansible_collections.numaguard.kubelet.plugins.module_utils._host.snapshot import (
-    SnapshotError, archive_bytes, capture, collect)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._host.snapshot import SnapshotError, archive_bytes, capture, collect
 from ansible_collections.numaguard.kubelet.tests.fleet import quirks, topologies
 
 CACHE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "output", ".cache", "topologies")

@@ -113,7 +113,7 @@ def test_every_file_is_in_a_known_layer():
 
 def test_module_utils_import_only_the_standard_library_and_module_utils():
     bad = []
-    for rel, path, line, name in _edges():
+    for rel, _path, line, name in _edges():
         if name.startswith("."):
             bad.append("%s:%d: relative import %s (use the full collection path)" % (rel, line, name))
         elif name.startswith(PREFIX):
@@ -125,7 +125,7 @@ def test_module_utils_import_only_the_standard_library_and_module_utils():
 
 def test_imports_point_down_the_layers():
     bad = []
-    for rel, path, line, name in _edges():
+    for rel, _path, line, name in _edges():
         if not name.startswith(PREFIX):
             continue
         target = name[len(PREFIX):]
@@ -146,7 +146,7 @@ def test_allowed_exceptions_are_still_needed():
 
 def test_no_import_cycles_between_files():
     graph = dict((rel, set()) for rel in FILES)
-    for rel, path, line, name in _edges():
+    for rel, _path, _line, name in _edges():
         if name.startswith(PREFIX) and name[len(PREFIX):] in FILES:
             graph[rel].add(name[len(PREFIX):])
     cycles = [sorted(c) for c in _strongly_connected(graph) if len(c) > 1 and sorted(c) not in ALLOWED_CYCLES]

@@ -9,11 +9,20 @@ import os
 
 import pytest
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._host import kubelet_paths
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.checkpoint import (
-    CPUManagerCheckpoint, MemoryManagerCheckpoint, dump_cpu_manager_state, dump_memory_manager_state)
+    CPUManagerCheckpoint,
+    MemoryManagerCheckpoint,
+    dump_cpu_manager_state,
+    dump_memory_manager_state,
+)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._host import kubelet_paths
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.kubelet_paths import (
-    KubeletPathsError, kubelet_facts, locate_kubelet, parse_kubelet_cmdline, read_state_text)
+    KubeletPathsError,
+    kubelet_facts,
+    locate_kubelet,
+    parse_kubelet_cmdline,
+    read_state_text,
+)
 
 
 def _proc(root, pid, argv, cwd=None):

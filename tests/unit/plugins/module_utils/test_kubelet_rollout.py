@@ -88,7 +88,7 @@ def test_health_needs_service_healthz_and_configz():
     assert not result["healthy"] and result["problems"] == ["the kubelet service is not active (status command exit 3: inactive)"]
 
 
-class FakeHost(object):
+class FakeHost:
     """A kubelet whose start succeeds (or not); records the commands run."""
 
     def __init__(self, healthy_after_start=True):

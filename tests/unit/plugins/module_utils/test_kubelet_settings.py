@@ -9,9 +9,11 @@ __metaclass__ = type
 
 import jsonschema
 import pytest
-from hypothesis import given, settings as hsettings
+from hypothesis import given
+from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
+from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import HugePages, NumaNode, Topology
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.config import kubelet_defaults
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.settings import (
     SETTINGS_SCHEMA,
@@ -22,7 +24,6 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.
     settings_schema_errors,
     validate_settings,
 )
-from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import HugePages, NumaNode, Topology
 
 GiB = 1 << 30
 

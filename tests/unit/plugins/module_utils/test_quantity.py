@@ -4,11 +4,19 @@ import operator
 from fractions import Fraction
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import (
-    BINARY_SI, DECIMAL_EXPONENT, DECIMAL_SI, InvalidQuantity, Quantity, format_bytes, parse_quantity,
-    quantity_bytes)
+    BINARY_SI,
+    DECIMAL_EXPONENT,
+    DECIMAL_SI,
+    InvalidQuantity,
+    Quantity,
+    format_bytes,
+    parse_quantity,
+    quantity_bytes,
+)
 
 
 def exact(q):

@@ -11,6 +11,8 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from ansible_collections.numaguard.kubelet.plugins.module_utils._host.sysfs import read_topology
+from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import HugePages, NumaNode, Topology
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import format_bytes, parse_quantity
 from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.reservation import (
     ReservationError,
@@ -22,8 +24,6 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.res
     validate_kubelet_config,
     validate_reservation,
 )
-from ansible_collections.numaguard.kubelet.plugins.module_utils._host.sysfs import read_topology
-from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import HugePages, NumaNode, Topology
 from ansible_collections.numaguard.kubelet.tests.fleet import topologies
 
 GI = 1 << 30
@@ -482,8 +482,8 @@ _engine_qty = st.sampled_from(["1Gi", "100Mi", "2148Mi", "1G", "5", "512Ki", "1.
        kube=st.sampled_from([None, "1Gi", "4Gi", "100Mi", "1G"]), system=st.sampled_from([None, "1Gi", "512Mi"]),
        eviction=st.sampled_from([None, {}, {"memory.available": "100Mi"}, {"memory.available": "5%"}]))
 def test_sum_verdict_matches_the_engine(entries, kube, system, eviction):
-    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager import reserved as engine
     from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors import StateError
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager import reserved as engine
 
     topo = two_nodes()
     config = [{"numaNode": n, "limits": limits} for n, limits in entries]

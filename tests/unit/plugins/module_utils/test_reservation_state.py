@@ -17,8 +17,8 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memoryma
     machine_state_to_plain,
     reserve,
 )
-from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.reservation import validate_reservation
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import NumaNode, Topology
+from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.reservation import validate_reservation
 
 GI = 1 << 30
 WORKED = dict(kube_reserved="memory=4Gi", system_reserved="memory=1Gi", memory_manager_policy="Static",

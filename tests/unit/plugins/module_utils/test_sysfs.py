@@ -13,11 +13,9 @@ import shutil
 import pytest
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host import sysfs
+from ansible_collections.numaguard.kubelet.plugins.module_utils._host.sysfs import SysfsError, read_system_memory, read_topology
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import Topology
-from ansible_collections.numaguard.kubelet.plugins.module_utils._host.sysfs import (
-    SysfsError, read_system_memory, read_topology)
 from ansible_collections.numaguard.kubelet.tests.fleet import topologies
-
 
 #: A deliberately tiny machine for the tests that mutate a tree (a bundled tree per test would
 #: write thousands of files): 1 socket, 2 nodes x 2 cores x 2 threads, CPU 7 offline.

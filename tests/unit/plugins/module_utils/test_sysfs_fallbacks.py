@@ -10,10 +10,10 @@ import os
 import shutil
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._host.sysfs import (
-    SysfsError, read_system_memory, read_topology)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._host.sysfs import SysfsError, read_system_memory, read_topology
 from ansible_collections.numaguard.kubelet.tests.fleet import quirks, topologies
 
 NODE = "sys/devices/system/node"

@@ -12,8 +12,8 @@ import subprocess
 
 import pytest
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset import parse_cpuset
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.sysfs import read_topology
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset import parse_cpuset
 
 
 def _run(tool, *args):

@@ -13,7 +13,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import (
-    CPU, HugePages, InvalidTopology, NumaNode, Topology, hugepage_resource_name)
+    CPU,
+    HugePages,
+    InvalidTopology,
+    NumaNode,
+    Topology,
+    hugepage_resource_name,
+)
 
 
 def _two_node():

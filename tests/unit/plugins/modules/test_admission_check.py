@@ -17,7 +17,6 @@ import pytest
 from ansible_collections.numaguard.kubelet.plugins.module_utils._backends.admission_check import run_check
 from ansible_collections.numaguard.kubelet.tests.fleet import topologies
 
-
 CONFIG = """apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
 cpuManagerPolicy: static

@@ -11,10 +11,10 @@ import json
 import os
 
 import pytest
-from ansible_collections.numaguard.kubelet.tests.unit.plugins.modules.module_args import patch_module_args
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._backends import kubelet_config as kubelet_config_backend
 from ansible_collections.numaguard.kubelet.plugins.modules import kubelet_config
+from ansible_collections.numaguard.kubelet.tests.unit.plugins.modules.module_args import patch_module_args
 
 HEADER = "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
 TOPOLOGY = {"nodes": [

@@ -11,10 +11,10 @@ import subprocess
 import sys
 
 import pytest
-from ansible_collections.numaguard.kubelet.tests.unit.plugins.modules.module_args import patch_module_args
 
 from ansible_collections.numaguard.kubelet.plugins.modules import numa_facts
 from ansible_collections.numaguard.kubelet.tests.fleet import topologies
+from ansible_collections.numaguard.kubelet.tests.unit.plugins.modules.module_args import patch_module_args
 
 
 def _run_module(capsys, args):

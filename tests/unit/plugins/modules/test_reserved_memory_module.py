@@ -11,10 +11,10 @@ import json
 
 import pytest
 from ansible.module_utils.common import warnings as ansible_warnings
-from ansible_collections.numaguard.kubelet.tests.unit.plugins.modules.module_args import patch_module_args
 
 from ansible_collections.numaguard.kubelet.plugins.modules import reserved_memory
 from ansible_collections.numaguard.kubelet.tests.fleet import topologies
+from ansible_collections.numaguard.kubelet.tests.unit.plugins.modules.module_args import patch_module_args
 
 GI = 1 << 30
 TOPOLOGY = {

@@ -37,7 +37,7 @@ GI = 1 << 30
 SCREENSHOT = os.path.join(tempfile.gettempdir(), "numaguard-report-screenshot.png")
 
 
-class Browser(object):
+class Browser:
     """A headless Chromium with a fresh profile, driven over the DevTools pipe."""
 
     def __init__(self):

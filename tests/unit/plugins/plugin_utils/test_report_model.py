@@ -14,11 +14,15 @@ import pytest
 import yaml
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._report.classes import hardware_class
-from ansible_collections.numaguard.kubelet.plugins.plugin_utils.report import (
-    check_pod_report, discover_report, human_bytes, regroup, validate_report)
+from ansible_collections.numaguard.kubelet.plugins.plugin_utils.report import check_pod_report, discover_report, human_bytes, regroup, validate_report
 from ansible_collections.numaguard.kubelet.plugins.plugin_utils.report_html import render_html
 from ansible_collections.numaguard.kubelet.plugins.plugin_utils.report_render import (
-    flag_with_units, render_classes_inventory, render_junit, render_prometheus, render_text)
+    flag_with_units,
+    render_classes_inventory,
+    render_junit,
+    render_prometheus,
+    render_text,
+)
 
 GI = 1 << 30
 

@@ -14,10 +14,10 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.resource_fit import (
-    ResourceFit, ResourceFitError, node_allocatable)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.resource_fit import ResourceFit, ResourceFitError, node_allocatable
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import Topology
 
 GI = 1 << 30

@@ -8,26 +8,23 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.policy_options import parse_bool
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors import StateError
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.numa_info import (
-    TopologyManagerError)
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.policy_options import (
-    PolicyOptions)
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.topology_manager import (
-    validate_config)
-from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.gostrconv import (
-    BOOL_WORDS, go_atoi, go_parse_bool, go_quote)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.numa_info import TopologyManagerError
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.policy_options import PolicyOptions
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.topology_manager import validate_config
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.gostrconv import BOOL_WORDS, go_atoi, go_parse_bool, go_quote
 
 
 @pytest.mark.parametrize("text, quoted", [
-    (u'a"b\\c\n\x01\x7f\u00e9\u200b', u'"a\\"b\\\\c\\n\\x01\\x7f\u00e9\\u200b"'),
+    ('a"b\\c\n\x01\x7f\u00e9\u200b', '"a\\"b\\\\c\\n\\x01\\x7f\u00e9\\u200b"'),
     ("bad\toption", '"bad\\toption"'),
     ("\a\b\f\v\r", '"\\a\\b\\f\\v\\r"'),
     ("", '""'),
-    (u"\U000e0001", '"\\U000e0001"'),
+    ("\U000e0001", '"\\U000e0001"'),
 ])
 def test_go_quote_escapes_as_strconv_quote(text, quoted):
     assert go_quote(text) == quoted
@@ -68,7 +65,7 @@ def test_atoi(text, value):
     (" 1", 'strconv.Atoi: parsing " 1": invalid syntax'),
     ("12\n", 'strconv.Atoi: parsing "12\\n": invalid syntax'),
     ("1_000", 'strconv.Atoi: parsing "1_000": invalid syntax'),
-    (u"\u0661", 'strconv.Atoi: parsing "\u0661": invalid syntax'),  # Arabic-Indic one: not ASCII
+    ("\u0661", 'strconv.Atoi: parsing "\u0661": invalid syntax'),  # Arabic-Indic one: not ASCII
     ("+", 'strconv.Atoi: parsing "+": invalid syntax'),
     ("9223372036854775808", 'strconv.Atoi: parsing "9223372036854775808": value out of range'),
 ])

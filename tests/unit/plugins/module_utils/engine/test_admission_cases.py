@@ -33,12 +33,11 @@ import os
 import pytest
 import yaml
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset import parse_cpuset
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission import AdmissionSimulator
-from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.config import kubelet_defaults
+from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import CPU, HugePages, NumaNode, Topology
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset import parse_cpuset
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import quantity_bytes
-from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import (
-    CPU, HugePages, NumaNode, Topology)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.config import kubelet_defaults
 
 CASES = sorted(glob.glob(os.path.join(os.path.dirname(os.path.abspath(__file__)), "cases", "*.yaml")))
 

@@ -28,8 +28,7 @@ import pytest
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission import AdmissionSimulator
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager import hint_sets, hints, merge
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.bitmask import BitMask
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import (
-    EmptyHintMap, HintList, TopologyHint)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import EmptyHintMap, HintList, TopologyHint
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import CPU, HugePages, NumaNode, Topology
 
 _HERE = os.path.dirname(os.path.abspath(__file__))

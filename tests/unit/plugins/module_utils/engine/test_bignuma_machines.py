@@ -15,8 +15,7 @@ import math
 import pytest
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission import AdmissionSimulator
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import (
-    SearchBoundExceeded)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import SearchBoundExceeded
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import CPU, NumaNode, Topology
 
 GIB = 1 << 30
@@ -138,8 +137,7 @@ def test_single_numa_node_at_40_nodes_is_exact():
 
 
 def test_kubelet_cost_rate_and_warning_thresholds():
-    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.kubelet_cost import (
-        estimate, pod_cost)
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.kubelet_cost import estimate, pod_cost
 
     upstream = {"providers": {"cpu": {"cpu": {"masks": 255, "hints": 255}}}, "permutations": 255 ** 4,
                 "estimated_seconds": estimate(0, 255 ** 4)}

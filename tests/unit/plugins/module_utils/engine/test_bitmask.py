@@ -10,14 +10,20 @@ __metaclass__ = type
 import itertools
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors import AdmissionError, StateError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.bitmask import (
-    BitMask, InvalidBitMask, bits_of, iterate_bitmask_values, iterate_bitmasks, mask_value, popcount)
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors import (
-    AdmissionError, StateError)
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import (
-    DONT_CARE_HINT, ZERO_HINT, TopologyHint, hint_map_to_dict)
+    BitMask,
+    InvalidBitMask,
+    bits_of,
+    iterate_bitmask_values,
+    iterate_bitmasks,
+    mask_value,
+    popcount,
+)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import DONT_CARE_HINT, ZERO_HINT, TopologyHint, hint_map_to_dict
 
 
 def test_construction_forms_agree():

@@ -45,7 +45,7 @@ SYNTAX = [
     ('{"a":tru}', "invalid character '}' in literal true (expecting 'e')"),
     ('{"a":nul}', "invalid character '}' in literal null (expecting 'l')"),
     ("{'a':1}", "invalid character '\\'' looking for beginning of object key string"),
-    (u"\ufeff{}", u"invalid character '\u00ef' looking for beginning of value"),
+    ("\ufeff{}", "invalid character '\u00ef' looking for beginning of value"),
 ]
 
 

@@ -108,12 +108,12 @@ def test_summarize_invalid_utf8_is_reported_not_raised(tmp_path):
 
 
 def test_invalid_utf8_is_replaced_like_go(tmp_path):
-    cp = ck.CPUManagerCheckpoint(policy_name=u"st\ufffd\ufffdatic", default_cpu_set="0", version=2)
+    cp = ck.CPUManagerCheckpoint(policy_name="st\ufffd\ufffdatic", default_cpu_set="0", version=2)
     text = ck.dump_cpu_manager_state(cp)
-    raw = text.encode("utf-8").replace(u"\ufffd\ufffd".encode("utf-8"), b"\xe2\x82")
+    raw = text.encode("utf-8").replace("\ufffd\ufffd".encode("utf-8"), b"\xe2\x82")
     assert b"\xe2\x82a" in raw
     back = ck.load_cpu_manager_state(raw)
-    assert back.policy_name == u"st\ufffd\ufffdatic" and back.checksum_ok is True
+    assert back.policy_name == "st\ufffd\ufffdatic" and back.checksum_ok is True
 
 
 def test_write_state_file_new_and_existing(tmp_path):

@@ -26,7 +26,7 @@ def test_case_insensitive_keys_exact_and_folded():
     assert value["Name"] == "a" and value["Labels"] == {"k": "v"}
     # the Kelvin sign folds to k (Go's bytes.EqualFold), long s to s
     folded = gojson.struct_type("pkg.K", [gojson.Field("Key", "key", S), gojson.Field("Size", "size", S)])
-    assert gojson.unmarshal(u'{"\u212aEY":"x","\u017fize":"y"}', folded) == {"Key": "x", "Size": "y"}
+    assert gojson.unmarshal('{"\u212aEY":"x","\u017fize":"y"}', folded) == {"Key": "x", "Size": "y"}
 
 
 def test_null_semantics():
@@ -85,16 +85,16 @@ def test_marshal_order_omitempty_sorting():
     ("\b\f\n\r\t", '"\\b\\f\\n\\r\\t"'),
     ("\x00\x1f\x7f", '"\\u0000\\u001f\x7f"'),
     ('"\\/', '"\\"\\\\/"'),
-    (u"\u00e9\u4e2d\U0001f600", u'"\u00e9\u4e2d\U0001f600"'),
-    (u"\u2029", '"\\u2029"'),
+    ("\u00e9\u4e2d\U0001f600", '"\u00e9\u4e2d\U0001f600"'),
+    ("\u2029", '"\\u2029"'),
 ])
 def test_encode_string(text, encoded):
     assert gojson.encode_string(text) == encoded
 
 
 def test_surrogate_escapes_become_replacement_characters():
-    assert gojson.unmarshal('{"name":"a\\ud800b"}', OUTER)["Name"] == u"a\ufffdb"
-    assert gojson.unmarshal('{"name":"\\ud83d\\ude00"}', OUTER)["Name"] == u"\U0001f600"
+    assert gojson.unmarshal('{"name":"a\\ud800b"}', OUTER)["Name"] == "a\ufffdb"
+    assert gojson.unmarshal('{"name":"\\ud83d\\ude00"}', OUTER)["Name"] == "\U0001f600"
 
 
 def test_spew_nil_pointer_and_types():

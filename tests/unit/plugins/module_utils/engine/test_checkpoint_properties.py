@@ -9,13 +9,14 @@ from __future__ import absolute_import, division, print_function
 
 import json
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine import checkpoint as ck
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s import gojson, gospew
 
 # names with the characters Go escapes (<>&, U+2028/9, controls), quotes, backslashes, non-ASCII
-NAMES = st.text(alphabet=st.sampled_from(list(u"ab-_.0123456789<>&\"\\/\n\t\x01\x7f \u00e9\u4e2d\u2028\u2029\U0001f600")),
+NAMES = st.text(alphabet=st.sampled_from(list("ab-_.0123456789<>&\"\\/\n\t\x01\x7f \u00e9\u4e2d\u2028\u2029\U0001f600")),
                 max_size=8)
 CPUSETS = st.lists(st.integers(0, 300), max_size=6).map(lambda ids: ",".join(str(i) for i in sorted(set(ids))))
 NUMA = st.integers(0, 40)  # ids >= 10 exercise string-sorted JSON keys vs numeric spew keys
@@ -37,7 +38,7 @@ def _node():
 
 CPU_STATES = st.builds(
     ck.CPUManagerCheckpoint,
-    policy_name=st.sampled_from(["none", "static", u"st<a>tic\u00e9"]),
+    policy_name=st.sampled_from(["none", "static", "st<a>tic\u00e9"]),
     default_cpu_set=CPUSETS,
     entries=st.dictionaries(NAMES, st.dictionaries(NAMES, CPUSETS, min_size=1, max_size=3), max_size=4),
     pod_entries=st.dictionaries(NAMES, CPUSETS, max_size=3),
@@ -153,12 +154,12 @@ def test_go_string_encoding_is_valid_json_and_html_safe(text):
     encoded = gojson.encode_string(text)
     assert json.loads(encoded) == text
     body = encoded[1:-1]
-    for char in u"<>&\u2028\u2029":
+    for char in "<>&\u2028\u2029":
         assert char not in body
     assert all(c >= " " for c in body)
 
 
-JSONISH = st.text(alphabet=st.sampled_from(list(u'{}[]",:0123456789.eE+- \t\n\\/uabtrfnls\u00e9\x01')), max_size=24)
+JSONISH = st.text(alphabet=st.sampled_from(list('{}[]",:0123456789.eE+- \t\n\\/uabtrfnls\u00e9\x01')), max_size=24)
 
 
 @settings(max_examples=600, deadline=None)

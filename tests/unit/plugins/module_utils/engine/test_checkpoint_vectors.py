@@ -335,11 +335,11 @@ def test_numa_ids_sorted_as_strings_and_html_escaping():
     node = {"numberOfAssignments": 0, "cells": [], "memoryMap": {}}
     cp = ck.MemoryManagerCheckpoint(
         policy_name="Static", machine_state={2: dict(node), 10: dict(node), 1: dict(node)},
-        entries={u"p<&>\u2028": {u"c\u00e9\"\\\n\x01\x7f": [ck.Block((10, 2), "hugepages-1Gi", 0)]}},
+        entries={"p<&>\u2028": {"c\u00e9\"\\\n\x01\x7f": [ck.Block((10, 2), "hugepages-1Gi", 0)]}},
         version=1)
     text = ck.dump_memory_manager_state(cp)
     assert text.index('"1":') < text.index('"10":') < text.index('"2":')
-    assert u'"p\\u003c\\u0026\\u003e\\u2028":{"c\u00e9\\"\\\\\\n\\u0001\x7f":' in text
+    assert '"p\\u003c\\u0026\\u003e\\u2028":{"c\u00e9\\"\\\\\\n\\u0001\x7f":' in text
     again = ck.load_memory_manager_state(text)
     assert again.checksum_ok is True and ck.dump_memory_manager_state(again) == text
     v3 = ck.dump_memory_manager_state(cp, 3)

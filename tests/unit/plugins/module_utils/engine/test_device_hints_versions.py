@@ -10,10 +10,8 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission import AdmissionSimulator
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.devicemanager import (
-    DeviceInventory, DeviceManager)
-from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import (
-    DEVICE_HINTS_FROM_DEVICE_NUMA_NODES, behaviour)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.devicemanager import DeviceInventory, DeviceManager
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import DEVICE_HINTS_FROM_DEVICE_NUMA_NODES, behaviour
 
 DEVICES = {"example.com/gpu": {"gpu0": {"numa": [0]}, "gpu1": {"numa": [1]}}}
 
@@ -48,8 +46,8 @@ def test_no_fallback_when_devices_cover_every_node_or_no_hint_fits():
 
 
 def test_admission_follows_the_kubelet_version():
-    from ansible_collections.numaguard.kubelet.tests.fleet import topologies  # noqa: F401  (fleet importable)
     from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import HugePages, NumaNode, Topology
+    from ansible_collections.numaguard.kubelet.tests.fleet import topologies  # noqa: F401  (fleet importable)
     nodes = [NumaNode(id=n, cpus=(2 * n, 2 * n + 1), memory_total_bytes=8 << 30, memory_free_bytes=8 << 30,
                       hugepages={"hugepages-2Mi": HugePages(page_size_bytes=2 << 20, total_pages=0, free_pages=0)},
                       distances=dict((m, 10 if m == n else 20) for m in range(4))) for n in range(4)]

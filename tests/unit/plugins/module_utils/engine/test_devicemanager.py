@@ -13,7 +13,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.bitmask import BitMask
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.devicemanager import (
     DeviceAllocationError,
     DeviceInventory,
@@ -24,8 +23,9 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.devicema
     read_allocations,
 )
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors import StateError
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import TopologyHint, hint_map_to_dict
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.pod import Pod
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.bitmask import BitMask
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import TopologyHint, hint_map_to_dict
 
 GPU = "nvidia.com/gpu"
 

@@ -11,12 +11,17 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.bitmask import BitMask, bits_of
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.mask_table import hint
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.bitmask import BitMask, bits_of
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import (
-    DONT_CARE_HINT, TopologyHint, hint_map_to_dict, memoise_dicts)
+    DONT_CARE_HINT,
+    TopologyHint,
+    hint_map_to_dict,
+    memoise_dicts,
+)
 
 
 def literal_bits(value):

@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset import format_cpuset, parse_cpuset
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager import cpu_assignment as ca
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.cpu_topology import from_layout
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset import format_cpuset, parse_cpuset
 
 
 def single_socket_ht():
@@ -48,8 +48,7 @@ def multi_socket_per_numa_ht():
     topo = from_layout(nodes, cores=dict((c, (c, c + 40)) for c in range(40)),
                        uncore=dict((c, 0) for c in range(80)))
     # sockets: 0-9/40-49 -> 0, 10-19/50-59 -> 1, 20-29/60-69 -> 2, 30-39/70-79 -> 3
-    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.cpu_topology import (
-        CPUInfo, CPUTopology)
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.cpu_topology import CPUInfo, CPUTopology
     details = dict((c, CPUInfo(numa_node=i.numa_node, socket=(c % 40) // 10, core=i.core, uncore_cache=0))
                    for c, i in topo.details.items())
     return CPUTopology(details)

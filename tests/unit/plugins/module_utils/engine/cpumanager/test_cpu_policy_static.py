@@ -11,17 +11,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset import format_cpuset
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.bitmask import BitMask
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.checkpoint import load_cpu_manager_state
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.cpu_manager import (
     CPUAllocationError,
     new_cpu_manager,
 )
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors import AdmissionError, StateError
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import TopologyHint, hint_map_to_dict
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.pod import Pod
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.bitmask import BitMask
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import TopologyHint, hint_map_to_dict
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import Topology
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset import format_cpuset
 
 STATE_PATH = "/var/lib/kubelet/cpu_manager_state"
 

@@ -10,8 +10,8 @@ __metaclass__ = type
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.bitmask import BitMask, iterate_bitmask_values
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.mask_table import hint, table_for
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.bitmask import BitMask, iterate_bitmask_values
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import TopologyHint
 
 

@@ -3,11 +3,11 @@
 # Apache License 2.0 (see LICENSE)
 """Builders shared by the memory manager tests (topologies, pods, configs)."""
 
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.pod import Pod
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.bitmask import BitMask
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import TopologyHint
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.pod import Pod
-from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import Quantity
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import HugePages, NumaNode, Topology
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import Quantity
 
 GI = 1024 ** 3
 MI = 1024 ** 2

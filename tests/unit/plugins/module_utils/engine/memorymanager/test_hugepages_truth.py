@@ -12,10 +12,8 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission import AdmissionSimulator
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.hugepages_truth import (
-    Backing, compare)
-from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import (
-    CPU, HugePages, NumaNode, Topology)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.hugepages_truth import Backing, compare
+from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import CPU, HugePages, NumaNode, Topology
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.config import kubelet_defaults
 
 GI = 1 << 30

@@ -16,15 +16,17 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission import (
-    AdmissionSetupError, AdmissionSimulator)
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.checkpoint import (
-    restore_memory_manager_state)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission import AdmissionSetupError, AdmissionSimulator
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.checkpoint import restore_memory_manager_state
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors import StateError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.memory_drift import (
-    GRACE_BYTES, DriftOptionError, boot_drift, drift_tolerance, kernel_image_size)
-from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import (
-    CPU, HugePages, NumaNode, Topology)
+    GRACE_BYTES,
+    DriftOptionError,
+    boot_drift,
+    drift_tolerance,
+    kernel_image_size,
+)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import CPU, HugePages, NumaNode, Topology
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.config import kubelet_defaults
 
 GI = 1 << 30

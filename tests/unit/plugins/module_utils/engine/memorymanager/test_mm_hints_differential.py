@@ -14,13 +14,11 @@ import os
 import sys
 
 import pytest
-
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.bitmask import mask_value  # noqa: E402
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.machine_state import (  # noqa: E402
     MemoryTable,
     NUMANodeState,
@@ -29,6 +27,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memoryma
     MemoryManagerStatic,
     MissingMemoryTable,
 )
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.bitmask import mask_value  # noqa: E402
 
 TYPES = ("memory", "hugepages-2Mi", "hugepages-1Gi")
 

@@ -185,8 +185,7 @@ def test_hugepages_hints_and_state():
 
 
 def test_hugepage_size_the_machine_lacks_is_refused_clearly():
-    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.static_policy import (
-        MissingMemoryTable)
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.static_policy import MissingMemoryTable
     mm = two_nodes()
     p = pod([("c", {"memory": "1Gi", "hugepages-1Gi": "1Gi"})])
     with pytest.raises(MissingMemoryTable) as err:

@@ -10,16 +10,19 @@ __metaclass__ = type
 import random
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from tm_fakes import h  # noqa: E402  (tests dir is on sys.path via rootdir conftest? see below)
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.bitmask import BitMask
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import TopologyHint
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.merge import (
-    best_non_preferred_affinity_count, filter_providers_hints, merge_exhaustive, merge_fast)
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.numa_info import (
-    NUMAInfo, TopologyManagerError)
-
-from tm_fakes import h  # noqa: E402  (tests dir is on sys.path via rootdir conftest? see below)
+    best_non_preferred_affinity_count,
+    filter_providers_hints,
+    merge_exhaustive,
+    merge_fast,
+)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.numa_info import NUMAInfo, TopologyManagerError
 
 BOTH = pytest.mark.parametrize("merge", [merge_fast, merge_exhaustive], ids=["fast", "exhaustive"])
 

@@ -8,16 +8,15 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import pytest
+from tm_fakes import FakePod, FakeProvider, FakeTopology, h
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors import AdmissionError
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.numa_info import TopologyManagerError
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.policy_options import PolicyOptions
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.topology_manager import (
-    new_topology_manager, topology_manager_from_config)
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.numa_info import (
-    TopologyManagerError)
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.policy_options import (
-    PolicyOptions)
-
-from tm_fakes import FakePod, FakeProvider, FakeTopology, h
+    new_topology_manager,
+    topology_manager_from_config,
+)
 
 TWO = FakeTopology([0, 1])
 

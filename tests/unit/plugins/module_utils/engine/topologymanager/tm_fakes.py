@@ -7,8 +7,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.bitmask import BitMask
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors import AdmissionError
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.bitmask import BitMask
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import TopologyHint
 
 
@@ -17,24 +17,24 @@ def h(ids, preferred):
     return TopologyHint(None if ids is None else BitMask.from_ids(ids), preferred)
 
 
-class FakeNode(object):
+class FakeNode:
     def __init__(self, node_id, distances=None):
         self.id = node_id
         self.distances = distances or {}
 
 
-class FakeTopology(object):
+class FakeTopology:
     def __init__(self, ids, distances=None):
         self.nodes = tuple(FakeNode(i, (distances or {}).get(i)) for i in ids)
 
 
-class FakeContainer(object):
+class FakeContainer:
     def __init__(self, name, is_init=False):
         self.name = name
         self.is_init = is_init
 
 
-class FakePod(object):
+class FakePod:
     def __init__(self, uid, containers, init_containers=()):
         self.uid = uid
         self.name = uid
@@ -45,7 +45,7 @@ class FakePod(object):
         return self.init_containers + self.containers
 
 
-class FakeProvider(object):
+class FakeProvider:
     """Answers canned hints per container (and per pod), records allocate calls, can fail."""
 
     def __init__(self, name, container_hints=None, pod_hints=None, fail_on=None, error=None):
