@@ -35,8 +35,8 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topology
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import TopologyHint  # noqa: E402
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.merge import merge_exhaustive, merge_fast  # noqa: E402
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.numa_info import NUMAInfo  # noqa: E402
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.policy import create_policy  # noqa: E402
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.policy_options import PolicyOptions  # noqa: E402
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.topology_manager import create_policy  # noqa: E402
 
 
 def generate(ids, capacity, free, request):

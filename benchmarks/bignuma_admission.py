@@ -128,8 +128,8 @@ def _child_upstream(repeat):
     from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.bitmask import BitMask
     from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import TopologyHint
     from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.numa_info import NUMAInfo
-    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.policy import create_policy
     from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.policy_options import PolicyOptions
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.topology_manager import create_policy
 
     info = NUMAInfo(list(range(8)))
     policy = create_policy("best-effort", info, PolicyOptions())

@@ -1,7 +1,10 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
 # Apache License 2.0 (see LICENSE)
-"""Topology Manager policies (spec 3.4): how the merged hint is computed and when it admits.
+"""Topology Manager policies: how the merged hint is computed and when it admits.
+
+The interface and the names (pkg/kubelet/cm/topologymanager/policy.go); one file per policy
+(``policy_<name>.py``), the factory in ``topology_manager.py``.
 
 =================  ===============================================  ===========================
 policy             merge                                            admits
@@ -24,13 +27,7 @@ except ImportError:  # pragma: no cover
     pass
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import TopologyHint
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.merge import (
-    NoPreferredMerge,
-    filter_providers_hints,
-    filter_single_numa_hints,
-    merge_exhaustive,
-    merge_fast,
-)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.merge import merge_exhaustive, merge_fast
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.numa_info import NUMAInfo, TopologyManagerError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.policy_options import PolicyOptions
 
@@ -75,72 +72,3 @@ class Policy:
         self.last_lists = list(lists)
         self.last_note = None
         return self._merge(lists, self.numa_info, prefer_closest)
-
-
-class NonePolicy(Policy):
-    """No alignment: never merges, always admits."""
-
-    name = POLICY_NONE
-
-    def merge(self, providers_hints):
-        # policy_none.go Merge: the empty hint TopologyHint{} (nil, not preferred), always admitted
-        return TopologyHint(None, False), True
-
-
-class BestEffortPolicy(Policy):
-    """Merge and keep the best hint, admitting whatever it is."""
-
-    name = POLICY_BEST_EFFORT
-
-    def merge(self, providers_hints):
-        lists = filter_providers_hints(providers_hints)
-        hint = self.merge_lists(lists, self.options.prefer_closest_numa)
-        return hint, True
-
-
-class RestrictedPolicy(Policy):
-    """Merge like best-effort; admit only a preferred result."""
-
-    name = POLICY_RESTRICTED
-
-    def merge(self, providers_hints):
-        lists = filter_providers_hints(providers_hints)
-        try:
-            hint = self.merge_lists(lists, self.options.prefer_closest_numa)
-        except NoPreferredMerge as err:
-            # the decision is certain: restricted admits only a preferred merged hint
-            self.last_note = "%s; the pod is rejected whatever that hint is" % err
-            return TopologyHint(None, False), False
-        return hint, hint.preferred
-
-
-class SingleNumaNodePolicy(Policy):
-    """Only preferred single-node (or don't-care) hints take part; prefer-closest is ignored."""
-
-    name = POLICY_SINGLE_NUMA_NODE
-
-    def merge(self, providers_hints):
-        lists = filter_single_numa_hints(filter_providers_hints(providers_hints))
-        hint = self.merge_lists(lists, False)
-        if hint.affinity is not None and hint.affinity.value == self.numa_info.default_mask:
-            hint = TopologyHint(None, hint.preferred)
-        return hint, hint.preferred
-
-
-_POLICY_CLASSES = {
-    POLICY_NONE: NonePolicy,
-    POLICY_BEST_EFFORT: BestEffortPolicy,
-    POLICY_RESTRICTED: RestrictedPolicy,
-    POLICY_SINGLE_NUMA_NODE: SingleNumaNodePolicy,
-}
-
-
-def create_policy(name: str,
-                  numa_info: NUMAInfo,
-                  options: Optional[PolicyOptions] = None,
-                  merger: str = "fast") -> Policy:
-    """The policy called ``name``; the kubelet's ``unknown policy: "<name>"`` otherwise."""
-    cls = _POLICY_CLASSES.get(name)
-    if cls is None:
-        raise TopologyManagerError('unknown policy: "%s"' % (name,))
-    return cls(numa_info, options, merger)

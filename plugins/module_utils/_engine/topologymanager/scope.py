@@ -29,7 +29,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors i
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import ZERO_HINT, TopologyHint, shown_hint_map
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.kubelet_cost import merge_cost
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.merge import merge_permutations
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.policy import POLICY_NONE, Policy
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.policy import Policy
 
 SCOPE_CONTAINER = "container"
 SCOPE_POD = "pod"
@@ -164,70 +164,3 @@ class Scope:
 
     def admit(self, pod: Any) -> AdmitResult:
         raise NotImplementedError
-
-
-class NoneScope(Scope):
-    """Policy none: allocate only, every provider chooses for itself."""
-
-    name = SCOPE_NONE
-
-    def admit(self, pod):
-        result = AdmitResult(self.name)
-        for container in pod.all_containers():
-            if not self._allocate(pod, container, ZERO_HINT, result):
-                return result
-        return result
-
-
-class ContainerScope(Scope):
-    """One merge per container, after the earlier containers are allocated."""
-
-    name = SCOPE_CONTAINER
-
-    def admit(self, pod):
-        result = AdmitResult(self.name)
-        for container in pod.all_containers():
-            provider_hints = [(provider_name(p), p.get_topology_hints(pod, container))
-                              for p in self.providers]
-            merged, admit = self.policy.merge([hints for _name, hints in provider_hints])
-            result.decisions.append(Decision([container.name], provider_hints, merged, admit, self.policy))
-            if not admit:
-                return result.reject(TOPOLOGY_AFFINITY_ERROR, TOPOLOGY_AFFINITY_MESSAGE, container.name)
-            self._store(pod, container, merged, result)
-            if not self._allocate(pod, container, merged, result):
-                return result
-        return result
-
-
-class PodScope(Scope):
-    """One merge for the whole pod, then allocation container by container."""
-
-    name = SCOPE_POD
-
-    def admit(self, pod):
-        result = AdmitResult(self.name)
-        containers = pod.all_containers()
-        provider_hints = [(provider_name(p), p.get_pod_topology_hints(pod)) for p in self.providers]
-        merged, admit = self.policy.merge([hints for _name, hints in provider_hints])
-        result.decisions.append(Decision([c.name for c in containers], provider_hints, merged, admit, self.policy))
-        if not admit:
-            return result.reject(TOPOLOGY_AFFINITY_ERROR, TOPOLOGY_AFFINITY_MESSAGE)
-        for container in containers:
-            self._store(pod, container, merged, result)
-            if not self._allocate(pod, container, merged, result):
-                return result
-        return result
-
-
-def create_scope(scope_name: str,
-                 policy: Policy,
-                 providers: Optional[Sequence[Any]] = None) -> Scope:
-    """Scope for a policy: policy none always gets the none scope (the scope name is unused)."""
-    if policy.name == POLICY_NONE:
-        return NoneScope(policy, providers)
-    if scope_name == SCOPE_CONTAINER:
-        return ContainerScope(policy, providers)
-    if scope_name == SCOPE_POD:
-        return PodScope(policy, providers)
-    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.numa_info import TopologyManagerError
-    raise TopologyManagerError('unknown scope: "%s"' % (scope_name,))

@@ -27,11 +27,57 @@ except ImportError:  # pragma: no cover
     pass
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.numa_info import NUMAInfo, TopologyManagerError
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.policy import POLICIES, POLICY_NONE, NonePolicy, create_policy
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.policy import (
+    POLICIES,
+    POLICY_BEST_EFFORT,
+    POLICY_NONE,
+    POLICY_RESTRICTED,
+    POLICY_SINGLE_NUMA_NODE,
+    Policy,
+)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.policy_best_effort import BestEffortPolicy
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.policy_none import NonePolicy
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.policy_options import PolicyOptions
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.scope import SCOPES, NoneScope, Scope, create_scope
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.policy_restricted import RestrictedPolicy
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.policy_single_numa_node import SingleNumaNodePolicy
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.scope import SCOPE_CONTAINER, SCOPE_POD, SCOPES, Scope
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.scope_container import ContainerScope
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.scope_none import NoneScope
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.scope_pod import PodScope
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.gostrconv import go_quote
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import NEWEST_RELEASED
+
+_POLICY_CLASSES = {
+    POLICY_NONE: NonePolicy,
+    POLICY_BEST_EFFORT: BestEffortPolicy,
+    POLICY_RESTRICTED: RestrictedPolicy,
+    POLICY_SINGLE_NUMA_NODE: SingleNumaNodePolicy,
+}
+
+
+def create_policy(name: str,
+                  numa_info: NUMAInfo,
+                  options: Optional[PolicyOptions] = None,
+                  merger: str = "fast") -> Policy:
+    """The policy called ``name``; the kubelet's ``unknown policy: "<name>"`` otherwise."""
+    cls = _POLICY_CLASSES.get(name)
+    if cls is None:
+        raise TopologyManagerError('unknown policy: "%s"' % (name,))
+    return cls(numa_info, options, merger)
+
+
+def create_scope(scope_name: str,
+                 policy: Policy,
+                 providers: Optional[Sequence[Any]] = None) -> Scope:
+    """Scope for a policy: policy none always gets the none scope (the scope name is unused)."""
+    if policy.name == POLICY_NONE:
+        return NoneScope(policy, providers)
+    if scope_name == SCOPE_CONTAINER:
+        return ContainerScope(policy, providers)
+    if scope_name == SCOPE_POD:
+        return PodScope(policy, providers)
+    raise TopologyManagerError('unknown scope: "%s"' % (scope_name,))
+
 
 DEFAULT_POLICY = POLICY_NONE
 DEFAULT_SCOPE = "container"

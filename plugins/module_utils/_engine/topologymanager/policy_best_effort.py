@@ -1,0 +1,22 @@
+# -*- coding: utf-8 -*-
+# Copyright: numaguard.kubelet contributors
+# Apache License 2.0 (see LICENSE)
+"""Topology Manager policy ``best-effort`` (pkg/kubelet/cm/topologymanager/policy_best_effort.go)."""
+
+from __future__ import absolute_import, annotations, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.merge import filter_providers_hints
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.policy import POLICY_BEST_EFFORT, Policy
+
+
+class BestEffortPolicy(Policy):
+    """Merge and keep the best hint, admitting whatever it is."""
+
+    name = POLICY_BEST_EFFORT
+
+    def merge(self, providers_hints):
+        lists = filter_providers_hints(providers_hints)
+        hint = self.merge_lists(lists, self.options.prefer_closest_numa)
+        return hint, True

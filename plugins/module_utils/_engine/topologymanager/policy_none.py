@@ -1,0 +1,21 @@
+# -*- coding: utf-8 -*-
+# Copyright: numaguard.kubelet contributors
+# Apache License 2.0 (see LICENSE)
+"""Topology Manager policy ``none`` (pkg/kubelet/cm/topologymanager/policy_none.go)."""
+
+from __future__ import absolute_import, annotations, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import TopologyHint
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.policy import POLICY_NONE, Policy
+
+
+class NonePolicy(Policy):
+    """No alignment: never merges, always admits."""
+
+    name = POLICY_NONE
+
+    def merge(self, providers_hints):
+        # policy_none.go Merge: the empty hint TopologyHint{} (nil, not preferred), always admitted
+        return TopologyHint(None, False), True

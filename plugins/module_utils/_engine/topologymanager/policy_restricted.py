@@ -1,0 +1,28 @@
+# -*- coding: utf-8 -*-
+# Copyright: numaguard.kubelet contributors
+# Apache License 2.0 (see LICENSE)
+"""Topology Manager policy ``restricted`` (pkg/kubelet/cm/topologymanager/policy_restricted.go)."""
+
+from __future__ import absolute_import, annotations, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import TopologyHint
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.merge import NoPreferredMerge, filter_providers_hints
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.policy import POLICY_RESTRICTED, Policy
+
+
+class RestrictedPolicy(Policy):
+    """Merge like best-effort; admit only a preferred result."""
+
+    name = POLICY_RESTRICTED
+
+    def merge(self, providers_hints):
+        lists = filter_providers_hints(providers_hints)
+        try:
+            hint = self.merge_lists(lists, self.options.prefer_closest_numa)
+        except NoPreferredMerge as err:
+            # the decision is certain: restricted admits only a preferred merged hint
+            self.last_note = "%s; the pod is rejected whatever that hint is" % err
+            return TopologyHint(None, False), False
+        return hint, hint.preferred

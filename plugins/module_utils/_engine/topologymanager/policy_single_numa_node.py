@@ -1,0 +1,25 @@
+# -*- coding: utf-8 -*-
+# Copyright: numaguard.kubelet contributors
+# Apache License 2.0 (see LICENSE)
+"""Topology Manager policy ``single-numa-node`` (pkg/kubelet/cm/topologymanager/policy_single_numa_node.go)."""
+
+from __future__ import absolute_import, annotations, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import TopologyHint
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.merge import filter_providers_hints, filter_single_numa_hints
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.policy import POLICY_SINGLE_NUMA_NODE, Policy
+
+
+class SingleNumaNodePolicy(Policy):
+    """Only preferred single-node (or don't-care) hints take part; prefer-closest is ignored."""
+
+    name = POLICY_SINGLE_NUMA_NODE
+
+    def merge(self, providers_hints):
+        lists = filter_single_numa_hints(filter_providers_hints(providers_hints))
+        hint = self.merge_lists(lists, False)
+        if hint.affinity is not None and hint.affinity.value == self.numa_info.default_mask:
+            hint = TopologyHint(None, hint.preferred)
+        return hint, hint.preferred

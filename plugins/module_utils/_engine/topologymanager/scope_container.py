@@ -1,0 +1,38 @@
+# -*- coding: utf-8 -*-
+# Copyright: numaguard.kubelet contributors
+# Apache License 2.0 (see LICENSE)
+"""Topology Manager scope ``container`` (pkg/kubelet/cm/topologymanager/scope_container.go)."""
+
+from __future__ import absolute_import, annotations, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.scope import (
+    SCOPE_CONTAINER,
+    TOPOLOGY_AFFINITY_ERROR,
+    TOPOLOGY_AFFINITY_MESSAGE,
+    AdmitResult,
+    Decision,
+    Scope,
+    provider_name,
+)
+
+
+class ContainerScope(Scope):
+    """One merge per container, after the earlier containers are allocated."""
+
+    name = SCOPE_CONTAINER
+
+    def admit(self, pod):
+        result = AdmitResult(self.name)
+        for container in pod.all_containers():
+            provider_hints = [(provider_name(p), p.get_topology_hints(pod, container))
+                              for p in self.providers]
+            merged, admit = self.policy.merge([hints for _name, hints in provider_hints])
+            result.decisions.append(Decision([container.name], provider_hints, merged, admit, self.policy))
+            if not admit:
+                return result.reject(TOPOLOGY_AFFINITY_ERROR, TOPOLOGY_AFFINITY_MESSAGE, container.name)
+            self._store(pod, container, merged, result)
+            if not self._allocate(pod, container, merged, result):
+                return result
+        return result

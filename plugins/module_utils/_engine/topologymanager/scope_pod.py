@@ -1,0 +1,38 @@
+# -*- coding: utf-8 -*-
+# Copyright: numaguard.kubelet contributors
+# Apache License 2.0 (see LICENSE)
+"""Topology Manager scope ``pod`` (pkg/kubelet/cm/topologymanager/scope_pod.go)."""
+
+from __future__ import absolute_import, annotations, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.scope import (
+    SCOPE_POD,
+    TOPOLOGY_AFFINITY_ERROR,
+    TOPOLOGY_AFFINITY_MESSAGE,
+    AdmitResult,
+    Decision,
+    Scope,
+    provider_name,
+)
+
+
+class PodScope(Scope):
+    """One merge for the whole pod, then allocation container by container."""
+
+    name = SCOPE_POD
+
+    def admit(self, pod):
+        result = AdmitResult(self.name)
+        containers = pod.all_containers()
+        provider_hints = [(provider_name(p), p.get_pod_topology_hints(pod)) for p in self.providers]
+        merged, admit = self.policy.merge([hints for _name, hints in provider_hints])
+        result.decisions.append(Decision([c.name for c in containers], provider_hints, merged, admit, self.policy))
+        if not admit:
+            return result.reject(TOPOLOGY_AFFINITY_ERROR, TOPOLOGY_AFFINITY_MESSAGE)
+        for container in containers:
+            self._store(pod, container, merged, result)
+            if not self._allocate(pod, container, merged, result):
+                return result
+        return result
