@@ -25,8 +25,10 @@ try:
 except ImportError:  # pragma: no cover
     pass
 
+from ansible_collections.numaguard.kubelet.plugins.module_utils._errors import NumaguardError
 
-class AdmissionInputError(ValueError):
+
+class AdmissionInputError(NumaguardError):
     """An input of the admission checker that cannot be used, named precisely."""
 
 

@@ -19,9 +19,10 @@ except ImportError:  # pragma: no cover
     pass
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission import explain_merge
+from ansible_collections.numaguard.kubelet.plugins.module_utils._errors import NumaguardError
 
 
-class AdmissionReportError(ValueError):
+class AdmissionReportError(NumaguardError):
     """Input that is not a set of admission_check results."""
 
 

@@ -46,6 +46,7 @@ try:
 except ImportError:  # pragma: no cover
     pass
 
+from ansible_collections.numaguard.kubelet.plugins.module_utils._errors import NumaguardError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.mask_table import table_for
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors import (
     AdmissionError,
@@ -59,7 +60,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topology
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import HintList, TopologyHint, implicit_for
 
 
-class InvalidDeviceInventory(ValueError):
+class InvalidDeviceInventory(NumaguardError):
     """A device inventory or allocation list that cannot be read, naming the bad entry."""
 
 

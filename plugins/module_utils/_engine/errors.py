@@ -15,6 +15,8 @@ Two families, because the kubelet treats them in two different ways:
 
 from __future__ import absolute_import, annotations, division, print_function
 
+from ansible_collections.numaguard.kubelet.plugins.module_utils._errors import NumaguardError
+
 __metaclass__ = type
 
 #: Reason the kubelet uses for every allocation error without a type of its own (spec 5.2).
@@ -44,5 +46,5 @@ class AdmissionError(Exception):
         return "%s(reason=%r, message=%r)" % (type(self).__name__, self.reason, self.message)
 
 
-class StateError(ValueError):
+class StateError(NumaguardError):
     """A state file or configuration the kubelet would refuse to start with."""

@@ -32,6 +32,7 @@ try:
 except ImportError:  # pragma: no cover
     pass
 
+from ansible_collections.numaguard.kubelet.plugins.module_utils._errors import NumaguardError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import (
     InvalidQuantity,
     Quantity,
@@ -57,7 +58,7 @@ _QUALIFIED_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
 _ZERO = Quantity.from_int(0)
 
 
-class InvalidPod(ValueError):
+class InvalidPod(NumaguardError):
     """A manifest the API server would refuse (or that is not a Pod), naming field and value."""
 
 

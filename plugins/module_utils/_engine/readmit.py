@@ -42,6 +42,7 @@ except ImportError:  # pragma: no cover
     pass
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors import StateError
+from ansible_collections.numaguard.kubelet.plugins.module_utils._errors import NumaguardError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.resources import is_memory_type
 
 START_FRESH = "fresh"
@@ -53,7 +54,7 @@ DEFAULT_MAX_ORDERS = 100
 EXHAUSTIVE_LIMIT = 8
 
 
-class ReadmitInputError(ValueError):
+class ReadmitInputError(NumaguardError):
     """A re-admission input that cannot be used, named precisely."""
 
 

@@ -22,6 +22,7 @@ import os
 from typing import Any, Dict, List, Optional, Tuple
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.checkpoint import CheckpointError, load_cpu_manager_state, load_memory_manager_state
+from ansible_collections.numaguard.kubelet.plugins.module_utils._errors import NumaguardError
 
 DEFAULT_ROOT_DIR = "/var/lib/kubelet"
 
@@ -50,7 +51,7 @@ VALUE_FLAGS = ("config", "config-dir", "root-dir", "kubeconfig", "cpu-manager-po
 STATE_FILES = ("cpu_manager_state", "memory_manager_state")
 
 
-class KubeletPathsError(ValueError):
+class KubeletPathsError(NumaguardError):
     """A kubelet command line or state file location that cannot be interpreted."""
 
 

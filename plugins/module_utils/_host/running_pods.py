@@ -36,6 +36,7 @@ except ImportError:  # pragma: no cover
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.pod import InvalidPod, Pod, pod_requests
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.resource_fit import ResourceFit, node_allocatable
+from ansible_collections.numaguard.kubelet.plugins.module_utils._errors import NumaguardError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset import InvalidCPUSet, parse_cpuset
 
 #: pod phases the kubelet no longer counts as active
@@ -46,7 +47,7 @@ SOURCE_MEMORY = "memory_manager_state"
 SOURCE_DEVICES = "device checkpoint"
 
 
-class RunningPodsError(ValueError):
+class RunningPodsError(NumaguardError):
     """A running_pods input that cannot be used, naming the item."""
 
 

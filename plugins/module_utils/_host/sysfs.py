@@ -37,6 +37,7 @@ import os
 import re
 from typing import Any, Dict, FrozenSet, List, Optional, Tuple
 
+from ansible_collections.numaguard.kubelet.plugins.module_utils._errors import NumaguardError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import CPU, HugePages, InvalidTopology, NumaNode, Topology
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset import InvalidCPUSet, format_cpuset, parse_cpuset
 
@@ -66,7 +67,7 @@ U32_MAX = 2 ** 32 - 1
 U64_MAX = 2 ** 64 - 1
 
 
-class SysfsError(ValueError):
+class SysfsError(NumaguardError):
     """A sysfs/procfs file that is missing, unreadable or holds content we cannot parse."""
 
 

@@ -24,6 +24,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
+from ansible_collections.numaguard.kubelet.plugins.module_utils._errors import NumaguardError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset import format_cpuset
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.resources import hugepage_resource_name as _resource_name
 
@@ -34,7 +35,7 @@ MIB = 1024 * 1024
 FINGERPRINT_VERSION = 1
 
 
-class InvalidTopology(ValueError):
+class InvalidTopology(NumaguardError):
     """A topology (or ``numa_topology`` fact dict) that is inconsistent or has a bad field."""
 
 

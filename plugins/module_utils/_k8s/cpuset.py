@@ -14,10 +14,12 @@ __metaclass__ = type
 
 import re
 
+from ansible_collections.numaguard.kubelet.plugins.module_utils._errors import NumaguardError
+
 _ELEMENT = re.compile(r"^(\d+)(?:-(\d+))?$")
 
 
-class InvalidCPUSet(ValueError):
+class InvalidCPUSet(NumaguardError):
     """A CPU list that is not valid Linux/kubelet cpuset syntax."""
 
 

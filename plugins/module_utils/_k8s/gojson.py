@@ -35,6 +35,7 @@ try:
 except ImportError:  # pragma: no cover
     pass
 
+from ansible_collections.numaguard.kubelet.plugins.module_utils._errors import NumaguardError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.gostrconv import go_quote
 
 STRING = "string"
@@ -50,7 +51,7 @@ _INT64_MIN = -(1 << 63)
 _INT64_MAX = (1 << 63) - 1
 
 
-class GoJSONError(ValueError):
+class GoJSONError(NumaguardError):
     """A document Go's ``encoding/json`` would refuse; the message is Go's wording."""
 
 

@@ -31,6 +31,8 @@ __metaclass__ = type
 import math
 import re
 
+from ansible_collections.numaguard.kubelet.plugins.module_utils._errors import NumaguardError
+
 DECIMAL_SI = "DecimalSI"
 BINARY_SI = "BinarySI"
 DECIMAL_EXPONENT = "DecimalExponent"
@@ -62,7 +64,7 @@ _QUANTITY = re.compile(
 )
 
 
-class InvalidQuantity(ValueError):
+class InvalidQuantity(NumaguardError):
     """A string that Kubernetes would not accept as a resource quantity."""
 
 

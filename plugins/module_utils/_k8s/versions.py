@@ -27,6 +27,7 @@ try:
 except ImportError:  # pragma: no cover
     pass
 
+from ansible_collections.numaguard.kubelet.plugins.module_utils._errors import NumaguardError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.gostrconv import go_quote
 
 #: Oldest release the table covers; older kubelets are refused (their option sets differ).
@@ -110,7 +111,7 @@ BEHAVIOURS: Dict[str, int] = {
 }
 
 
-class VersionError(ValueError):
+class VersionError(NumaguardError):
     """A kubelet version or feature-gate setting the table cannot use; the message names it."""
 
 

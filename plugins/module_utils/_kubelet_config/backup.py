@@ -32,6 +32,7 @@ import re
 import shutil
 import time
 
+from ansible_collections.numaguard.kubelet.plugins.module_utils._errors import NumaguardError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._io import fsync_dir, write_file
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.config import nesting_exceeds
 
@@ -55,7 +56,7 @@ _STAMP = re.compile(r"^\d{8}T\d{6}Z(-[A-Za-z0-9.-]{1,80})?$")
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 
 
-class BackupError(ValueError):
+class BackupError(NumaguardError):
     """A backup or restore that cannot be done safely; the message names the path."""
 
 

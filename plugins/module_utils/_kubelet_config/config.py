@@ -41,6 +41,7 @@ import math
 import os
 import re
 
+from ansible_collections.numaguard.kubelet.plugins.module_utils._errors import NumaguardError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.eviction import (  # the Linux defaults
     DEFAULT_EVICTION_HARD,
 )
@@ -63,7 +64,7 @@ KUBELET_KIND = "KubeletConfiguration"
 DROPIN_EXTENSION = ".conf"
 
 
-class KubeletConfigError(ValueError):
+class KubeletConfigError(NumaguardError):
     """A kubelet configuration file or directory that the kubelet would not load."""
 
 

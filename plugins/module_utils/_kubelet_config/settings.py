@@ -21,6 +21,7 @@ __metaclass__ = type
 
 import re
 
+from ansible_collections.numaguard.kubelet.plugins.module_utils._errors import NumaguardError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset import (
     InvalidCPUSet,
     format_cpuset,
@@ -128,7 +129,7 @@ _FIX_HINT = {
 }
 
 
-class SettingsError(ValueError):
+class SettingsError(NumaguardError):
     """One or more settings the kubelet would reject; ``errors`` lists them all."""
 
     def __init__(self, errors: List[str]) -> None:

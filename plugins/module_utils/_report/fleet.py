@@ -20,6 +20,7 @@ __metaclass__ = type
 
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from ansible_collections.numaguard.kubelet.plugins.module_utils._errors import NumaguardError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.resources import HUGEPAGES_PREFIX, is_hugepages
 
 GIB = 1024 ** 3
@@ -28,7 +29,7 @@ GIB = 1024 ** 3
 IGNORED_GROUPS = ("all", "ungrouped")
 
 
-class FleetReportError(ValueError):
+class FleetReportError(NumaguardError):
     """Input that is not a usable fact dict or host list; the message names host and field."""
 
 

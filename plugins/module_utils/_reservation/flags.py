@@ -24,6 +24,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from ansible_collections.numaguard.kubelet.plugins.module_utils._errors import NumaguardError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.gostrconv import go_quote
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import (
     InvalidQuantity,
@@ -42,7 +43,7 @@ _GO_INT = re.compile(r"^[+-]?[0-9]+$")
 _INT32_MIN, _INT32_MAX = -(1 << 31), (1 << 31) - 1
 
 
-class ReservationSyntaxError(ValueError):
+class ReservationSyntaxError(NumaguardError):
     """A reservation setting the kubelet would refuse to parse (message names option and value)."""
 
     def __init__(self,

@@ -28,6 +28,7 @@ __metaclass__ = type
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from ansible_collections.numaguard.kubelet.plugins.module_utils._errors import NumaguardError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import Topology
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset import (
     InvalidCPUSet,
@@ -77,7 +78,7 @@ STRATEGIES = ("node0", "spread", "proportional", "reserved_cpus", "explicit")
 MIB = 1024 * 1024
 _UINT64 = 1 << 64
 
-class ReservationError(ValueError):
+class ReservationError(NumaguardError):
     """A reservation that cannot be computed (e.g. it does not fit the nodes the strategy may use)."""
 
 

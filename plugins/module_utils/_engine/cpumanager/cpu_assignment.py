@@ -30,11 +30,13 @@ try:
 except ImportError:  # pragma: no cover
     pass
 
+from ansible_collections.numaguard.kubelet.plugins.module_utils._errors import NumaguardError
+
 PACKED = "packed"
 SPREAD = "spread"
 
 
-class TakeError(ValueError):
+class TakeError(NumaguardError):
     """takeByTopology could not satisfy the request; the text is the kubelet's error text."""
 
 

@@ -66,6 +66,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topology
     is_hint_set,
     memoise_dicts,
 )
+from ansible_collections.numaguard.kubelet.plugins.module_utils._errors import NumaguardError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import INT64_MAX, INT64_MIN, parse_quantity
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.resources import is_memory_type
 
@@ -97,7 +98,7 @@ class MemoryAllocationError(AdmissionError):
         self.error = error
 
 
-class UnsupportedPod(ValueError):
+class UnsupportedPod(NumaguardError):
     """A pod the simulator cannot decide for (the kubelet path is not reproduced), named clearly."""
 
 

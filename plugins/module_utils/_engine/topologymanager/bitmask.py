@@ -26,10 +26,12 @@ try:
 except ImportError:  # pragma: no cover
     pass
 
+from ansible_collections.numaguard.kubelet.plugins.module_utils._errors import NumaguardError
+
 MAX_BITS = 64
 
 
-class InvalidBitMask(ValueError):
+class InvalidBitMask(NumaguardError):
     """A NUMA id that a kubelet bitmask cannot hold."""
 
 

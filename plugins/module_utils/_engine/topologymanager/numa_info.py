@@ -21,9 +21,10 @@ except ImportError:  # pragma: no cover
     pass
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.bitmask import bits_of, mask_value, popcount
+from ansible_collections.numaguard.kubelet.plugins.module_utils._errors import NumaguardError
 
 
-class TopologyManagerError(ValueError):
+class TopologyManagerError(NumaguardError):
     """The kubelet's Topology Manager would refuse to start with this configuration/machine."""
 
 
