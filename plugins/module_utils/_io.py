@@ -15,6 +15,7 @@ from __future__ import absolute_import, annotations, division, print_function
 
 __metaclass__ = type
 
+import errno
 import os
 import tempfile
 from typing import Callable, Optional
@@ -35,6 +36,22 @@ def fsync_dir(path: str) -> None:
         pass
     finally:
         os.close(fd)
+
+
+def read_file_if_exists(path: str) -> Optional[bytes]:
+    """The bytes of ``path``; None when it does not exist (ENOENT, a dangling link included).
+
+    The one answer to "the file is missing" for every state and config file read from a host:
+    absent is not an error here, each caller says what absent means for it (a fresh node, a new
+    file, an error for a path the user named). Any other failure raises OSError.
+    """
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except OSError as exc:
+        if exc.errno == errno.ENOENT:
+            return None
+        raise
 
 
 def write_file(path: str,

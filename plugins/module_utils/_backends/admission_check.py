@@ -15,6 +15,7 @@ from __future__ import absolute_import, annotations, division, print_function
 
 __metaclass__ = type
 
+import errno
 import json
 import os
 from typing import Any, Dict
@@ -29,6 +30,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._host.kubelet_pa
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.running_pods import combine, listed_pods, resource_fit_for_node, state_pods
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.sysfs import read_system_memory, read_topology
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import Topology
+from ansible_collections.numaguard.kubelet.plugins.module_utils._io import read_file_if_exists
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import KubeletAssumption, host_kubelet_version
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.config import kubelet_defaults, load_kubelet_config
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.flags import flags_to_config
@@ -117,13 +119,14 @@ def _read_state(root, option_value, default_path, name, sources):
     path = value if kind == "path" else default_path
     host_path = under_root(root, path)
     try:
-        with open(host_path, "rb") as handle:
-            raw = handle.read()
+        raw = read_file_if_exists(host_path)
     except OSError as exc:
-        if kind == "default" and not os.path.exists(host_path):
+        raise AdmissionInputError("%s: cannot read %s: %s" % (name, host_path, exc.strerror or exc))
+    if raw is None:
+        if kind == "default":  # the node has no such file yet: the kubelet starts fresh
             sources[name] = "absent (%s)" % path
             return path, None
-        raise AdmissionInputError("%s: cannot read %s: %s" % (name, host_path, exc.strerror or exc))
+        raise AdmissionInputError("%s: cannot read %s: %s" % (name, host_path, os.strerror(errno.ENOENT)))
     sources[name] = path
     try:
         return path, raw.decode("utf-8")

@@ -13,7 +13,6 @@ from __future__ import absolute_import, annotations, division, print_function
 
 __metaclass__ = type
 
-import os
 from typing import Any, Dict
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.sysfs import (
@@ -22,6 +21,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._host.sysfs impo
     read_topology,
 )
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import InvalidTopology
+from ansible_collections.numaguard.kubelet.plugins.module_utils._io import read_file_if_exists
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import KubeletAssumption, VersionError, host_kubelet_version
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.config import (
     KubeletConfigError,
@@ -41,11 +41,14 @@ def _state_text(value):
         return None, None, None
     if value.lstrip().startswith("{"):
         return value, None, None
-    if not os.path.exists(value):
+    raw = read_file_if_exists(value)
+    if raw is None:
         return None, value, ("memory_manager_state %s does not exist: the kubelet will start with a fresh state"
                              % value)
-    with open(value) as handle:
-        return handle.read(), value, None
+    try:
+        return raw.decode("utf-8"), value, None
+    except UnicodeDecodeError as exc:
+        raise ReservationError("memory_manager_state %s is not UTF-8 text (byte %d)" % (value, exc.start))
 
 
 def argument_spec() -> Dict[str, Dict[str, Any]]:

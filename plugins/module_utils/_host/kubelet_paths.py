@@ -16,13 +16,13 @@ from __future__ import absolute_import, annotations, division, print_function
 
 __metaclass__ = type
 
-import errno
 import json
 import os
 from typing import Any, Dict, List, Optional, Tuple
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.checkpoint import CheckpointError, load_cpu_manager_state, load_memory_manager_state
 from ansible_collections.numaguard.kubelet.plugins.module_utils._errors import NumaguardError
+from ansible_collections.numaguard.kubelet.plugins.module_utils._io import read_file_if_exists
 
 DEFAULT_ROOT_DIR = "/var/lib/kubelet"
 
@@ -176,13 +176,10 @@ def read_state_text(root: str, root_dir: str, name: str) -> Tuple[str, Optional[
         raise KubeletPathsError("unknown kubelet state file %r (known: %s)" % (name, ", ".join(STATE_FILES)))
     path = os.path.join(root_dir, name)
     try:
-        with open(under_root(root, path), "rb") as handle:
-            raw = handle.read()
+        raw = read_file_if_exists(under_root(root, path))
     except OSError as exc:
-        if exc.errno == errno.ENOENT:
-            return path, None
         raise KubeletPathsError("%s: cannot read: %s" % (under_root(root, path), exc.strerror or exc))
-    return path, raw.decode("utf-8", "replace")
+    return path, None if raw is None else raw.decode("utf-8", "replace")
 
 
 def peek_policy_name(text: str) -> Optional[str]:

@@ -28,6 +28,7 @@ import copy
 import json
 import os
 
+from ansible_collections.numaguard.kubelet.plugins.module_utils._io import read_file_if_exists
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.config import (
     DEFAULT_EVICTION_HARD,
     KUBELET_API_VERSIONS,
@@ -63,11 +64,11 @@ STATE_FILES = ("cpu_manager_state", "memory_manager_state")
 
 
 def _read_optional(path: Optional[str]) -> Optional[str]:
-    if not path or not os.path.exists(path):
+    if not path:
         return None
     try:
-        with open(path, "rb") as handle:
-            return handle.read().decode("utf-8")
+        raw = read_file_if_exists(path)
+        return None if raw is None else raw.decode("utf-8")
     except OSError as exc:
         raise KubeletConfigError("cannot read %s: %s" % (path, exc.strerror or exc))
     except UnicodeDecodeError as exc:

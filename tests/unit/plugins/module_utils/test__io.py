@@ -88,3 +88,17 @@ def test_rename_hook_and_directory_fsync(tmp_path, monkeypatch):
 def test_fsync_dir_skips_what_it_cannot_open(tmp_path):
     _io.fsync_dir(str(tmp_path / "missing"))  # no exception
     _io.fsync_dir(str(tmp_path))
+
+
+def test_read_file_if_exists_has_one_answer_for_missing(tmp_path):
+    path = tmp_path / "memory_manager_state"
+    assert _io.read_file_if_exists(str(path)) is None
+    os.symlink(str(tmp_path / "nowhere"), str(tmp_path / "dangling"))
+    assert _io.read_file_if_exists(str(tmp_path / "dangling")) is None
+    path.write_bytes(b"{}")
+    assert _io.read_file_if_exists(str(path)) == b"{}"
+
+
+def test_read_file_if_exists_raises_other_failures(tmp_path):
+    with pytest.raises(OSError):
+        _io.read_file_if_exists(str(tmp_path))  # a directory
