@@ -3,16 +3,16 @@
 # Apache License 2.0 (see LICENSE)
 """What-if admission: run pods through the kubelet's allocate-resources admit handler.
 
-Why: the kubelet decides NUMA placement in its Topology Manager admit handler (spec 5.1) from
+Why: the kubelet decides NUMA placement in its Topology Manager admit handler (pkg/kubelet/cm/container_manager_linux.go, pkg/kubelet/lifecycle) from
 the machine, its configuration and the state files. :class:`AdmissionSimulator` builds the same
 managers the kubelet builds at start-up (Topology Manager, then the hint providers in the
 kubelet's order: device, CPU, memory), fails where the kubelet would not start, and then admits
 pods one after another as the kubelet does for pods created in that order:
 
 * each pod goes through the scope (none / container / pod) -> provider hints -> merge ->
-  allocation, with the kubelet's reason and message on rejection (spec 3.6, 5.2);
+  allocation, with the kubelet's reason and message on rejection (pkg/kubelet/cm/topologymanager/scope.go, pkg/kubelet/cm/admission/errors.go);
 * a rejected pod becomes Failed, so its partial allocations are garbage-collected before the
-  next pod is admitted (spec 4.1: no rollback during admission, release at the next GC);
+  next pod is admitted (pkg/kubelet/cm/topologymanager/scope.go: no rollback during admission, release at the next GC);
 * admitted pods keep their resources for the rest of the sequence.
 
 After the Topology Manager admit handler comes the kubelet's resource-fit admission
@@ -281,7 +281,7 @@ class AdmissionSimulator:
         return results
 
     def _garbage_collect(self, pod: Pod) -> None:
-        """Release what a rejected (Failed) pod got before the next admission (spec 4.1)."""
+        """Release what a rejected (Failed) pod got before the next admission (pkg/kubelet/cm/topologymanager/scope.go)."""
         for container in pod.all_containers():
             for provider in self.providers:
                 provider.remove(pod.uid, container.name)

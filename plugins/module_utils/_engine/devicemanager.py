@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
 # Apache License 2.0 (see LICENSE)
-"""Device manager hints and allocation from a declared device inventory (spec 1.6, 2.4, 4.4).
+"""Device manager hints and allocation from a declared device inventory (pkg/kubelet/cm/devicemanager/topology_hints.go, manager.go).
 
 The kubelet learns devices from device plugins (gRPC); we cannot ask them, so the operator
 declares the inventory: extended resource name -> device id -> NUMA node(s), health, and the
@@ -418,7 +418,7 @@ class DeviceManager:
                        available: Set[str],
                        reusable: Set[str],
                        request: int) -> List[TopologyHint]:
-        """``generateDeviceTopologyHints`` (spec 2.4), all mask counts at once.
+        """``generateDeviceTopologyHints`` (pkg/kubelet/cm/devicemanager/topology_hints.go), all mask counts at once.
 
         Same result as :meth:`generate_hints_literal` (the kubelet's per-mask loop).
         """

@@ -19,7 +19,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._errors import N
 
 __metaclass__ = type
 
-#: Reason the kubelet uses for every allocation error without a type of its own (spec 5.2).
+#: Reason the kubelet uses for every allocation error without a type of its own (pkg/kubelet/cm/admission/errors.go).
 UNEXPECTED_ADMISSION_ERROR = "UnexpectedAdmissionError"
 
 
@@ -28,7 +28,7 @@ class AdmissionError(Exception):
 
     ``message`` is the text after "Pod was rejected: " in the pod status. Subclasses used for
     allocation failures of the managers call :meth:`unexpected` so that the message gets the
-    kubelet's "Allocate failed due to ..., which is unexpected" wrapping (spec 5.2).
+    kubelet's "Allocate failed due to ..., which is unexpected" wrapping (pkg/kubelet/cm/admission/errors.go).
     """
 
     def __init__(self, reason: str, message: str) -> None:

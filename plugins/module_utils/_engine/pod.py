@@ -7,7 +7,7 @@ The kubelet never sees a manifest as written: the API server validates it and ap
 first (a container that sets only ``limits`` gets ``requests`` equal to them, pod-level
 requests/limits are filled in from the containers). QoS, guaranteed CPU counts and memory
 requests are all computed from the *defaulted* object, so we reproduce the validation we rely
-on and the defaulting, then compute what the managers need (spec 2.1):
+on and the defaulting, then compute what the managers need (pkg/apis/core/v1/helper/qos/qos.go, k8s.io/component-helpers/resource/helpers.go):
 
 * :attr:`Pod.qos_class` exactly as ``GetPodQOS`` (``status.qosClass`` wins when present);
 * :func:`pod_requests` / :func:`pod_limits` as ``resourcehelper.PodRequests`` / ``PodLimits``:

@@ -9,7 +9,7 @@ legacy ``checksum`` field kept inside memory V3 files) carry ``checksum.New(cp)`
 {SortKeys, DisableMethods, SpewKeys, DisablePointerAddresses, DisableCapacities} and ``%#v``,
 and FNV-1a 32 hashes the text. The hash therefore depends on Go type and package names and on
 nil versus empty maps/slices. Only the small grammar these structs need is reproduced
-(kubelet-engine-spec 7.2), driven by the :mod:`.gojson` type model:
+(k8s.io/apimachinery/pkg/util/dump, hashed by pkg/kubelet/checkpointmanager/checksum), driven by the :mod:`.gojson` type model:
 
 * a pointer shown with its type: ``(*state.T)`` then the pointee without type; inside a map or
   slice: ``<*>`` then the pointee; a nil pointer there: ``<nil>``;

@@ -5,7 +5,7 @@
 
 Why a separate step: the rollout must know *before* stopping anything whether the new
 configuration is valid, whether the file changes at all, and whether the kubelet will refuse its
-state files afterwards (spec 6.2/6.3). :func:`plan_change` answers all three from the files on
+state files afterwards (the cpu and memory managers' validateState). :func:`plan_change` answers all three from the files on
 the host, without writing; the module writes only what the plan says.
 
 Two modes:

@@ -637,7 +637,8 @@ def reset_decision(old: Dict[str, Any],
                    cpu_state: Any = None,
                    memory_state: Any = None,
                    topology: Any = None) -> Dict[str, Any]:
-    """Decide which state files the change makes the kubelet refuse (spec 6.2/6.3).
+    """Decide which state files the change makes the kubelet refuse (validateState of
+    pkg/kubelet/cm/cpumanager/policy_static.go and pkg/kubelet/cm/memorymanager/policy_static.go).
 
     ``old``/``new``: effective configurations before/after (defaults filled in).
     ``cpu_state``/``memory_state``: the parsed JSON of the state files, the string
@@ -696,7 +697,7 @@ def reset_decision(old: Dict[str, Any],
 
 
 def _memory_drift(memory_state: Dict[str, Any], topology: Any) -> Optional[str]:
-    """A message when the checkpoint's per-node totals differ from the host (spec 6.3 step 3)."""
+    """A message when the checkpoint's per-node totals differ from the host (pkg/kubelet/cm/memorymanager/policy_static.go validateState)."""
     if topology is None:
         return None
     machine = memory_state.get("machineState")

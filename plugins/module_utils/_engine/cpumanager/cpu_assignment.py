@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
 # Apache License 2.0 (see LICENSE)
-"""Which concrete CPUs the static policy hands out: ``takeByTopology`` (spec 4.3.1).
+"""Which concrete CPUs the static policy hands out: ``takeByTopology`` (pkg/kubelet/cm/cpumanager/cpu_assignment.go).
 
 Two algorithms, chosen by the policy options:
 

@@ -4,7 +4,7 @@
 """The CPU manager as a Topology Manager hint provider: construction from the kubelet config,
 state restore and validation, and the provider protocol (hints, allocate, remove).
 
-:func:`new_cpu_manager` does what the kubelet does at start-up (spec 6.2): pick the policy
+:func:`new_cpu_manager` does what the kubelet does at start-up (pkg/kubelet/cm/cpumanager/cpu_manager.go NewManager): pick the policy
 (``none`` / ``static``), compute the CPU reservation from ``reservedSystemCPUs`` or
 kube/system-reserved cpu, parse and validate the policy options, restore the checkpoint and run
 ``validateState``. Anything the kubelet would refuse to start with raises :class:`StateError`
@@ -79,7 +79,7 @@ def _reserved_quantity(config: Mapping[str, Any], section: str) -> Optional[Quan
 
 
 def cpu_reservation(config: Mapping[str, Any]) -> Dict[str, Any]:
-    """The node-allocatable cpu reservation the CPU manager starts from (spec 1.1).
+    """The node-allocatable cpu reservation the CPU manager starts from (pkg/kubelet/cm/cpumanager/cpu_manager.go).
 
     Returns ``{"reserved_system_cpus": frozenset, "milli": int or None}``; ``milli`` is None when
     the reservation is zero (the kubelet drops zero entries, so the static policy then cannot
@@ -175,7 +175,7 @@ class CPUManager:
             self.remove(pod_uid, name)
 
     def remove_stale_state(self, active_pod_uids: Iterable[str]) -> None:
-        """``removeStaleState``: forget assignments of pods that are no longer active (spec 2.0)."""
+        """``removeStaleState``: forget assignments of pods that are no longer active (pkg/kubelet/cm/cpumanager/cpu_manager.go)."""
         active = set(active_pod_uids)
         for pod_uid in sorted(self._state.entries):
             if pod_uid not in active:

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
 # Apache License 2.0 (see LICENSE)
-"""The CPU manager's view of the machine (spec 1.4): logical CPU -> core, socket, NUMA node, uncore cache.
+"""The CPU manager's view of the machine (pkg/kubelet/cm/cpumanager/topology/topology.go): logical CPU -> core, socket, NUMA node, uncore cache.
 
 The kubelet builds this from cadvisor, not from sysfs directly, and a few of its choices shape
 every later decision, so we reproduce them rather than use our richer topology model as is:
@@ -126,7 +126,7 @@ def _index(details: Dict[int, CPUInfo], attribute: str) -> Dict[int, FrozenSet[i
 
 
 def discover(topology: Any) -> CPUTopology:
-    """Build the kubelet's CPU topology from a :class:`~...topology.Topology` (spec 1.4).
+    """Build the kubelet's CPU topology from a :class:`~...topology.Topology` (pkg/kubelet/cm/cpumanager/topology/topology.go).
 
     Raises :class:`StateError` with the kubelet's wording when no CPU is online.
     """

@@ -4,7 +4,7 @@
 """``cpuManagerPolicyOptions`` of the static policy: parsing, feature-gate maturity, compatibility.
 
 The kubelet refuses to start on a bad option, so every failure here is a :class:`StateError`
-carrying the kubelet's text (spec 6.2). Option values use Go's ``strconv.ParseBool`` syntax;
+carrying the kubelet's text (pkg/kubelet/cm/cpumanager/policy_options.go). Option values use Go's ``strconv.ParseBool`` syntax;
 YAML booleans arrive as Python ``bool`` and are accepted as the strings the kubelet would read.
 """
 

@@ -126,7 +126,7 @@ class StaticPolicy:
 
     # -- start-up ----------------------------------------------------------------------------
     def validate_state(self, state: Any) -> None:
-        """``validateState``: initialise a fresh state or refuse an inconsistent one (spec 6.2)."""
+        """``validateState``: initialise a fresh state or refuse an inconsistent one (pkg/kubelet/cm/cpumanager/policy_static.go)."""
         all_cpus = self.all_cpus()
         default = state.default_cpu_set
         if not default:
@@ -224,7 +224,7 @@ class StaticPolicy:
                        available: FrozenSet[int],
                        reusable: FrozenSet[int],
                        request: int) -> List[TopologyHint]:
-        """``generateCPUTopologyHints`` (spec 2.2.5), with all mask sums computed at once.
+        """``generateCPUTopologyHints`` (pkg/kubelet/cm/cpumanager/policy_static.go), with all mask sums computed at once.
 
         Same result as :meth:`generate_hints_literal` (the per-mask loop), which tests compare.
         """
@@ -313,7 +313,7 @@ class StaticPolicy:
                         state: Any,
                         pod: Any,
                         container: Any) -> Optional[Dict[str, List[TopologyHint]]]:
-        """``GetTopologyHints`` (spec 2.2.3)."""
+        """``GetTopologyHints`` (pkg/kubelet/cm/cpumanager/policy_static.go)."""
         requested = self.guaranteed_cpus(pod, container)
         if requested == 0 or self.uses_ignored_pod_level_resources(pod):
             return None
@@ -327,7 +327,7 @@ class StaticPolicy:
         return {"cpu": self.topology_hints(available, reusable, requested)}
 
     def pod_hints(self, state: Any, pod: Any) -> Optional[Dict[str, List[TopologyHint]]]:
-        """``GetPodTopologyHints`` (spec 2.2.4)."""
+        """``GetPodTopologyHints`` (pkg/kubelet/cm/cpumanager/policy_static.go)."""
         requested = self.pod_guaranteed_cpus(pod)
         if requested == 0 or self.uses_ignored_pod_level_resources(pod):
             return None
@@ -346,7 +346,7 @@ class StaticPolicy:
 
     # -- allocation --------------------------------------------------------------------------
     def take_by_topology(self, available: Iterable[int], count: int) -> FrozenSet[int]:
-        """The option-dependent choice of concrete CPUs (spec 4.3.1); raises TakeError."""
+        """The option-dependent choice of concrete CPUs (pkg/kubelet/cm/cpumanager/cpu_assignment.go); raises TakeError."""
         strategy = SPREAD if self.options.distribute_cpus_across_cores else PACKED
         if self.options.distribute_cpus_across_numa:
             group = self.cpu_group_size if self.options.full_physical_cpus_only else 1
@@ -391,7 +391,7 @@ class StaticPolicy:
         return result
 
     def update_cpus_to_reuse(self, pod: Any, container: Any, cpus: FrozenSet[int]) -> None:
-        """Only the pod being admitted keeps reuse state; init CPUs become reusable (spec 4.3 step 5)."""
+        """Only the pod being admitted keeps reuse state; init CPUs become reusable (pkg/kubelet/cm/cpumanager/policy_static.go updateCPUsToReuse)."""
         for uid in list(self.cpus_to_reuse):
             if uid != pod.uid:
                 del self.cpus_to_reuse[uid]
@@ -407,7 +407,7 @@ class StaticPolicy:
                  pod: Any,
                  container: Any,
                  affinity: Optional[TopologyHint]) -> Optional[FrozenSet[int]]:
-        """``Allocate`` (spec 4.3); returns the container's exclusive CPUs or None (shared pool)."""
+        """``Allocate`` (pkg/kubelet/cm/cpumanager/policy_static.go); returns the container's exclusive CPUs or None (shared pool)."""
         count = self.guaranteed_cpus(pod, container)
         if count == 0 or self.uses_ignored_pod_level_resources(pod):
             return None
@@ -423,7 +423,7 @@ class StaticPolicy:
         return cpus
 
     def remove_container(self, state: Any, pod_uid: str, container_name: str) -> FrozenSet[int]:
-        """``RemoveContainer`` (spec 4.6): CPUs not held by siblings go back to the default set."""
+        """``RemoveContainer`` (pkg/kubelet/cm/cpumanager/policy_static.go): CPUs not held by siblings go back to the default set."""
         released = state.get(pod_uid, container_name)
         if released is None:
             return frozenset()

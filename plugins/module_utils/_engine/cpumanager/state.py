@@ -3,12 +3,12 @@
 # Apache License 2.0 (see LICENSE)
 """The CPU manager's in-memory state: the shared (default) cpuset and per-container assignments.
 
-This is the content of ``cpu_manager_state`` (spec 1.7.1) without the file format: reading and
+This is the content of ``cpu_manager_state`` (pkg/kubelet/cm/cpumanager/state/checkpoint.go) without the file format: reading and
 writing the file, versions and checksums belong to ``engine/checkpoint.py``. Here we accept what
 that reader produces (an object with ``policy_name`` / ``default_cpu_set`` / ``entries`` /
 ``pod_entries`` attributes, or the same as a dict, in snake_case or the file's camelCase), with
 cpusets either as kubelet strings (``"0-3,8"``) or as collections of ints, and turn unparsable
-sets into the kubelet's start-up errors (spec 6.2).
+sets into the kubelet's start-up errors (pkg/kubelet/cm/cpumanager/policy_static.go validateState).
 """
 
 from __future__ import absolute_import, annotations, division, print_function

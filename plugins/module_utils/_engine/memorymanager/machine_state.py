@@ -3,7 +3,7 @@
 # Apache License 2.0 (see LICENSE)
 """The Memory Manager's machine state: memory tables per NUMA node, NUMA groups, blocks.
 
-This is the data the kubelet keeps in ``memory_manager_state`` (spec 1.5, 1.7.2) and the three
+This is the data the kubelet keeps in ``memory_manager_state`` (pkg/kubelet/cm/memorymanager/state/state.go, state/checkpoint.go) and the three
 pieces of arithmetic every other part of the memory manager is built from:
 
 * :func:`default_machine_state` -- the state the kubelet builds at start-up from cadvisor's NUMA

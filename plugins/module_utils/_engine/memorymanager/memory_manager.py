@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
 # Apache License 2.0 (see LICENSE)
-"""Building the Memory Manager the way the kubelet does at start-up (spec 6.3).
+"""Building the Memory Manager the way the kubelet does at start-up (pkg/kubelet/cm/memorymanager/memory_manager.go NewManager, Start).
 
 :func:`new_memory_manager` takes the host topology, the effective KubeletConfiguration (plain
 camelCase dict) and the restored ``memory_manager_state`` (or None for a fresh node) and returns

@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
 # Apache License 2.0 (see LICENSE)
-"""The reservation maths the kubelet's Memory Manager does at start-up (spec 1.1, 6.3).
+"""The reservation maths the kubelet's Memory Manager does at start-up (pkg/kubelet/cm/memorymanager/
+memory_manager.go, pkg/kubelet/cm/node_container_manager_linux.go).
 
 With ``memoryManagerPolicy: Static`` the kubelet refuses to start unless, for every memory type
 (``memory`` and each ``hugepages-*``), the ``reservedMemory`` entries summed over all NUMA nodes

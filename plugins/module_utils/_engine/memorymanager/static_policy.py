@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
 # Apache License 2.0 (see LICENSE)
-"""The Memory Manager ``Static`` policy as a stateful simulator (spec 2.3, 4.2, 4.6).
+"""The Memory Manager ``Static`` policy as a stateful simulator (pkg/kubelet/cm/memorymanager/policy_static.go).
 
 :class:`MemoryManagerStatic` is a Topology Manager hint provider: it answers hints for a
 container (container scope) or a pod (pod scope), allocates memory blocks for a container once
@@ -17,7 +17,7 @@ init containers, and it reproduces the kubelet's rules exactly, including the su
   respects the NUMA-group rules: a node already in a multi-node group serves no single-node
   mask, and a node used by single-node allocations or by another group joins no multi-node mask;
 * when no mask fits, the answer is an empty map -- "no preference" for the Topology Manager --
-  and the failure surfaces in Allocate as an UnexpectedAdmissionError (spec 9.1);
+  and the failure surfaces in Allocate as an UnexpectedAdmissionError (upstream #128708);
 * Allocate widens a Topology Manager mask that is too small (restricted/best-effort merges can
   narrow memory's hint), re-checks the group rule for multi-node masks only, reserves greedily
   in ascending node order, and rewrites earlier init containers' block sizes so that the sizes of
@@ -110,7 +110,7 @@ class _RequestError(Exception):
     """A request the memory manager cannot represent (only ever converted to a kubelet error)."""
 
 
-# ---- requests (spec 2.3.1, 2.3.2) -------------------------------------------------------------
+# ---- requests (getRequestedResources) ----------------------------------------------------------
 
 
 def _as_int64(amount: Any) -> Optional[int]:
@@ -731,7 +731,7 @@ class MemoryManagerStatic:
         self._rewrite_init_blocks(pod, container, new_blocks)
 
     def _update_reusable(self, pod: Any, container: Any, blocks: Sequence[Block]) -> None:
-        """``updatePodReusableMemory`` (spec 4.2.6): other pods' entries are dropped first."""
+        """``updatePodReusableMemory`` (pkg/kubelet/cm/memorymanager/policy_static.go): other pods' entries are dropped first."""
         for uid in list(self._reusable):
             if uid != pod.uid:
                 del self._reusable[uid]

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
 # Apache License 2.0 (see LICENSE)
-"""The Static policy's start-up check of ``memory_manager_state`` (spec 6.3, ``validateState``).
+"""The Static policy's start-up check of ``memory_manager_state`` (``validateState`` in pkg/kubelet/cm/memorymanager/policy_static.go).
 
 Why this matters to users: after a reboot that changes a node's memory by a few KiB, after a
 change of reserved memory or of hugepages, the kubelet refuses to start until the state file is

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
 # Apache License 2.0 (see LICENSE)
-"""The Topology Manager's NUMA bitmask (spec 1.2).
+"""The Topology Manager's NUMA bitmask (pkg/kubelet/cm/topologymanager/bitmask/bitmask.go).
 
 A mask is a set of NUMA ids held in a 64-bit integer: bit ``i`` set means node ``i``. The
 kubelet refuses bits outside 0..63, so NUMA ids >= 64 cannot be represented; we keep that

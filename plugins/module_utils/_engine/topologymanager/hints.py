@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
 # Apache License 2.0 (see LICENSE)
-"""Topology hints and provider hint maps (spec 1.3).
+"""Topology hints and provider hint maps (pkg/kubelet/cm/topologymanager/topology_manager.go, policy.go).
 
 A provider answers, per container or per pod, a map resource name -> list of hints, and the
 three "empty" shapes mean different things to the Topology Manager, so they must stay distinct:

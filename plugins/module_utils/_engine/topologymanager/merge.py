@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
 # Apache License 2.0 (see LICENSE)
-"""Merging provider hints into one NUMA affinity (spec 3.1-3.3, 8).
+"""Merging provider hints into one NUMA affinity (pkg/kubelet/cm/topologymanager/policy.go).
 
 Two implementations with the same result:
 
@@ -11,7 +11,7 @@ Two implementations with the same result:
   (255^4 ~ 4.2e9 permutations at 8 nodes with four resources).
 * :func:`merge_fast` uses the fact that the kubelet's choice does not depend on the order in
   which permutations are seen: the result is the maximum of a strict total order over the *set*
-  of merged hints that some permutation can produce (spec 3.3). That set is computed without
+  of merged hints that some permutation can produce (HintMerger.compare in pkg/kubelet/cm/topologymanager/policy.go). That set is computed without
   enumerating permutations:
 
   - a *preferred* merged hint needs every hint preferred and every non-nil mask equal, so its
@@ -56,10 +56,10 @@ CANNOT_SATISFY = TopologyHint(None, False)
 
 
 def filter_providers_hints(providers_hints: Sequence[Optional[Dict[str, Optional[List[TopologyHint]]]]]) -> List[List[TopologyHint]]:
-    """Flatten provider maps into hint lists with the nil / empty meanings of spec 1.3.
+    """Flatten provider maps into hint lists with the nil / empty meanings of filterProvidersHints (pkg/kubelet/cm/topologymanager/policy.go).
 
     Resource keys are taken in sorted order; the kubelet uses Go's random map order, which does
-    not change the merge result (spec 3.3), only the order of lists in logs.
+    not change the merge result, only the order of lists in logs.
     """
     lists: List[List[TopologyHint]] = []
     for hints in providers_hints:

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
 # Apache License 2.0 (see LICENSE)
-"""NUMA node ids and distances as the Topology Manager sees them (spec 3.3, 3.5, 9.12).
+"""NUMA node ids and distances as the Topology Manager sees them (pkg/kubelet/cm/topologymanager/numa_info.go).
 
 The kubelet keeps, per NUMA node, cadvisor's distance *list* (the node's sysfs ``distance``
 file: one entry per online node, in node order) and indexes it with the *peer node's id*. On

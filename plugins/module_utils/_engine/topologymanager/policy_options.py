@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
 # Apache License 2.0 (see LICENSE)
-"""``topologyManagerPolicyOptions`` parsing with the kubelet's error texts (spec 3.5).
+"""``topologyManagerPolicyOptions`` parsing with the kubelet's error texts (pkg/kubelet/cm/topologymanager/policy_options.go).
 
 Which options exist and which maturity gate they need depends on the kubelet release
 (prefer-closest-numa-nodes GA in 1.32, max-allowable-numa-nodes GA in 1.35): the table is

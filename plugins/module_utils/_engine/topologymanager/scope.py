@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
 # Apache License 2.0 (see LICENSE)
-"""Topology Manager scopes and the allocate-resources admit loop (spec 3.6, 4.1, 5.2).
+"""Topology Manager scopes and the allocate-resources admit loop (pkg/kubelet/cm/topologymanager/
+scope.go; rejections as pkg/kubelet/cm/admission/errors.go reports them).
 
 * ``none`` (policy none, whatever the configured scope): per container, init then app, call
   every provider's ``allocate`` with the zero hint; first error rejects.
@@ -46,7 +47,7 @@ def provider_name(provider: Any) -> str:
 
 
 def rejection_from_error(error: AdmissionError) -> Tuple[str, str]:
-    """(reason, message) as the kubelet records them for an allocation error (spec 5.2).
+    """(reason, message) as the kubelet records them for an allocation error (pkg/kubelet/cm/admission/errors.go).
 
     A typed error keeps its reason and text. An untyped one gets reason
     ``UnexpectedAdmissionError`` and the "Allocate failed due to ..., which is unexpected"

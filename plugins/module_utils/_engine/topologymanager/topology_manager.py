@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
 # Apache License 2.0 (see LICENSE)
-"""Building the Topology Manager from a KubeletConfiguration and a machine (spec 6.1).
+"""Building the Topology Manager from a KubeletConfiguration and a machine (pkg/kubelet/cm/topologymanager/topology_manager.go NewManager).
 
 Start-up checks happen in the kubelet's order and with its messages, so that a node whose
 kubelet would not start is reported as such instead of getting admission answers:

@@ -74,7 +74,7 @@ def test_fresh_node_reads_config_and_admits(host):
     assert first["admitted"] and first["numa_nodes"] == [0]
     assert first["containers"][0]["cpus"] == "1-2,49-50"
     # 300Gi does not fit one 188Gi node, and node 0 already holds a single-node allocation, so
-    # memory offers no mask at all ("no preference"): the merge admits and Allocate fails (spec 9.1)
+    # memory offers no mask at all ("no preference"): the merge admits and Allocate fails (pkg/kubelet/cm/memorymanager/policy_static.go, upstream #128708)
     assert not second["admitted"] and second["reason"] == "UnexpectedAdmissionError"
     assert second["message"].startswith("Allocate failed due to [memorymanager] ")
     assert second["failed_provider"] == "memory"

@@ -13,7 +13,7 @@ DisableMethods, SpewKeys, DisablePointerAddresses, DisableCapacities}.Fprintf("%
 (``pkg/util/hash.DeepHashObject``).
 
 The same program reproduces the upstream unit-test fixtures (354655845, 3610638499, 4215593881,
-1278640530). For the two examples of kubelet-engine-spec 1.7 it gives 74981384 (CPU V2, the
+1278640530). For the two example files of the engine specification this project started from it gives 74981384 (CPU V2, the
 spec prints 2078951854) and 540586451 (memory V1, the spec prints 4098441207): the spec's two
 values are wrong, ours are right.
 
@@ -206,7 +206,7 @@ def test_go_spew_checksum_roundtrip(label, kind, content, checksum, roundtrip):
 
 
 def test_spec_examples_disputed_values():
-    """kubelet-engine-spec 1.7.1 / 1.7.2 print 2078951854 and 4098441207; go-spew disagrees."""
+    """The engine specification this project started from prints 2078951854 and 4098441207; go-spew disagrees."""
     by_label = dict((row[0], row) for row in GO_VERIFIED)
     assert by_label["disputed cpu V2 1.7.1"][3] == 74981384
     assert by_label["disputed mem V1 1.7.2"][3] == 540586451

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
 # Apache License 2.0 (see LICENSE)
-"""Checkpoint files: the checksum test vectors (spec 7.3), the examples (spec 1.7) and the
+"""Checkpoint files: the checksum test vectors (pkg/kubelet/checkpointmanager/checksum), the example files and the
 upstream unit-test fixtures (pkg/kubelet/cm/{cpu,memory}manager/state), read and re-written
 byte for byte."""
 
@@ -34,11 +34,11 @@ CPU_FIXTURE_EMPTY = '{"policyName":"none","defaultCpuSet":"4-6","checksum":35465
 CPU_FIXTURE_ENTRIES = ('{"policyName":"none","defaultCpuSet":"1-3","entries":{"pod":{"container1":'
                        '"4-6","container2":"1-3"}},"checksum":3610638499}')
 
-# ---- spec 1.7 examples ----------------------------------------------------------------------
+# ---- example state files --------------------------------------------------------------------
 
 CPU_V2_EXAMPLE_CONTENT = ('{"policyName":"static","defaultCpuSet":"0-1,4-7","entries":'
                           '{"pod-uid-1":{"c1":"2-3"}}')
-# NOTE: spec 1.7.1 prints checksum 2078951854 for this content. The go-spew rendering that
+# NOTE: the engine specification this project started from prints checksum 2078951854 for this content. The go-spew rendering that
 # reproduces all nine upstream fixtures gives 74981384 (the V4 dataChecksum of the same content,
 # 1750030131, matches the spec), so the spec's legacy value is treated as a typo.
 CPU_V2_EXAMPLE = CPU_V2_EXAMPLE_CONTENT + ',"checksum":74981384}'
@@ -55,7 +55,7 @@ MEM_EXAMPLE_CONTENT = (
     '{"memory":{"total":8589934592,"systemReserved":0,"allocatable":8589934592,"reserved":0,'
     '"free":8589934592}},"cells":[1]}},"entries":{"pod-uid-1":{"c1":[{"numaAffinity":[0],'
     '"type":"memory","size":2147483648}]}}')
-# NOTE: spec 1.7.2 prints legacy checksum 4098441207; the rendering verified on the upstream
+# NOTE: that specification prints legacy checksum 4098441207; the rendering verified on the upstream
 # fixtures gives 540586451 (the V3 dataChecksum 2465132334 of the spec matches).
 MEM_EXAMPLE_V1 = MEM_EXAMPLE_CONTENT + ',"checksum":540586451}'
 MEM_EXAMPLE_V3 = (MEM_EXAMPLE_CONTENT + ',"checksum":540586451,"data":'

@@ -59,7 +59,7 @@ def hints(m, p, name="c"):
 
 
 @pytest.mark.parametrize("devices,request_count,expected", [
-    ({GPU: {"gpu0": 0}}, 1, [h(0), h(0, 1, preferred=False)]),                       # spec 3.7 example 3
+    ({GPU: {"gpu0": 0}}, 1, [h(0), h(0, 1, preferred=False)]),                       # pkg/kubelet/cm/devicemanager/topology_hints.go
     ({GPU: {"gpu0": 0, "gpu1": 1}}, 1, [h(0), h(1), h(0, 1, preferred=False)]),
     ({GPU: {"gpu0": 0, "gpu1": 1}}, 2, [h(0, 1)]),
     ({GPU: {"gpu0": [0, 1]}}, 1, [h(0), h(1), h(0, 1, preferred=False)]),            # a device on two nodes

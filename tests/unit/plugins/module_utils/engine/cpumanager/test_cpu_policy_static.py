@@ -225,7 +225,7 @@ def test_state_errors(cfg, checkpoint, message):
 
 
 def test_restores_a_v4_file_and_allows_overlapping_assignments():
-    # spec 1.7.1's V4 example (its dataChecksum is verified by the checkpoint reader)
+    # a V4 pkg/kubelet/cm/cpumanager/state/checkpoint.go file (its dataChecksum is verified by the checkpoint reader)
     text = ('{"policyName":"static","defaultCpuSet":"0-1,4-7","entries":{"pod-uid-1":{"c1":"2-3"}},'
             '"checksum":0,"data":"{\\"policyName\\":\\"static\\",\\"defaultCpuSet\\":\\"0-1,4-7\\",'
             '\\"entries\\":{\\"pod-uid-1\\":{\\"c1\\":\\"2-3\\"}}}","dataChecksum":1750030131}')

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
 # Apache License 2.0 (see LICENSE)
-"""The fast hint search equals a plain mask-by-mask reading of spec 2.3.5 on random states.
+"""The fast hint search equals a plain mask-by-mask reading of calculateHints (pkg/kubelet/cm/memorymanager/policy_static.go) on random states.
 
 The reference below walks every mask in IterateBitMasks order and applies the rules one by one,
 exactly as the spec words them; the simulator computes the same thing with subset sums and list

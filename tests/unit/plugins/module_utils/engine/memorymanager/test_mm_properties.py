@@ -12,7 +12,8 @@ as the kubelet does before the next pod):
 * whenever the NUMA groups are consistent (every block on a node has that node's group as its
   affinity) the state passes the kubelet's own start-up validation (a restart would accept it).
   The kubelet itself can break the groups: Allocate never checks the single-node rule, so a
-  single-node allocation on a grouped node overwrites that node's ``cells`` (spec 9.19; e.g. a
+  single-node allocation on a grouped node overwrites that node's ``cells`` (pkg/kubelet/cm/memorymanager/policy_static.go Allocate does not re-check the
+  group rule; e.g. a
   sidecar widened to {0,1} then an app container on {1} in pod scope), and its start-up check
   then depends on Go map order;
 * removing every pod, in any order, gives back the default machine state exactly;

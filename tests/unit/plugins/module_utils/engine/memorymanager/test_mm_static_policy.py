@@ -37,7 +37,7 @@ DOC_CONFIG = {
 
 
 def two_nodes(reserved_node0=GI):
-    """2 x 8 GiB, reservedMemory 0:memory=1Gi (the spec 1.7.2 example machine)."""
+    """2 x 8 GiB, reservedMemory 0:memory=1Gi (a two-node example machine)."""
     return new_memory_manager(topology((0, 8 * GI), (1, 8 * GI)), static_config({0: {"memory": reserved_node0}}),
                               allocatable_reservation={"memory": reservation(memory=str(reserved_node0))["memory"]})
 
@@ -90,7 +90,7 @@ def test_documentation_example_hints():
         "memory": [([0, 1], True)]}
 
 
-# ---- the spec 1.7.2 state ------------------------------------------------------------------------
+# ---- a state file of that machine ---------------------------------------------------------------------
 
 def test_spec_example_state():
     mm = two_nodes()

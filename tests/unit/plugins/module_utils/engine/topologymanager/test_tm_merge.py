@@ -37,7 +37,7 @@ def test_best_count():
     assert best_non_preferred_affinity_count([[h([0, 1], False), h([0, 1, 2], True)], [h([3], False)]]) == 2
 
 
-# (lists, numa ids, prefer_closest, expected hint) -- spec 3.7 and 9
+# (lists, numa ids, prefer_closest, expected hint) -- pkg/kubelet/cm/topologymanager/policy.go and its tests
 CASES = [
     # 3.7 example 1: CPU {1} preferred, {0,1} not; memory {0},{1} preferred, {0,1} not
     ([[h([1], True), h([0, 1], False)], [h([0], True), h([1], True), h([0, 1], False)]],

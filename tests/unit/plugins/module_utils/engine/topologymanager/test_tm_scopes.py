@@ -20,7 +20,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topology
 
 TWO = FakeTopology([0, 1])
 
-# CPU prefers {1}; memory can only use {0} (spec 3.7 example 2)
+# CPU prefers {1}; memory can only use {0} (pkg/kubelet/cm/topologymanager/scope_container.go)
 CPU_HINTS = {"cpu": [h([1], True), h([0, 1], False)]}
 MEM_HINTS = {"memory": [h([0], True)]}
 # both fit {0}
