@@ -30,6 +30,7 @@ import re
 from typing import Any, Dict, List, Optional, Tuple
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.devicemanager import parse_device_checkpoint
+from ansible_collections.numaguard.kubelet.plugins.module_utils._errors import NumaguardError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.kubelet_paths import under_root
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.sysfs import MAX_NUMNODES, SysfsError, read_int, read_text
 
@@ -44,7 +45,7 @@ _HEX_CLASS = re.compile(r"^0x[0-9a-fA-F]{6}$")
 _GPU_UUID = re.compile(r"^(GPU-[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})(?:::\d+)?$")
 
 
-class DeviceError(ValueError):
+class DeviceError(NumaguardError):
     """A device directory or NVIDIA information file that cannot be interpreted."""
 
 

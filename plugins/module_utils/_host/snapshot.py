@@ -35,6 +35,7 @@ import tarfile
 import tempfile
 from typing import Any, Dict, List, Optional, Tuple
 
+from ansible_collections.numaguard.kubelet.plugins.module_utils._errors import NumaguardError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host import devices as _devices
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host import sysfs as _sysfs
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.kubelet_paths import (
@@ -59,7 +60,7 @@ _NUMBERED = re.compile(r"^(cpu|node)\d+$")
 Entry = Tuple[str, str, Any]
 
 
-class SnapshotError(ValueError):
+class SnapshotError(NumaguardError):
     """A file discovery needs that cannot be read, or a destination that cannot be written."""
 
 
