@@ -210,4 +210,3 @@ def run(module: Any) -> None:
         except OSError as exc:
             module.fail_json(msg="cannot write %s: %s" % (plan["path"], exc.strerror or exc), **result)
     module.exit_json(**result)
-

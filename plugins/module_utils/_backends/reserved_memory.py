@@ -124,4 +124,3 @@ def run(module: Any) -> None:
         module.fail_json(msg="reservedMemory is invalid (%d error(s)): %s" % (len(output["errors"]), " | ".join(output["errors"])),
                          **output)
     module.exit_json(changed=False, **output)
-

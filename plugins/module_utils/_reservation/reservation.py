@@ -78,6 +78,7 @@ STRATEGIES = ("node0", "spread", "proportional", "reserved_cpus", "explicit")
 MIB = 1024 * 1024
 _UINT64 = 1 << 64
 
+
 class ReservationError(NumaguardError):
     """A reservation that cannot be computed (e.g. it does not fit the nodes the strategy may use)."""
 

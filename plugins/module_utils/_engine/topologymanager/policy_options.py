@@ -29,6 +29,7 @@ PREFER_CLOSEST_NUMA_NODES = "prefer-closest-numa-nodes"
 MAX_ALLOWABLE_NUMA_NODES = "max-allowable-numa-nodes"
 DEFAULT_MAX_ALLOWABLE_NUMA_NODES = 8
 
+
 class PolicyOptions:
     """Parsed Topology Manager policy options."""
 
