@@ -46,7 +46,6 @@ try:
 except ImportError:  # pragma: no cover
     pass
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._errors import NumaguardError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.mask_table import table_for
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors import (
     AdmissionError,
@@ -58,6 +57,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topology
     iterate_bitmask_values,
 )
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import HintList, TopologyHint, implicit_for
+from ansible_collections.numaguard.kubelet.plugins.module_utils._errors import NumaguardError
 
 
 class InvalidDeviceInventory(NumaguardError):

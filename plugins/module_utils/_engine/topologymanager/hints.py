@@ -29,6 +29,7 @@ except ImportError:  # pragma: no cover
     pass
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.bitmask import BitMask, bits_of, kubelet_order_key, popcount
+from ansible_collections.numaguard.kubelet.plugins.module_utils._errors import NumaguardError
 
 
 @dataclass(frozen=True)
@@ -130,7 +131,7 @@ class EmptyHintMap(dict):
         self.kubelet_masks = dict(kubelet_masks)
 
 
-class SearchBoundExceeded(ValueError):
+class SearchBoundExceeded(NumaguardError):
     """A question about a hint set or a merge that this simulator will not answer in bounds."""
 
 

@@ -155,8 +155,8 @@ def literal_simulator(topology, cfg, devices, visits):
 
     def literal_merge(lists, numa_info, prefer_closest):
         product = 1
-        for hints in lists:
-            product *= len(hints)
+        for hint_list in lists:
+            product *= len(hint_list)
         if product > EXHAUSTIVE_LIMIT:
             return merge.merge_fast(lists, numa_info, prefer_closest)
         before = visits[0]
