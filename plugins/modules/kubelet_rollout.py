@@ -176,21 +176,11 @@ released:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._backends.kubelet_rollout import argument_spec, run
-from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.backup import BackupError
-from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.rollout import LockHeld
+from ansible_collections.numaguard.kubelet.plugins.module_utils._backends.kubelet_rollout import module_kwargs, run_module
 
 
 def main():
-    module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
-    try:
-        module.exit_json(**run(module.params, module.run_command, module.check_mode))
-    except LockHeld as exc:
-        module.fail_json(msg=str(exc), lock_holder=exc.holder)
-    except BackupError as exc:
-        module.fail_json(msg=str(exc))
-    except OSError as exc:
-        module.fail_json(msg="%s: %s" % (getattr(exc, "filename", None) or module.params["state_dir"], exc.strerror or exc))
+    run_module(AnsibleModule(**module_kwargs()))
 
 
 if __name__ == "__main__":

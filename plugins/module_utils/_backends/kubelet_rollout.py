@@ -275,3 +275,21 @@ def run(p: Dict[str, Any], run_command: Callable[..., Any], check_mode: bool) ->
     result["released"] = rollout.release(state_dir, p["change_id"])
     result["changed"] = result["released"] or operation == "finish"
     return result
+
+
+def module_kwargs() -> Dict[str, Any]:
+    """Keyword arguments for ``AnsibleModule``: the spec and its constraints."""
+    return dict(argument_spec=argument_spec(), supports_check_mode=True)
+
+
+def run_module(module: Any) -> None:
+    """The module's main: :func:`run` with ``module.params``, ``run_command``, ``check_mode``;
+    failures become ``fail_json`` (a lock held by another run names its holder)."""
+    try:
+        module.exit_json(**run(module.params, module.run_command, module.check_mode))
+    except rollout.LockHeld as exc:
+        module.fail_json(msg=str(exc), lock_holder=exc.holder)
+    except BackupError as exc:
+        module.fail_json(msg=str(exc))
+    except OSError as exc:
+        module.fail_json(msg="%s: %s" % (getattr(exc, "filename", None) or module.params["state_dir"], exc.strerror or exc))
