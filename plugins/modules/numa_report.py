@@ -123,24 +123,11 @@ files:
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.numaguard.kubelet.plugins.module_utils._backends.numa_report import module_kwargs, run
+
 
 def main():
-    module = AnsibleModule(argument_spec=dict(
-        kind=dict(type="str", required=True, choices=["discover", "validate", "check_pod"]),
-        hosts=dict(type="list", elements="str"),
-        active=dict(type="list", elements="str"),
-        results=dict(type="dict"),
-        result_var=dict(type="str", default="admission_check_result"),
-        topologies=dict(type="dict"),
-        json_file=dict(type="path"),
-        junit_file=dict(type="path"),
-        html_file=dict(type="path"),
-        prometheus_file=dict(type="path"),
-        text_file=dict(type="path"),
-        classes=dict(type="dict"),
-        classes_file=dict(type="path"),
-    ), supports_check_mode=True)
-    module.fail_json(msg="numaguard.kubelet.numa_report runs on the controller through its action plugin")
+    run(AnsibleModule(**module_kwargs()))
 
 
 if __name__ == "__main__":

@@ -177,7 +177,8 @@ _METRICS = (
     ("hugepages", "numaguard_numa_hugepages_bytes", "Hugepage pools of the NUMA node (bytes)."),
     ("allocatable", "numaguard_numa_memory_allocatable_bytes", "Memory the memory manager can give to pods on the NUMA node (bytes)."),
     ("allocated", "numaguard_numa_memory_allocated_bytes", "Memory held by pods' memory manager assignments on the NUMA node (bytes)."),
-    ("free", "numaguard_numa_memory_free_bytes", "Free memory of the NUMA node (bytes; allocatable minus allocated after a pod check, the kernel's MemFree after discovery)."),
+    ("free", "numaguard_numa_memory_free_bytes",
+     "Free memory of the NUMA node (bytes; allocatable minus allocated after a pod check, the kernel's MemFree after discovery)."),
 )
 
 

@@ -22,12 +22,14 @@ try:
 except ImportError:  # pragma: no cover
     pass
 
+from ansible_collections.numaguard.kubelet.plugins.module_utils._errors import NumaguardError
+
 _SIZE = re.compile(r"^hugepages-(\d+)(Ki|Mi|Gi|Ti)?$")
 _UNITS = {"Ki": 1 << 10, "Mi": 1 << 20, "Gi": 1 << 30, "Ti": 1 << 40, None: 1}
 CLASS_PREFIX = "numa_"
 
 
-class HardwareClassError(ValueError):
+class HardwareClassError(NumaguardError):
     """Facts that do not describe a topology (names the field)."""
 
 
