@@ -243,7 +243,7 @@ def test_pod_overhead_is_added_to_limits_only_where_a_limit_exists():
 def test_none_policy_merge_is_the_empty_hint_and_empty_topologies_start():
     from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import TopologyHint
     from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.numa_info import NUMAInfo
-    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.policy import NonePolicy
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.policy_none import NonePolicy
     from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.topology_manager import topology_manager_from_config
     assert NonePolicy(NUMAInfo([0])).merge([{}]) == (TopologyHint(None, False), True)
 
