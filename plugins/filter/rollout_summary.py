@@ -79,7 +79,7 @@ def rollout_summary(hostvars, hosts):
         recovered = summary.get("recovered") or None
         if recovered:
             detail = "%s; interrupted change %s %s (%s)" % (detail, recovered.get("change_id"), recovered.get("action"),
-                                                          recovered.get("reason"))
+                                                            recovered.get("reason"))
         rows.append({"host": host, "state": state, "result": str(summary.get("result") or ""),
                      "backup_dir": str(summary.get("backup_dir") or ""), "detail": detail.strip("; ")})
     lines = ["%s: %s%s%s" % (r["host"], r["state"], (" - " + r["detail"]) if r["detail"] and r["detail"] != r["state"] else "",

@@ -255,7 +255,7 @@ def check_pod_report(results: Mapping[str, Any], topologies: Mapping[str, Any], 
             why = ""
         if why:
             entry.update(status="cannot_check", summary="cannot check: %s" % why, errors=[why])
-            key = why.split(":")[0][:80]
+            key = why.split(":", maxsplit=1)[0][:80]
             unchecked[key] = unchecked.get(key, 0) + 1
             entries.append(entry)
             continue

@@ -59,9 +59,9 @@ def _node_row(node: Mapping[str, Any]) -> str:
     rest = max(total - reserved - huge - allocated - free_alloc, 0)
     parts = {"reserved": reserved, "hugepages": huge, "allocated": allocated, "free_allocatable": free_alloc,
              "rest": rest}
-    bar = "".join('<div class="%s" style="width:%s" title="%s: %s"></div>' % (css, _pct(parts[key], total), label,
-                                                                             human_bytes(parts[key]))
-                  for key, css, label in _SEGMENTS if parts[key] > 0)
+    segments = "".join('<div class="%s" style="width:%s" title="%s: %s"></div>'
+                       % (css, _pct(parts[key], total), label, human_bytes(parts[key]))
+                       for key, css, label in _SEGMENTS if parts[key] > 0)
     nums = ["total %s" % human_bytes(total)]
     if node.get("reserved") is not None:
         nums.append("reserved %s" % human_bytes(reserved))
@@ -74,7 +74,7 @@ def _node_row(node: Mapping[str, Any]) -> str:
     if allocatable is None and node.get("free") is not None:
         nums.append("free %s" % human_bytes(int(node["free"])))
     return ('<div class="node"><span>NUMA %s</span><div class="bar" role="img" aria-label="NUMA node %s memory">%s</div>'
-            '<span class="nums">%s</span></div>' % (escape(str(node.get("node"))), escape(str(node.get("node"))), bar,
+            '<span class="nums">%s</span></div>' % (escape(str(node.get("node"))), escape(str(node.get("node"))), segments,
                                                     escape(", ".join(nums))))
 
 
@@ -114,14 +114,14 @@ def render_html(report: Mapping[str, Any]) -> str:
         "<header><h1>%s</h1><p>%s</p><p>generated %s</p></header><main>" % (
             escape(report["title"]), escape(report["headline"]), escape(report["generated"])),
         '<div class="counts">%s</div>' % "".join("<span>%d %s</span>" % (counts[s], escape(s.replace("_", " ")))
-                                                  for s in STATUS_ORDER if s in counts),
+                                                 for s in STATUS_ORDER if s in counts),
         '<p class="legend">NUMA memory:%s</p>' % "".join('<i class="%s"></i>%s' % (css, escape(label))
-                                                       for _key, css, label in _SEGMENTS),
+                                                         for _key, css, label in _SEGMENTS),
     ]
     if report.get("warnings"):
         parts.append("<section class=\"class\"><h2>Warnings</h2><ul class=\"msgs warn\">%s</ul></section>" % "".join(
             "<li>%s <em>(%d host%s: %s)</em></li>" % (escape(w["text"]), len(w["hosts"]), "" if len(w["hosts"]) == 1 else "s",
-                                                    escape(", ".join(w["hosts"]))) for w in report["warnings"]))
+                                                      escape(", ".join(w["hosts"]))) for w in report["warnings"]))
     for cls in report["classes"]:
         parts.append('<section class="class" id="class-%s"><h2>%s <small>(%d host%s)</small></h2><p class="shape">%s</p>' % (
             escape(cls["group"]), escape(cls["group"]), len(cls["hosts"]), "" if len(cls["hosts"]) == 1 else "s",

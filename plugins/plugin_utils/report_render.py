@@ -63,7 +63,7 @@ def render_text(report: Mapping[str, Any], files: Sequence[str] = ()) -> List[st
     counts = report.get("counts") or {}
     if counts:
         lines.append("status: " + ", ".join("%d %s" % (counts[s], s.replace("_", " ")) for s in STATUS_ORDER
-                                              if s in counts))
+                                            if s in counts))
     entries = dict((e["host"], e) for e in report["hosts"])
     width = max([len(h) for h in entries] + [4])
     rank = dict((s, i) for i, s in enumerate(STATUS_ORDER))
@@ -92,7 +92,7 @@ def render_text(report: Mapping[str, Any], files: Sequence[str] = ()) -> List[st
             entry = entries[cls["hosts"][0]]
             text = entry["summary"] if not cls.get("shape") else "%s; %s" % (cls["shape"], entry["summary"])
             line = "  %-*s  %-12s %s: %s" % (width, entry["host"], entry["status"].upper().replace("_", " "),
-                                            cls["group"], flag_with_units(text))
+                                             cls["group"], flag_with_units(text))
             lines.append(line if len(line) <= LINE_WIDTH else line[:LINE_WIDTH - 3] + "...")
     hidden = []
     for entry in report["hosts"]:
@@ -118,7 +118,7 @@ def render_text(report: Mapping[str, Any], files: Sequence[str] = ()) -> List[st
             if len(text) > WARNING_WIDTH:
                 text = text[:WARNING_WIDTH - 3] + "..."
             lines.append("  - [%d host%s: %s] %s" % (len(warning["hosts"]), "" if len(warning["hosts"]) == 1 else "s",
-                                                      host_list(warning["hosts"], 4), text))
+                                                     host_list(warning["hosts"], 4), text))
     for path in files:
         lines.append("written: %s" % path)
     return lines
@@ -200,7 +200,7 @@ def render_prometheus(report: Mapping[str, Any]) -> str:
                 if node.get(key) is None:
                     continue
                 samples.append("%s%s %d" % (name, _labels(host=entry["host"], hw_class=entry["class"],
-                                                             fingerprint=entry["fingerprint"], node=node["node"]),
+                                                          fingerprint=entry["fingerprint"], node=node["node"]),
                                             int(node[key])))
         if samples:
             out += ["# HELP %s %s" % (name, text), "# TYPE %s gauge" % name] + samples
@@ -215,7 +215,7 @@ def render_prometheus(report: Mapping[str, Any]) -> str:
     out += ["# HELP %s 1 for the host's status in the last %s report." % (name, report["kind"]),
             "# TYPE %s gauge" % name]
     out += ["%s%s 1" % (name, _labels(host=e["host"], hw_class=e["class"], fingerprint=e["fingerprint"],
-                                       report=report["kind"], status=e["status"])) for e in report["hosts"]]
+                                      report=report["kind"], status=e["status"])) for e in report["hosts"]]
     return "\n".join(out) + "\n"
 
 

@@ -363,7 +363,7 @@ def pause_at(host, step):
 
 
 def wait_for(path, proc, timeout=240):
-    for _ in range(int(timeout * 10)):
+    for _attempt in range(int(timeout * 10)):
         if os.path.exists(path):
             return
         if proc.poll() is not None:

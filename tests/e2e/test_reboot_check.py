@@ -53,7 +53,7 @@ def _hashes(fleet, host):
     out = {}
     for top in ("etc/kubernetes", "var/lib/kubelet"):
         base = os.path.join(fleet.host(host)["root"], top)
-        for directory, _, files in os.walk(base):
+        for directory, _dirs, files in os.walk(base):
             for name in files:
                 with open(os.path.join(directory, name), "rb") as handle:
                     out[os.path.relpath(os.path.join(directory, name), base)] = hashlib.sha256(handle.read()).hexdigest()

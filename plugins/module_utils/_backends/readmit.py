@@ -81,7 +81,7 @@ def readmit_options(value: Any) -> Dict[str, Any]:
     reset = list(STATE_FILES) if reset is None else [reset] if isinstance(reset, str) else reset
     if not isinstance(reset, list) or any(name not in STATE_FILES for name in reset):
         raise AdmissionInputError("readmit.reset must be a list of %s, got %r" % (" and ".join(STATE_FILES),
-                                                                                 value.get("reset")))
+                                                                                  value.get("reset")))
     options["reset"] = [name for name in STATE_FILES if name in reset]
     for key, default in (("max_orders", DEFAULT_MAX_ORDERS), ("exhaustive_up_to", DEFAULT_EXHAUSTIVE_UP_TO),
                          ("seed", 0)):
@@ -102,9 +102,9 @@ def _listed_manifests(value: Any) -> List[Tuple[str, Dict[str, Any]]]:
     (the kubelet sorts each batch of pods by creation time before admitting it)."""
     active = [(label, manifest) for label, manifest in _items(value, "running_pods")
               if not (isinstance(manifest.get("status"), dict) and manifest["status"].get("phase") in INACTIVE_PHASES)]
-    stamps = [(manifest.get("metadata") or {}).get("creationTimestamp") for _, manifest in active]
+    stamps = [(manifest.get("metadata") or {}).get("creationTimestamp") for _label, manifest in active]
     if active and all(isinstance(stamp, str) and stamp for stamp in stamps):
-        active = [item for _, item in sorted(zip(stamps, active), key=lambda pair: pair[0])]
+        active = [item for _stamp, item in sorted(zip(stamps, active), key=lambda pair: pair[0])]
     return active
 
 
@@ -177,8 +177,8 @@ def running_manifests(params: Mapping[str, Any], config: Mapping[str, Any], mem_
                                   % "; ".join(problems))
     running = combine(listed, from_state, inactive, state_read)
     warnings = list(running.warnings) + ["state file not usable for the pods: %s" % p for p in problems]
-    labels = [label for label, _ in listed_items]
-    manifests = [manifest for _, manifest in listed_items]
+    labels = [label for label, _manifest in listed_items]
+    manifests = [manifest for _label, manifest in listed_items]
     listed_uids = set(p.uid for p in listed or [])
     for pod in running.pods:
         if pod.uid not in listed_uids:
@@ -267,7 +267,7 @@ def _summary(result: Mapping[str, Any]) -> List[str]:
             moved or "no node moved",
             "starts" + (" (drift tolerated, state re-baselined)" if drift["how"] == "tolerated" else "")
             if drift["starts"] else "refuses to start: %s%s" % (drift["message"], " (%s)" % drift["detail"]
-                                                                  if drift.get("detail") else "")))
+                                                                if drift.get("detail") else "")))
     for row in result.get("hugepages") or []:
         if row["diverged"]:
             lines.append("hugepages: %s" % row.get("note"))

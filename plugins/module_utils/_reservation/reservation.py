@@ -314,9 +314,9 @@ def validate_reservation(topology: Topology, kube_reserved: Any = None, system_r
             seen[node][name] = True
             if quantity.sign() < 0:
                 (errors if static else warnings).append(Finding("reserved-memory-negative", sev,
-                                      "reservedMemory %s for NUMA node %d is negative (%s); the kubelet converts it "
-                                      "to an unsigned 64-bit number of bytes.%s" % (name, node, quantity, under_none),
-                                      "use a positive quantity", None, False))
+                                                                "reservedMemory %s for NUMA node %d is negative (%s); the kubelet converts it "
+                                                                "to an unsigned 64-bit number of bytes.%s" % (name, node, quantity, under_none),
+                                                                "use a positive quantity", None, False))
             elif quantity.as_int64() is None:
                 # memory_manager.go getSystemReservedMemory: Quantity.AsInt64 fails by representation
                 # (1.5Gi, 1.0, 1000m, > 18 digits), not only for fractions (kubelet typo kept)
@@ -328,9 +328,9 @@ def validate_reservation(topology: Topology, kube_reserved: Any = None, system_r
                         "is written in a form the kubelet holds as a decimal (a fraction with a binary suffix, a "
                         "negative scale such as 1.0 or 1000m, or more than 18 significant digits)")
                 (errors if static else warnings).append(Finding("reserved-memory-integer", sev,
-                                      "reservedMemory %s=%s for NUMA node %d %s: %s.%s"
-                                      % (name, quantity.written(), node, what, message, under_none),
-                                      "use a whole number of bytes, e.g. %s" % written, message, static))
+                                                                "reservedMemory %s=%s for NUMA node %d %s: %s.%s"
+                                                                % (name, quantity.written(), node, what, message, under_none),
+                                                                "use a whole number of bytes, e.g. %s" % written, message, static))
 
     # 3. Memory manager start-up (Static): NUMA ids, per-type sums, non-empty reservation.
     for node in sorted(set(r.numa_node for r in reservations)):

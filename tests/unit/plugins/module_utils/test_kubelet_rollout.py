@@ -75,7 +75,9 @@ def test_resume_decision(tmp_path):
 
 
 def test_health_needs_service_healthz_and_configz():
-    ok = lambda: {"rc": 0, "out": "active"}  # noqa: E731
+    def ok():
+        return {"rc": 0, "out": "active"}
+
     pages = {"h": {"status": 200, "body": "ok"}, "c": {"status": 200, "body": json.dumps({"kubeletconfig": {"cpuManagerPolicy": "none"}})}}
     result = rollout.check_health(ok, pages.get, "h", "c", {"cpuManagerPolicy": "static", "reservedMemory": []})
     assert not result["healthy"] and result["configz"] == "mismatch"

@@ -62,7 +62,7 @@ def test_backup_module_roundtrip_check_and_prune(capsys, host):
     assert restored["files"] == [{"path": state, "result": "restored"}]
     with open(state) as handle:
         assert handle.read().startswith('{"policyName":"none"')
-    for _ in range(3):
+    for _attempt in range(3):
         run(kubelet_backup, capsys, dict(args, move=[], copy=[state]))
     pruned = run(kubelet_backup, capsys, {"operation": "prune", "backup_root": backup_root, "keep": 2, "kubelet_dirs": host["dirs"]})
     assert len(pruned["pruned"]) == 2 and result["backup_dir"] in pruned["pruned"]
@@ -105,7 +105,7 @@ def test_kubelet_config_refuses_nul_bytes_naming_the_option(capsys, host, option
 
 def test_kubelet_config_refuses_deep_settings_and_files(capsys, host):
     deep = {"memory": "1Gi"}
-    for _ in range(40):
+    for _level in range(40):
         deep = {"x": deep}
     base = {"config": os.path.join(host["etc"], "config.yaml"), "config_dir": os.path.join(host["etc"], "conf.d"),
             "root_dir": host["root"], "validate_host": False}

@@ -116,7 +116,7 @@ def test_check_pod_headline_separates_rejected_and_unchecked():
     results = {
         "a": {"pods": [_pod("admitted")], "memory": memory},
         "b": {"pods": [_pod("rejected", "OutOfcpu", "Node didn't have enough resource: cpu, requested: 8000, "
-                                                     "used: 0, capacity: 4000")], "memory": {}},
+                            "used: 0, capacity: 4000")], "memory": {}},
         "c": {"pods": [_pod("rejected", "OutOfcpu", "x")], "memory": {}},
         "d": {"pods": [_pod("cannot_check", cannot="nvidia.com/gpu: no device inventory")], "memory": {}},
         "e": {"failed": True, "msg": "memory_manager_state: could not restore state from checkpoint"},
