@@ -33,7 +33,7 @@ def test_demo_shows_every_host_and_tears_down():
     assert re.search(r"class numa_2n_96c_2m_1g_[0-9a-f]{8} \(2 hosts\)", out)
     assert "differs from group intel_2s" in out
     # validate: the classic mistake caught, JUnit written
-    assert re.search(r"INVALID +1 error\(s\): \[reserved-memory-sum\]", out)
+    assert re.search(r"INVALID +numa_\S+: 1 error\(s\): \[reserved-memory-sum\]", out), out[-3000:]
     assert "JUnit for CI:" in out
     # apply: the forced failed start was rolled back byte for byte
     assert "config and cpu_manager_state are byte-identical to before" in out
