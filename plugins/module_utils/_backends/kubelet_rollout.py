@@ -12,11 +12,11 @@ from __future__ import absolute_import, annotations, division, print_function
 
 __metaclass__ = type
 
+import http.client
 import os
 import shlex
 import time
-import urllib.error
-import urllib.request
+import urllib.parse
 from typing import Any, Callable, Dict, List
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config import rollout
@@ -66,7 +66,7 @@ def argument_spec() -> Dict[str, Dict[str, Any]]:
 
 
 class Host:
-    """The host's service interface: commands run through ``run_command``, HTTP with urllib."""
+    """The host's service interface: commands run through ``run_command``, HTTP with http.client."""
 
     def __init__(self, params: Dict[str, Any], run_command: Callable[..., Any]) -> None:
         self.p = params
@@ -84,13 +84,23 @@ class Host:
         return {"rc": rc, "out": (out or "") + (err or ""), "cmd": line}
 
     def fetch(self, url: str) -> Dict[str, Any]:
+        """GET ``url`` (http or https, certificates verified) with the standard library's http.client;
+        status 0 and the reason when it cannot connect."""
         try:
-            with urllib.request.urlopen(url, timeout=5) as answer:  # noqa: S310 (http(s) URL checked by the role)
-                return {"status": answer.status, "body": answer.read(1 << 20).decode("utf-8", "replace")}
-        except urllib.error.HTTPError as exc:
-            return {"status": exc.code, "body": str(exc.reason)}
-        except (urllib.error.URLError, OSError, ValueError) as exc:
-            return {"status": 0, "body": "cannot connect: %s" % getattr(exc, "reason", exc)}
+            parts = urllib.parse.urlsplit(url)
+            if parts.scheme not in ("http", "https") or not parts.hostname:
+                raise ValueError("not an http(s) URL: %r" % url)
+            connection_type = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+            connection = connection_type(parts.hostname, parts.port, timeout=5)
+            try:
+                connection.request("GET", (parts.path or "/") + ("?" + parts.query if parts.query else ""))
+                answer = connection.getresponse()
+                body = answer.read(1 << 20).decode("utf-8", "replace")
+                return {"status": answer.status, "body": body if answer.status < 400 else (answer.reason or body)}
+            finally:
+                connection.close()
+        except (http.client.HTTPException, OSError, ValueError) as exc:
+            return {"status": 0, "body": "cannot connect: %s" % exc}
 
     def probe(self, use_expected: bool = True) -> Dict[str, Any]:
         """One health probe; ``use_expected=False`` skips /configz (after a rollback the files, and
