@@ -12,11 +12,11 @@ import json
 
 import pytest
 from ansible.module_utils.common import warnings as ansible_warnings
-from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import KubeletAssumption
 from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.reservation import evaluate
 from ansible_collections.numaguard.kubelet.plugins.modules import reserved_memory
+from ansible_collections.numaguard.kubelet.tests.unit.plugins.modules.module_args import patch_module_args
 
 GI = 1 << 30
 ASINT64 = "could not covert a variable of type Quantity to int64"
