@@ -489,18 +489,8 @@ class DeviceManager:
                 hints[resource] = None
                 continue
             allocated = set(self.container_devices(pod.uid, container.name, resource))
-            if allocated:
-                if len(allocated) != requested:
-                    hints[resource] = []
-                else:
-                    hints[resource] = self.topology_hints(resource, allocated, set(), requested)
-                continue
-            available = self.available_devices(resource)
             reusable = self.devices_to_reuse.get(pod.uid, {}).get(resource, set())
-            if len(available | reusable) < requested:
-                hints[resource] = []
-                continue
-            hints[resource] = self.topology_hints(resource, available, reusable, requested)
+            hints[resource] = self._resource_hints(resource, allocated, reusable, requested)
         return hints
 
     def get_pod_topology_hints(self, pod: Any) -> Dict[str, Optional[List[TopologyHint]]]:
@@ -510,18 +500,21 @@ class DeviceManager:
                 hints[resource] = None
                 continue
             allocated = self.pod_resource_devices(pod.uid, resource)
-            if allocated:
-                if len(allocated) != requested:
-                    hints[resource] = []
-                else:
-                    hints[resource] = self.topology_hints(resource, allocated, set(), requested)
-                continue
-            available = self.available_devices(resource)
-            if len(available) < requested:
-                hints[resource] = []
-                continue
-            hints[resource] = self.topology_hints(resource, available, set(), requested)
+            hints[resource] = self._resource_hints(resource, allocated, set(), requested)
         return hints
+
+    def _resource_hints(self, resource: str, allocated: Set[str], reusable: Set[str],
+                        requested: int) -> List[TopologyHint]:
+        """One resource's hints: regenerated from devices already allocated (none when their count
+        differs from the request), else from the free devices plus those reusable from init containers."""
+        if allocated:
+            if len(allocated) != requested:
+                return []
+            return self.topology_hints(resource, allocated, set(), requested)
+        available = self.available_devices(resource)
+        if len(available | reusable) < requested:
+            return []
+        return self.topology_hints(resource, available, reusable, requested)
 
     # -- allocation --------------------------------------------------------------------------
     def allocate(self,
