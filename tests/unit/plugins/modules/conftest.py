@@ -3,7 +3,7 @@
 Importing any controller code (a filter, an action plugin) in the same pytest process flips
 ``ansible.module_utils._internal.is_controller``, after which ``module.warn()`` goes to the
 controller's display instead of the module result. Module tests must not depend on test order.
-ansible-core before 2.19 has no such switch.
+ansible-core before 2.19 has no such switch (2.18 has the ``_internal`` package without it).
 """
 
 import pytest
@@ -16,5 +16,5 @@ except ImportError:  # ansible-core < 2.19
 
 @pytest.fixture(autouse=True)
 def _as_target_host(monkeypatch):
-    if _internal is not None:
+    if hasattr(_internal, "is_controller"):
         monkeypatch.setattr(_internal, "is_controller", False)
