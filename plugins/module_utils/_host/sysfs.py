@@ -508,10 +508,10 @@ def read_topology(root: str = "/", warnings: Optional[List[str]] = None) -> Topo
         for node_id in node_ids:
             node_dir = os.path.join(node_root, node_names[node_id])
             meminfo = parse_meminfo(os.path.join(node_dir, "meminfo"), node_id)
-            cpus = tuple(sorted(c for c in members[node_id] & online if owner.get(c) == node_id))
+            node_cpus = tuple(sorted(c for c in members[node_id] & online if owner.get(c) == node_id))
             nodes.append(NumaNode(
                 id=node_id,
-                cpus=cpus,
+                cpus=node_cpus,
                 memory_total_bytes=meminfo["MemTotal"],
                 memory_free_bytes=min(meminfo.get("MemFree", 0), meminfo["MemTotal"]),
                 hugepages=read_hugepage_pools(os.path.join(node_dir, "hugepages")),

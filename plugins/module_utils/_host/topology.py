@@ -382,10 +382,10 @@ def _check_model(topo: Topology) -> None:
         for peer in node.distances:
             if peer not in ids:
                 raise InvalidTopology("node %d: distance to node %d, which does not exist" % (node.id, peer))
-        for cpu in node.cpus:
-            if cpu in owner:
-                raise InvalidTopology("CPU %d is listed in both node %d and node %d" % (cpu, owner[cpu], node.id))
-            owner[cpu] = node.id
+        for cpu_id in node.cpus:
+            if cpu_id in owner:
+                raise InvalidTopology("CPU %d is listed in both node %d and node %d" % (cpu_id, owner[cpu_id], node.id))
+            owner[cpu_id] = node.id
     cpu_ids = [c.id for c in topo.cpus]
     if cpu_ids != sorted(cpu_ids) or len(set(cpu_ids)) != len(cpu_ids):
         raise InvalidTopology("cpus must be sorted by id and unique, got %s" % format_cpuset(cpu_ids))

@@ -58,16 +58,18 @@ def compare(memory_map: Mapping[Any, Mapping[str, Mapping[str, int]]], topology:
     rows = []
     for key in sorted(set(state) | set(pools)):
         node, name = key
-        size, pages = pools.get(key, (None, None))
-        os_free = None if size is None else size * pages
+        pool = pools.get(key)
         state_free = state.get(key)
         row: Dict[str, Any] = {"numa_node": node, "type": name, "state_free": state_free,
-                               "os_free_pages": pages, "os_free": os_free}
-        if state_free is None or os_free is None:
-            missing_in = "OS" if os_free is None else "memory manager state"
+                               "os_free_pages": None if pool is None else pool[1],
+                               "os_free": None if pool is None else pool[0] * pool[1]}
+        if state_free is None or pool is None:
+            missing_in = "OS" if pool is None else "memory manager state"
             row.update({"difference": None, "diverged": True,
                         "note": "no %s pool on NUMA node %d in the %s" % (name, node, missing_in)})
         else:
+            size, pages = pool
+            os_free = size * pages
             row.update({"difference": state_free - os_free, "diverged": state_free > os_free})
             if state_free > os_free:
                 row["note"] = ("the state counts %s free, the OS has %s (%d pages): %s more than the OS can back"
