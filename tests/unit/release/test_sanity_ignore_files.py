@@ -5,6 +5,11 @@
 
 ansible-test reads only the file of the core version it runs under, so a module added with its
 licence ignore in one file fails sanity on the other cores; this says so at pytest time.
+
+galaxy-importer warns once per ignore file whatever it holds (``_check_ansible_test_ignore_files``
+in galaxy_importer/loaders/collection.py), so scripts/galaxy-importer accepts exactly those
+warnings, and only because every line is the licence ignore, with its reason; the last test here
+keeps it that way.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -19,6 +24,8 @@ import pytest
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 LICENCE = "validate-modules:missing-gplv3-license"
+# The one form scripts/galaxy-importer accepts: a module, the licence check, a reason.
+LICENCE_LINE = re.compile(r"^plugins/modules/[a-z0-9_]+\.py validate-modules:missing-gplv3-license # \S.*$")
 
 
 def _tested_cores():
@@ -59,3 +66,11 @@ def test_ignore_files_agree_across_cores():
     first = set(_entries(cores[0]))
     for core in cores[1:]:
         assert set(_entries(core)) == first, "ignore-%s.txt and ignore-%s.txt differ" % (cores[0], core)
+
+
+def test_ignore_files_hold_only_licence_ignores_with_a_reason():
+    for path in sorted(glob.glob(os.path.join(REPO, "tests", "sanity", "ignore-*.txt"))):
+        with open(path, encoding="utf-8") as handle:
+            bad = [line.rstrip("\n") for line in handle if not LICENCE_LINE.match(line.rstrip("\n"))]
+        assert not bad, "%s: only '<module> %s # <reason>' lines belong here:\n%s" % (
+            os.path.relpath(path, REPO), LICENCE, "\n".join(bad))
