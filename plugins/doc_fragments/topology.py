@@ -15,7 +15,7 @@ options:
   topology:
     description:
       - A C(numa_topology) fact dict, as returned by M(numaguard.kubelet.numa_facts) in
-        C(ansible_facts.numa_topology), to use instead of reading the host's sysfs. This lets the module
-        run against a topology captured on another host.
+        RV(numaguard.kubelet.numa_facts#module:ansible_facts.numa_topology), to use instead of reading the
+        host's sysfs. This lets the module run against a topology captured on another host.
     type: dict
 """

@@ -33,6 +33,8 @@ description:
     restoring by hand.
 author:
   - numaguard.kubelet contributors (@numaguard)
+extends_documentation_fragment:
+  - numaguard.kubelet.kubelet_dirs
 options:
   operation:
     description: What to do.
@@ -55,13 +57,6 @@ options:
     type: list
     elements: path
     default: []
-  kubelet_dirs:
-    description:
-      - The kubelet directories. Only files inside them are backed up or restored.
-      - Give the kubelet root directory and the directories of its config file and drop-ins.
-    type: list
-    elements: path
-    default: [/etc/kubernetes, /var/lib/kubelet]
   name:
     description:
       - Name of the backup directory to create (for example a rollout's change id, so that its journal can

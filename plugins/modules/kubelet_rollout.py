@@ -31,6 +31,8 @@ description:
     for clearing a stale lock of another controller.
 author:
   - numaguard.kubelet contributors (@numaguard)
+extends_documentation_fragment:
+  - numaguard.kubelet.kubelet_dirs
 options:
   operation:
     description: What to do.
@@ -59,11 +61,6 @@ options:
   take_over:
     description: Change id of a lock known to be stale; only a lock with exactly this change id is replaced.
     type: str
-  kubelet_dirs:
-    description: The kubelet directories; a rollback restores only files inside them.
-    type: list
-    elements: path
-    default: [/etc/kubernetes, /var/lib/kubelet]
   service_start_cmd:
     description: Command starting the kubelet (split into words, no shell).
     type: str

@@ -1,0 +1,24 @@
+# -*- coding: utf-8 -*-
+# Copyright: numaguard.kubelet contributors
+# Apache License 2.0 (see LICENSE)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+
+class ModuleDocFragment:
+    """The O(kubelet_dirs) option of the modules that back up and restore kubelet files."""
+
+    DOCUMENTATION = r"""
+options:
+  kubelet_dirs:
+    description:
+      - The kubelet directories - its root directory (C(--root-dir)) and the directories of its config
+        file and drop-ins.
+      - Only files inside them are backed up, restored or rolled back. A backup location reached through a
+        symlink must also lie inside them.
+    type: list
+    elements: path
+    default: [/etc/kubernetes, /var/lib/kubelet]
+"""
