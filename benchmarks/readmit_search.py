@@ -5,8 +5,9 @@
 
 A node of 4 NUMA nodes (64 CPUs and 256Gi each is scaled with the pod count so that every pod
 fits), static CPU manager, Static memory manager, restricted Topology Manager; Guaranteed pods of
-1-4 CPUs and 1-8Gi, one in ten spanning two NUMA nodes. Fresh start (reboot with the state
-refused). Run:
+1-4 CPUs and 1-8Gi; two of them (the 10th and the 20th) span two NUMA nodes, so that the
+running set fits the node in some order (more two-node pods than node pairs could never all run).
+Fresh start (reboot with the state refused). Run:
 
     .venv/bin/python benchmarks/readmit_search.py [max_orders]
 
@@ -64,8 +65,8 @@ def manifests(count, per_node_memory, seed=1):
     rnd = random.Random(seed)
     out = []
     for index in range(count):
-        if index % 10 == 9:
-            memory = per_node_memory + (1 << 30)   # needs two NUMA nodes
+        if index in (9, 19):
+            memory = per_node_memory + (1 << 30)   # needs two NUMA nodes: one pair each
         else:
             memory = rnd.choice([1, 2, 4, 8]) << 30
         resources = {"cpu": str(rnd.choice([1, 2, 4])), "memory": str(memory)}
@@ -87,6 +88,7 @@ def main():
     for count in (5, 7, 10, 50, 200):
         topology, per_node = machine(count)
         pods = manifests(count, per_node)
+        config["maxPods"] = max(110, count)   # a node that runs 200 pods has maxPods raised
         started = time.perf_counter()
         result = readmit(lambda: AdmissionSimulator(topology, config), pods, max_orders=max_orders)
         seconds = time.perf_counter() - started
