@@ -17,7 +17,7 @@ __metaclass__ = type
 
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._backends.admission_check import _device_allocations, _device_inventory, node_inputs
+from ansible_collections.numaguard.kubelet.plugins.module_utils._backends.node_inputs import device_allocations, device_inventory, node_inputs
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission import AdmissionSimulator
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission_inputs import AdmissionInputError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.checkpoint import (
@@ -28,9 +28,9 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.checkpoi
     restore_memory_manager_state,
 )
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors import StateError
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.boot_drift import boot_drift
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.hugepages_truth import compare
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.machine_state import machine_state_from_plain, machine_state_to_plain
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.memory_drift import boot_drift
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.readmit import (
     DEFAULT_EXHAUSTIVE_UP_TO,
     DEFAULT_MAX_ORDERS,
@@ -285,14 +285,14 @@ def run_readmit(params: Mapping[str, Any]) -> Dict[str, Any]:
     node = node_inputs(params, root, sources)
     topology, capacity, config = node["topology"], node["capacity"], node["config"]
     mem, cpu = node["memory_manager_state"], node["cpu_manager_state"]
-    allocations = _device_allocations(params, root, node["root_dir"], sources)
+    allocations = device_allocations(params, root, node["root_dir"], sources)
     iomem = _read_iomem(root, sources)
     state_read = [name for name in ("cpu_manager_state", "memory_manager_state", "device_allocations")
                   if not str(sources.get(name, "")).startswith(("absent", "ignored"))]
     labels, manifests, running = running_manifests(params, config, mem[1], cpu[1], allocations, state_read)
     kubelet = KubeletAssumption.resolve(params.get("kubelet_version"), params.get("host_kubelet_version"),
                                         config.get("featureGates"))
-    devices = _device_inventory(params, root, node["root_dir"], topology, sources)
+    devices = device_inventory(params, root, node["root_dir"], topology, sources)
     builders = _builders(topology, config, devices, mem, cpu, allocations, capacity, iomem, options["reset"], kubelet,
                          params.get("merge_method") or "fast")
     result: Dict[str, Any] = {"running_pods": running, "starts": {}, "sources": sources}

@@ -31,6 +31,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memoryma
     take_free,
     u64,
 )
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.memory_drift import drift_refusal
 
 ERR_EMPTY_WITH_ASSIGNMENTS = "[memorymanager] machine state can not be empty when it has memory assignments"
 ERR_DIFFERENT = "[memorymanager] the expected machine state is different from the real one"
@@ -173,7 +174,6 @@ def validate_state(machine_state: Mapping[int, NUMANodeState],
     difference = compare_machine_states(machine_state, expected)
     if difference is not None:
         if max_drift > 0:
-            from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.memory_drift import drift_refusal
             refusal = drift_refusal(machine_state, expected, max_drift, unfitted)
             if refusal is None:
                 return expected

@@ -40,17 +40,10 @@ ALLOWED = {
     ("_engine.memorymanager.reserved", "_reservation.eviction"),
 }
 
-#: Import cycles (through function-level imports) that are known and owned elsewhere.
-ALLOWED_CYCLES = [
-    # Issue 14 (boot drift, landed 2026-11-24): memory_drift.boot_drift imports memory_manager and
-    # validate_state, which import memory_drift. Moving boot_drift above them breaks the cycle.
-    ["_engine.memorymanager.memory_drift", "_engine.memorymanager.memory_manager",
-     "_engine.memorymanager.validate_state"],
-    # Issue 14 (readmit option, landed 12:15): admission_check.run_check imports _backends.readmit in a
-    # function, readmit imports admission_check's node inputs. Moving node_inputs and the device
-    # helpers to a shared module breaks it.
-    ["_backends.admission_check", "_backends.readmit"],
-]
+#: Import cycles (through function-level imports) that are known and owned elsewhere. Empty since
+#: boot_drift moved above the memory manager (memorymanager/boot_drift.py) and the node readers
+#: shared by admission_check and readmit moved to _backends/node_inputs.py.
+ALLOWED_CYCLES: list = []
 
 #: Imports outside the standard library that are optional (guarded by ``except ImportError``, with
 #: a standard-library fallback), per file.
