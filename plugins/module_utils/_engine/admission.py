@@ -188,7 +188,10 @@ class AdmissionSimulator:
         verdict = "admitted" if admitted else "rejected"
         fit: Dict[str, Any] = {"evaluated": False}
         requests = pod_requests(pod)
-        if admitted:
+        undecided = getattr(outcome, "cannot_check", "")  # a search out of bounds (big machines)
+        if undecided:
+            verdict = "cannot_check"
+        elif admitted:
             fit = dict(self.resource_fit.check(requests), evaluated=True)
             if not fit["fits"]:
                 admitted, reason, message, verdict = False, fit["reason"], fit["message"], "rejected"
@@ -202,8 +205,8 @@ class AdmissionSimulator:
             "verdict": verdict,
             "reason": reason,
             "message": message,
-            "cannot_check": "; ".join("%s: %s" % (u["resource"], u["why"]) for u in fit.get("unchecked", [])
-                                      ) if verdict == "cannot_check" else "",
+            "cannot_check": undecided or ("; ".join("%s: %s" % (u["resource"], u["why"]) for u in fit.get("unchecked", [])
+                                                    ) if verdict == "cannot_check" else ""),
             "resource_fit": fit,
             "qos_class": pod.qos_class,
             "topology_manager": {

@@ -352,7 +352,11 @@ class DeviceManager:
                     if cache is not None:
                         self.__dict__["_everything"] = cache
                 if not isinstance(inner, HintList):
-                    return inner  # implicit hint set (>= 13 device nodes): no fallback hint added (gap)
+                    # an implicit hint set (>= 13 device nodes), never empty: the same fallback hint
+                    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hint_sets import (
+                        FallbackHintSet,
+                    )
+                    return FallbackHintSet(inner, self.numa_node_ids)
                 hints = list(inner)
                 if hints:
                     hints.append(TopologyHint(BitMask.from_value(_mask(self.numa_node_ids)), False))

@@ -499,3 +499,63 @@ class SingleNumaHintSet(HintSet):
 
     def masks_iterated(self) -> int:
         return self.inner.masks_iterated()
+
+
+class FallbackHintSet(HintSet):
+    """A device hint set over the NUMA nodes hosting the resource's devices plus the one
+    non-preferred hint spanning every node of the machine (kubelet >= 1.36,
+    pkg/kubelet/cm/devicemanager/topology_hints.go generateDeviceTopologyHints: when the
+    candidate nodes are fewer than the machine's and some hint was found, a default hint of all
+    NUMA nodes is appended, not preferred; kubernetes/kubernetes#138244).
+
+    ``inner``: the hints over the device nodes (non-empty); ``ids``: every node of the machine.
+    The kubelet walks only the device nodes' masks (``masks_iterated``) and lists one hint more
+    (``count``). Not monotone: a device-node mask plus a node without devices is not listed.
+    """
+
+    def __init__(self, inner: HintSet, ids: Sequence[int]) -> None:
+        super().__init__(ids)
+        self.inner = inner
+        self.preferred_size = inner.preferred_size
+        #: preferred masks never leave the device nodes (the merge searches them there)
+        self.preferred_universe = inner.universe
+
+    def small(self) -> bool:
+        return self.inner.small()
+
+    def listed(self) -> List[Tuple[int, int]]:
+        if self._listed is None:
+            self._listed = list(self.inner.listed()) + [(self.universe, 1)]  # the widest mask comes last
+        return self._listed
+
+    def member(self, mask: int) -> int:
+        if mask == self.universe:
+            return 1
+        if mask & ~self.inner.universe:
+            return 0
+        return self.inner.member(mask)
+
+    def preferred_by_size(self) -> bool:
+        return self.inner.preferred_by_size()
+
+    def masks_iterated(self) -> int:
+        return self.inner.masks_iterated()
+
+    def count(self) -> Optional[int]:
+        inner = self.inner.count()
+        return None if inner is None else inner + 1
+
+    def preferred_count(self) -> Optional[int]:
+        return self.inner.preferred_count()
+
+    def min_size(self) -> Optional[int]:
+        return self.inner.min_size()
+
+    def projects(self, part: int, within: int) -> bool:
+        return self.universe & within == part or self.inner.projects(part, within)
+
+    def members(self, superset_of: int = 0, start_size: int = 1) -> Iterator[Tuple[int, int]]:
+        if not superset_of & ~self.inner.universe:
+            yield from self.inner.members(superset_of, start_size)
+        if popcount(self.universe) >= start_size and not superset_of & ~self.universe:
+            yield self.universe, 1

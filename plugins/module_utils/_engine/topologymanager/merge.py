@@ -515,17 +515,24 @@ def _implicit_preferred(lists: Sequence[Any], numa_info: NUMAInfo, prefer_closes
         return min(found, key=key) if found else None
     within = default
     for hint_set in sets:
-        within &= hint_set.universe
+        within &= getattr(hint_set, "preferred_universe", hint_set.universe)
     if all(s.preferred_by_size() for s in sets):
         sizes = sorted(set(s.preferred_size for s in sets))
         if len(sizes) != 1:
             return None  # a preferred merge needs one mask preferred by every resource
     else:
         sizes = list(range(1, popcount(within) + 1))
+    if prefer_closest:
+        budget = [MAX_MASK_VISITS]
+        for size in sizes:
+            best = closest_member(numa_info, within, size, lambda m: all(s.member(m) == 2 for s in sets), budget,
+                                  MAX_MASK_VISITS, "the search for the preferred merged hint")
+            if best is not None:
+                return best
+        return None
     expander = Compressor(bits_of(within))
     visits = 0
     for size in sizes:
-        found = []
         for mask in masks_of_size(expander, size):
             visits += 1
             if visits > MAX_MASK_VISITS:
@@ -533,12 +540,72 @@ def _implicit_preferred(lists: Sequence[Any], numa_info: NUMAInfo, prefer_closes
                     "the search for the preferred merged hint examined %d masks of %d NUMA nodes without "
                     "an answer" % (MAX_MASK_VISITS, popcount(within)))
             if all(s.member(mask) == 2 for s in sets):
-                if not prefer_closest:
-                    return mask
-                found.append(mask)
-        if found:
-            return min(found, key=key)
+                return mask
     return None
+
+
+def closest_member(numa_info: NUMAInfo,
+                   within: int,
+                   size: int,
+                   accept: Callable[[int], bool],
+                   budget: List[int],
+                   limit: int,
+                   what: str,
+                   error: Any = SearchBoundExceeded) -> Optional[int]:
+    """The accepted mask of ``size`` nodes of ``within`` with the smallest average distance, then
+    numerically smallest (prefer-closest-numa-nodes' order within a count); None: none accepted.
+
+    Branch and bound instead of walking all C(N, size) masks: nodes are added in id order and
+    a branch is dropped once even its cheapest completion has a larger distance total than the
+    best accepted mask so far (or an equal one and no smaller mask) (the total of a mask = its nodes' own distances + both directions
+    of each pair; the average is that integer over size^2, so comparing totals is exact). On
+    uniform or socket-shaped distances the first accepted masks are near the optimum and almost
+    everything else is cut. ``budget`` (a one-item list, shared across calls) counts the masks
+    and branches examined (``limit`` at first); past it ``error`` names ``what`` could not be
+    decided, and what was found so far.
+    """
+    nodes = list(bits_of(within))
+    if not 1 <= size <= len(nodes):
+        return None
+    rows = numa_info.distances
+    if rows is None:
+        raise TopologyManagerError("NUMA distances are not known")
+    own = dict((node, rows[node][node]) for node in nodes)
+    pair = dict(((a, b), rows[a][b] + rows[b][a]) for a in nodes for b in nodes if a < b)
+    cheapest_pair = min(pair.values()) if pair else 0
+    best: List[Any] = [None, None]  # total, mask
+
+    def pair_of(a: int, b: int) -> int:
+        return pair[(a, b) if a < b else (b, a)]
+
+    def visit(start: int, chosen: List[int], total: int, left: int) -> None:
+        budget[0] -= 1
+        if budget[0] < 0:
+            found = ""
+            if best[1] is not None:
+                found = ("; an accepted mask exists (%s, average distance %g) but whether a closer one does is "
+                         "unknown" % (list(bits_of(best[1])), numa_info.average_distance(best[1])))
+            raise error("%s examined %d masks and branches of %d NUMA nodes without an answer%s"
+                        % (what, limit, len(nodes), found))
+        if not left:
+            mask = sum(1 << node for node in chosen)
+            if (best[0] is None or (total, mask) < (best[0], best[1])) and accept(mask):
+                best[0], best[1] = total, mask
+            return
+        adds = [own[node] + sum(pair_of(node, other) for other in chosen) for node in nodes[start:]]
+        if best[0] is not None:
+            floor = total + sum(sorted(adds)[:left]) + cheapest_pair * (left * (left - 1) // 2)
+            # a tie only wins with a smaller mask: the smallest here takes the next ``left`` ids
+            if floor > best[0] or (floor == best[0] and sum(1 << node for node in chosen + nodes[start:start + left])
+                                   > best[1]):
+                return
+        for index in range(start, len(nodes) - left + 1):
+            chosen.append(nodes[index])
+            visit(index + 1, chosen, total + adds[index - start], left - 1)
+            chosen.pop()
+
+    visit(0, [], 0, size)
+    return best[1]
 
 
 class NoPreferredMerge(SearchBoundExceeded):
@@ -628,9 +695,18 @@ def _ranked_non_preferred(lists: Sequence[Any],
     compressor = Compressor(nodes)
     projections = [None if is_hint_set(hints) else
                    set((within if h.affinity is None else h.affinity.value & within) for h in hints) for hints in lists]
+    if prefer_closest:
+        budget = [MAX_MASK_VISITS]
+        for count in counts:
+            best = closest_member(numa_info, within, count, lambda m: _achievable(m, within, lists, projections),
+                                  budget, MAX_MASK_VISITS,
+                                  "no preferred merged hint exists; the search for the best non-preferred one",
+                                  NoPreferredMerge)
+            if best is not None:
+                return best
+        return None
     visits = 0
     for count in counts:
-        found = []
         for mask in masks_of_size(compressor, count):
             visits += 1
             if visits > MAX_MASK_VISITS:
@@ -638,11 +714,7 @@ def _ranked_non_preferred(lists: Sequence[Any],
                     "no preferred merged hint exists; the search for the best non-preferred one examined %d masks "
                     "of %d NUMA nodes without an answer" % (MAX_MASK_VISITS, size))
             if _achievable(mask, within, lists, projections):
-                if not prefer_closest:
-                    return mask
-                found.append(mask)
-        if found:
-            return min(found, key=lambda m: (numa_info.average_distance(m), m))
+                return mask
     return None
 
 

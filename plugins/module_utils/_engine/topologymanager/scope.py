@@ -14,7 +14,9 @@ scope.go; rejections as pkg/kubelet/cm/admission/errors.go reports them).
   allocation container by container.
 
 Rejections are results (:class:`AdmitResult`), not exceptions; provider bugs and bad state
-still raise.
+still raise. A question this simulator will not answer in bounds (``SearchBoundExceeded``: a
+hint set, a merge or an allocation search on a big machine) ends the pod's admission with
+``cannot_check`` set to what could not be decided, never a MemoryError.
 """
 
 from __future__ import absolute_import, annotations, division, print_function
@@ -27,7 +29,12 @@ except ImportError:  # pragma: no cover
     pass
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors import UNEXPECTED_ADMISSION_ERROR, AdmissionError
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import ZERO_HINT, TopologyHint, shown_hint_map
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import (
+    ZERO_HINT,
+    SearchBoundExceeded,
+    TopologyHint,
+    shown_hint_map,
+)
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.kubelet_cost import merge_cost
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.merge import merge_permutations
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.policy import Policy
@@ -68,9 +75,10 @@ class Decision:
     def __init__(self,
                  containers: List[str],
                  provider_hints: List[Tuple[str, Any]],
-                 merged: TopologyHint,
+                 merged: Optional[TopologyHint],
                  admit: bool,
                  policy: Optional[Policy] = None) -> None:
+        """``merged`` None: the merge was out of bounds (the decision's note says why)."""
         self.containers = containers
         self.provider_hints = provider_hints
         self.merged = merged
@@ -84,7 +92,7 @@ class Decision:
         out = {
             "containers": list(self.containers),
             "hints": dict((name, shown_hint_map(hints)) for name, hints in self.provider_hints),
-            "merged_hint": self.merged.to_dict(),
+            "merged_hint": None if self.merged is None else self.merged.to_dict(),
             "admit": self.admit,
             "kubelet_cost": self.kubelet_cost,
         }
@@ -108,6 +116,8 @@ class AdmitResult:
         self.allocated: List[str] = []
         self.failed_container: Optional[str] = None
         self.failed_provider: Optional[str] = None
+        #: what could not be decided in bounds ("" = the result is exact)
+        self.cannot_check = ""
 
     def reject(self,
                reason: str,
@@ -164,4 +174,27 @@ class Scope:
         return True
 
     def admit(self, pod: Any) -> AdmitResult:
+        """The scope's admit loop (:meth:`_admit`); a search out of bounds ends it undecided."""
+        result = AdmitResult(self.name)
+        try:
+            return self._admit(pod, result)
+        except SearchBoundExceeded as err:
+            result.admitted = False
+            result.cannot_check = "topology manager: %s" % err
+            return result
+
+    def _merge(self, containers: List[str], provider_hints: List[Tuple[str, Any]],
+               result: AdmitResult) -> Tuple[TopologyHint, bool]:
+        """The policy's merge, recorded as a :class:`Decision` (also when it is out of bounds)."""
+        try:
+            merged, admit = self.policy.merge([hints for _name, hints in provider_hints])
+        except SearchBoundExceeded as err:
+            decision = Decision(containers, provider_hints, None, False, self.policy)
+            decision.note = str(err)
+            result.decisions.append(decision)
+            raise
+        result.decisions.append(Decision(containers, provider_hints, merged, admit, self.policy))
+        return merged, admit
+
+    def _admit(self, pod: Any, result: AdmitResult) -> AdmitResult:
         raise NotImplementedError

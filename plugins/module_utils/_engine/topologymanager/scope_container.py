@@ -11,8 +11,6 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topology
     SCOPE_CONTAINER,
     TOPOLOGY_AFFINITY_ERROR,
     TOPOLOGY_AFFINITY_MESSAGE,
-    AdmitResult,
-    Decision,
     Scope,
     provider_name,
 )
@@ -23,13 +21,11 @@ class ContainerScope(Scope):
 
     name = SCOPE_CONTAINER
 
-    def admit(self, pod):
-        result = AdmitResult(self.name)
+    def _admit(self, pod, result):
         for container in pod.all_containers():
             provider_hints = [(provider_name(p), p.get_topology_hints(pod, container))
                               for p in self.providers]
-            merged, admit = self.policy.merge([hints for _name, hints in provider_hints])
-            result.decisions.append(Decision([container.name], provider_hints, merged, admit, self.policy))
+            merged, admit = self._merge([container.name], provider_hints, result)
             if not admit:
                 return result.reject(TOPOLOGY_AFFINITY_ERROR, TOPOLOGY_AFFINITY_MESSAGE, container.name)
             self._store(pod, container, merged, result)

@@ -8,7 +8,7 @@ from __future__ import absolute_import, annotations, division, print_function
 __metaclass__ = type
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import ZERO_HINT
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.scope import SCOPE_NONE, AdmitResult, Scope
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.scope import SCOPE_NONE, Scope
 
 
 class NoneScope(Scope):
@@ -16,8 +16,7 @@ class NoneScope(Scope):
 
     name = SCOPE_NONE
 
-    def admit(self, pod):
-        result = AdmitResult(self.name)
+    def _admit(self, pod, result):
         for container in pod.all_containers():
             if not self._allocate(pod, container, ZERO_HINT, result):
                 return result

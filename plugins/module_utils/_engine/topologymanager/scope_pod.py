@@ -11,8 +11,6 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topology
     SCOPE_POD,
     TOPOLOGY_AFFINITY_ERROR,
     TOPOLOGY_AFFINITY_MESSAGE,
-    AdmitResult,
-    Decision,
     Scope,
     provider_name,
 )
@@ -23,12 +21,10 @@ class PodScope(Scope):
 
     name = SCOPE_POD
 
-    def admit(self, pod):
-        result = AdmitResult(self.name)
+    def _admit(self, pod, result):
         containers = pod.all_containers()
         provider_hints = [(provider_name(p), p.get_pod_topology_hints(pod)) for p in self.providers]
-        merged, admit = self.policy.merge([hints for _name, hints in provider_hints])
-        result.decisions.append(Decision([c.name for c in containers], provider_hints, merged, admit, self.policy))
+        merged, admit = self._merge([c.name for c in containers], provider_hints, result)
         if not admit:
             return result.reject(TOPOLOGY_AFFINITY_ERROR, TOPOLOGY_AFFINITY_MESSAGE)
         for container in containers:

@@ -15,7 +15,6 @@ import math
 import pytest
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission import AdmissionSimulator
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import SearchBoundExceeded
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import CPU, NumaNode, Topology
 
 GIB = 1 << 30
@@ -114,10 +113,13 @@ def test_24_nodes_group_rules_are_bounded_with_a_message():
     sim = machine([(n, 4, 16) for n in range(24)], policy="best-effort")
     first = admit(sim, pod(2, "20Gi", "a"))
     assert first["admitted"] and first["numa_nodes"] == [0, 1]
-    with pytest.raises(SearchBoundExceeded) as err:
-        admit(sim, pod(2, "20Gi", "b"))
-    assert "no preferred merged hint exists" in str(err.value)
-    assert "24 NUMA nodes" in str(err.value)
+    second = admit(sim, pod(2, "20Gi", "b"))  # a bounded answer for this pod, not an exception
+    assert (second["admitted"], second["verdict"]) == (False, "cannot_check")
+    assert "no preferred merged hint exists" in second["cannot_check"]
+    assert "24 NUMA nodes" in second["cannot_check"]
+    assert second["merges"][0]["merged_hint"] is None
+    assert second["merges"][0]["kubelet_cost"]["permutations"] > 0
+    assert second["released"]
     # restricted: pod a (6 CPUs and 20Gi both prefer two nodes) forms the group on {0,1}; pod b is
     # rejected with certainty (no preferred merge) and the merge says why its mask is not shown
     restricted = machine([(n, 4, 16) for n in range(24)])
