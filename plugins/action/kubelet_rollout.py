@@ -22,16 +22,9 @@ import time
 from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 
+from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.rollout import start_ticks
+
 display = Display()
-
-
-def _start_ticks(pid):
-    """The kernel start time of ``pid`` (clock ticks since boot, a string) or None."""
-    try:
-        with open("/proc/%d/stat" % pid) as handle:
-            return handle.read().rsplit(")", 1)[1].split()[19]
-    except (OSError, IndexError, ValueError):
-        return None
 
 
 def _started_utc(ticks):
@@ -47,7 +40,7 @@ def _started_utc(ticks):
 def controller_identity():
     """change_id, controller, pid, pid_start, started of this ansible-playbook run."""
     pid = os.getppid()  # task workers are forked from the ansible-playbook process
-    ticks = _start_ticks(pid)
+    ticks = start_ticks(pid)
     began = _started_utc(ticks) if ticks else None
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(began if began is not None else time.time()))
     controller = socket.gethostname() or "controller"
@@ -66,7 +59,7 @@ def holder_is_dead(holder, identity):
         return False
     if pid == identity["pid"]:
         return False
-    ticks = _start_ticks(pid)
+    ticks = start_ticks(pid)
     return ticks is None or (bool(holder.get("pid_start")) and ticks != holder.get("pid_start"))
 
 
@@ -98,6 +91,12 @@ class ActionModule(ActionBase):
                 display.warning("%s: took over the stale lock of pid %s, change %s, started %s: that process no longer runs "
                                 "on this controller" % (task_vars.get("inventory_hostname", "?"), holder.get("pid"),
                                                         holder.get("change_id"), holder.get("started")))
+        elif answer.get("stale_lock_free") and answer.get("stale_lock_replaced"):
+            stale = answer["stale_lock_replaced"]
+            names = (task_vars.get("inventory_hostname", "?"), stale.get("change_id"), stale.get("pid"), stale.get("controller"),
+                     stale.get("started"))
+            display.warning("%s: replaced the stale lock record of change %s (pid %s on controller %s, started %s): no process "
+                            "held its flock any more" % names)
         elif answer.get("failed") and holder:
             answer["msg"] = "%s. If that run is dead, clear the lock as docs/rollout.md says (kubelet_numa_break_lock=%s)" % (
                 answer.get("msg", ""), holder.get("change_id"))

@@ -260,6 +260,13 @@ state_files:
   returned: always
   type: dict
   sample: {"cpu_manager_state": {"path": "/var/lib/kubelet/cpu_manager_state", "exists": true}}
+inputs:
+  description:
+    - What the plan read - C(files) (path to sha256, null when missing) and C(dirs) (the drop-in directory to its file
+      names). Give it to M(numaguard.kubelet.kubelet_rollout) as O(numaguard.kubelet.kubelet_rollout#module:plan_inputs)
+      to learn whether the plan is still current.
+  returned: on success
+  type: dict
 kubelet_version:
   description: The kubelet release the checks assumed (as given or as C(kubelet --version) printed it).
   returned: always

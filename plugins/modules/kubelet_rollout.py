@@ -18,7 +18,10 @@ description:
     in progress (change id, controller, pid, start time, step reached, backup directory, intended config
     path and sha256). Both are written durably (fsync of the file and of the directory).
   - O(operation=begin) takes the lock (failing with the holder's pid, controller and start time when another
-    run holds it), then finishes an unfinished earlier change when its new configuration is completely in
+    run holds it) and keeps it for the whole change - C(flock) on C(rollout.lock), held by a small detached
+    holder process on the host until O(operation=release) or O(operation=finish), a take-over, or O(lock_lease)
+    seconds without any step of the change. A lock record whose flock nobody holds any more is stale and is
+    replaced (RV(stale_lock_replaced)). It then finishes an unfinished earlier change when its new configuration is completely in
     place and the kubelet is healthy with it, or rolls it back from its own backup; RV(recovered) says which
     and why. It then probes the kubelet's health.
   - O(operation=status) reads the lock, the journal and the health, changing nothing (used in check mode).
@@ -114,6 +117,18 @@ options:
     description: Seconds the test hook waits.
     type: float
     default: 300.0
+  lock_lease:
+    description:
+      - Seconds without any step of the change (each step renews it) after which the holder process lets the lock
+        go, so that a run that died leaves the host free for others after this long. At least 60.
+    type: int
+    default: 1800
+  plan_inputs:
+    description:
+      - The C(inputs) returned by M(numaguard.kubelet.kubelet_config) when it planned the change (sha256 of every file it
+        read, listing of the drop-in directory). O(operation=status) and O(operation=begin) then return
+        RV(plan_current), whether those inputs are unchanged, so that a plan made earlier in the run can be reused.
+    type: dict
 attributes:
   check_mode:
     support: full
@@ -158,9 +173,25 @@ recovered:
   returned: operation=begin
   type: dict
 stale_lock_replaced:
-  description: The stale lock record replaced (O(take_over)), or null.
+  description: The lock record replaced (O(take_over), or a record whose flock nobody held any more), or null.
   returned: operation=begin
   type: dict
+stale_lock_free:
+  description: Whether the replaced record was stale because no process held its flock any more.
+  returned: operation=begin
+  type: bool
+stale_lock:
+  description: A lock record left behind whose flock nobody holds (its holder is gone), or null.
+  returned: operation=status
+  type: dict
+lock_held:
+  description: Whether a process holds the flock of C(rollout.lock).
+  returned: operation=status
+  type: bool
+plan_current:
+  description: Whether the files named by O(plan_inputs) are unchanged (null without O(plan_inputs)).
+  returned: operation=status, begin
+  type: bool
 health:
   description: C(healthy), C(active), C(healthz), C(configz) (as intended, mismatch, unreachable, not checked), C(problems).
   returned: operation=status (with health_url), begin, wait_healthy

@@ -18,6 +18,7 @@ What is shown (the issue's acceptance list):
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -452,8 +453,14 @@ def test_two_concurrent_runs_one_fails_on_the_lock(fleet):
     pause = pause_at(host, "stopped")
     first = start_playbook(fleet, STATIC, "--limit", host["name"])
     wait_for(os.path.join(pause, "reached-stopped"), first)
+    lock_file = os.path.join(host_paths(host)["backups"], "rollout.lock")
+    assert flock_held(lock_file)  # a real flock, held on the host between the module processes
+    record = json.loads(read(lock_file))
+    assert record["pid"] == first.pid and record["holder_pid"] and record["lease"] == 1800
     second = playbook(fleet, {"cpuManagerPolicy": "static", "reservedSystemCPUs": "1"})
     assert second.returncode != 0
+    assert "flock held on the host by pid %s" % record["holder_pid"] in second.stdout or \
+        "started %s" % record["started"] in second.stdout
     assert "%s is locked by another rollout: pid %d on controller" % (host["name"], first.pid) in second.stdout, second.stdout[-4000:]
     assert "kubelet_numa_break_lock=" in second.stdout
     for other in fleet["hosts"][1:]:  # nothing changed anywhere by the refused run
@@ -463,6 +470,17 @@ def test_two_concurrent_runs_one_fails_on_the_lock(fleet):
     assert first.returncode == 0, out[-4000:]
     assert "%s: changed - applied" % host["name"] in out, out[out.find("Per-host summary"):][:3000]
     assert b'reservedSystemCPUs: "0"' in read(host_paths(host)["dropin"])  # the successful run's configuration
+    assert not flock_held(lock_file) and read(lock_file) == b""  # released with the change
+
+
+def flock_held(path):
+    """Whether some process holds the flock of ``path`` (tried from outside the host's namespaces)."""
+    with open(path, "rb") as handle:
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return True
+    return False
 
 
 def test_bad_host_in_the_last_batch_changes_no_host(fleet):

@@ -196,6 +196,7 @@ def run(module: Any) -> None:
         intended_sha256=hashlib.sha256(plan["after"].encode("utf-8", "surrogateescape")).hexdigest(),
         state_files=plan["state_files"],
         locations=locations,
+        inputs=plan["inputs"],
     )
     result.update(kubelet_version.with_gates(plan["effective"].get("featureGates")).result())
     if module._diff:

@@ -62,6 +62,8 @@ def argument_spec() -> Dict[str, Dict[str, Any]]:
         reason=dict(type="str", default=""),
         pause_dir=dict(type="path"),
         pause_timeout=dict(type="float", default=300.0),
+        lock_lease=dict(type="int", default=rollout.DEFAULT_LEASE),
+        plan_inputs=dict(type="dict"),
     )
 
 
@@ -213,11 +215,14 @@ def run(p: Dict[str, Any], run_command: Callable[..., Any], check_mode: bool) ->
     result: Dict[str, Any] = {"changed": False, "state_dir": state_dir}
 
     if operation == "status":
-        holder = rollout.lock_holder(state_dir)
+        lock = rollout.lock_state(state_dir)
+        holder = rollout.lock_holder(state_dir) if lock["held"] else None
         journal = rollout.read_journal(state_dir)
-        result.update(lock_holder=holder, journal=journal,
+        result.update(lock_holder=holder, lock_held=lock["held"], stale_lock=None if lock["held"] else lock["record"],
+                      journal=journal,
                       locked_by_other=bool(holder) and holder.get("change_id") != p.get("change_id"),
-                      pending=bool(journal) and journal.get("status") == rollout.IN_PROGRESS)
+                      pending=bool(journal) and journal.get("status") == rollout.IN_PROGRESS,
+                      plan_current=rollout.plan_is_current(p["plan_inputs"]) if p.get("plan_inputs") is not None else None)
         if p.get("health_url"):
             result["health"] = host.probe()
         return result
@@ -234,9 +239,12 @@ def run(p: Dict[str, Any], run_command: Callable[..., Any], check_mode: bool) ->
             result["health"] = host.probe()
             result["change_id"] = holder["change_id"]
             return result
-        taken = rollout.acquire(state_dir, holder, p.get("take_over"))
+        if p["lock_lease"] < 60:
+            raise BackupError("lock_lease: %d seconds is too short (at least 60; the default is %d)" % (p["lock_lease"], rollout.DEFAULT_LEASE))
+        taken = rollout.acquire(state_dir, holder, p.get("take_over"), lease=p["lock_lease"])
         result["change_id"] = holder["change_id"]
         result["stale_lock_replaced"] = taken["replaced"]
+        result["stale_lock_free"] = taken["stale"]
         result["changed"] = True
         journal = rollout.read_journal(state_dir)
         result["recovered"] = None
@@ -247,6 +255,8 @@ def run(p: Dict[str, Any], run_command: Callable[..., Any], check_mode: bool) ->
                 rollout.release(state_dir, holder["change_id"])
                 raise
         result["health"] = host.probe(use_expected=result["recovered"] is None)
+        # checked under the lock: nothing can change the files between this and the change
+        result["plan_current"] = rollout.plan_is_current(p["plan_inputs"]) if p.get("plan_inputs") is not None else None
         return result
 
     if operation == "step":

@@ -43,6 +43,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.
     parse_config_text,
     read_config_file,
 )
+from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.rollout import input_snapshot
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.settings import (
     MANAGED_FIELDS,
     SettingsError,
@@ -251,4 +252,7 @@ def plan_change(settings: Dict[str, Any], mode: str = "dropin", path: Optional[s
         "reset": reset,
         "state_files": dict((n, {"path": os.path.join(root_dir, n), "exists": states[n] is not None}) for n in STATE_FILES),
         "warnings": warnings,
+        # what this plan read (a later step of the same run reuses the plan while these are unchanged)
+        "inputs": input_snapshot([path] + ([config] if config else []) + list(dropin_paths)
+                                 + [os.path.join(root_dir, n) for n in STATE_FILES], [config_dir] if config_dir else []),
     }

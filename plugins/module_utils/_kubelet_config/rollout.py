@@ -6,10 +6,14 @@
 Why: a rollout step runs as many short module processes, and the controller may die between any
 two of them. So what a change is doing lives on the host, next to its backups:
 
-* ``rollout.lock`` names the run that holds the host (change id, controller, pid, start time).
-  Taking, checking and releasing it happen under ``flock`` so two runs cannot both win; the record
-  outlives each module process and is what a second run is refused on. A record whose controller
-  process is gone is stale (decided on the controller, which can see that process).
+* ``rollout.lock`` is locked with ``flock`` for the whole change on the host: ``begin`` takes
+  the flock and hands it to a small *holder process* (forked, detached, holding nothing but that
+  file) which keeps it until the change releases it, another run takes it over, or nothing of the
+  change ran for ``lease`` seconds. The file holds the record of the change (change id,
+  controller, controller pid and start time, holder pid). A second run finds the flock held and
+  is refused with that record. A record whose flock is free is *stale* (its holder is gone: lease
+  expired, killed, host rebooted) and is replaced. Every step checks that its change still holds
+  the flock and renews the lease (the file's mtime).
 * ``journal.json`` records the change (id, intended config path and sha256, backup directory,
   step reached), written durably (temp file, fsync, rename, fsync of the directory) before each
   step, so the next run can finish the change or roll it back from *its own* backup.
@@ -23,6 +27,7 @@ import errno
 import fcntl
 import json
 import os
+import signal
 import time
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._io import fsync_dir
@@ -33,7 +38,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.
 )
 
 try:
-    from typing import Any, Callable, Dict, List, Optional  # noqa: F401
+    from typing import Any, Callable, Dict, List, Optional, Tuple  # noqa: F401
 except ImportError:  # pragma: no cover
     pass
 
@@ -46,6 +51,10 @@ STEPS = ("begin", "stopped", "backed_up", "written", "started", "healthy", "roll
 IN_PROGRESS = "in progress"
 FINAL_STATES = ("done", "rolled back", "failed")
 HOLDER_KEYS = ("change_id", "controller", "pid", "started")
+#: Seconds without any step of the change after which its holder process lets the flock go.
+DEFAULT_LEASE = 1800
+#: How often the holder process looks at the lock file.
+HOLDER_INTERVAL = 0.5
 
 
 class LockHeld(BackupError):
@@ -60,9 +69,17 @@ def now_iso() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
-def _read_record(handle: Any, source: str) -> Optional[Dict[str, Any]]:
-    handle.seek(0)
-    raw = handle.read(MAX_RECORD_BYTES + 1)
+def start_ticks(pid: Any) -> Optional[str]:
+    """The kernel start time of ``pid`` (clock ticks since boot, field 22 of /proc/PID/stat) or
+    None when no such process runs; with the pid it names one process, never a recycled pid."""
+    try:
+        with open("/proc/%d/stat" % int(pid)) as handle:
+            return handle.read().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError, ValueError, TypeError):
+        return None
+
+
+def _parse_record(raw: bytes, source: str) -> Optional[Dict[str, Any]]:
     if not raw.strip():
         return None
     if len(raw) > MAX_RECORD_BYTES:
@@ -76,44 +93,40 @@ def _read_record(handle: Any, source: str) -> Optional[Dict[str, Any]]:
     return doc
 
 
+def _read_fd(fd: int, source: str) -> Optional[Dict[str, Any]]:
+    return _parse_record(os.pread(fd, MAX_RECORD_BYTES + 1, 0), source)
+
+
+def _write_fd(fd: int, record: Optional[Dict[str, Any]]) -> None:
+    """Replace the record in place (the flock belongs to the file, so it is never renamed over)."""
+    data = json.dumps(record, sort_keys=True).encode("utf-8") + b"\n" if record is not None else b""
+    os.ftruncate(fd, 0)
+    if data:
+        os.pwrite(fd, data, 0)
+    os.fsync(fd)
+
+
+def _try_flock(fd: int, mode: int, wait: float) -> bool:
+    """flock ``fd`` (LOCK_EX or LOCK_SH), retrying up to ``wait`` seconds; whether it was got."""
+    deadline = time.time() + wait
+    while True:
+        try:
+            fcntl.flock(fd, mode | fcntl.LOCK_NB)
+            return True
+        except OSError as exc:
+            if exc.errno not in (errno.EAGAIN, errno.EACCES):
+                raise
+        if time.time() >= deadline:
+            return False
+        time.sleep(0.05)
+
+
 def describe_holder(holder: Dict[str, Any]) -> str:
-    return "pid %s on controller %s, started %s (change %s)" % (
+    text = "pid %s on controller %s, started %s (change %s)" % (
         holder.get("pid", "?"), holder.get("controller", "?"), holder.get("started", "?"), holder.get("change_id", "?"))
-
-
-class _Flock:
-    """``with _Flock(path) as handle``: the lock file open and flock'ed (waits up to ``wait`` s)."""
-
-    def __init__(self, path: str, wait: float = 10.0) -> None:
-        self.path = path
-        self.wait = wait
-        self.handle: Any = None
-
-    def __enter__(self) -> Any:
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
-        self.handle = os.fdopen(fd, "r+b")
-        deadline = time.time() + self.wait
-        while True:
-            try:
-                fcntl.flock(self.handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-                return self.handle
-            except OSError as exc:
-                if exc.errno not in (errno.EAGAIN, errno.EACCES) or time.time() > deadline:
-                    self.handle.close()
-                    raise BackupError("cannot lock %s: %s" % (self.path, exc.strerror or exc))
-                time.sleep(0.05)
-
-    def __exit__(self, *_exc: Any) -> None:
-        self.handle.close()  # closing releases the flock
-
-
-def _write_record(handle: Any, record: Optional[Dict[str, Any]]) -> None:
-    handle.seek(0)
-    handle.truncate()
-    if record is not None:
-        handle.write(json.dumps(record, sort_keys=True).encode("utf-8") + b"\n")
-    handle.flush()
-    os.fsync(handle.fileno())
+    if holder.get("holder_pid"):
+        text += ", flock held on the host by pid %s since %s" % (holder["holder_pid"], holder.get("locked_at", "?"))
+    return text
 
 
 def _ensure_dir(state_dir: str) -> None:
@@ -124,65 +137,209 @@ def _ensure_dir(state_dir: str) -> None:
             raise BackupError("cannot create %s: %s" % (state_dir, exc.strerror or exc))
 
 
-def lock_holder(state_dir: str) -> Optional[Dict[str, Any]]:
-    """The current lock record, or None (read-only; for check mode and status)."""
-    path = os.path.join(state_dir, LOCK)
-    if os.path.islink(path):
-        raise BackupError("lock file %s is a symlink; refusing it" % path)
+def _open_lock(path: str, create: bool) -> Optional[int]:
+    flags = (os.O_RDWR | os.O_CREAT if create else os.O_RDONLY) | getattr(os, "O_NOFOLLOW", 0)
     try:
-        with open(path, "rb") as handle:
-            return _read_record(handle, path)
+        return os.open(path, flags, 0o600)
     except OSError as exc:
-        if exc.errno == errno.ENOENT:
+        if exc.errno == errno.ENOENT and not create:
             return None
-        raise BackupError("cannot read lock file %s: %s" % (path, exc.strerror or exc))
+        if exc.errno == errno.ELOOP or os.path.islink(path):
+            raise BackupError("lock file %s is a symlink; refusing it" % path)
+        raise BackupError("cannot open lock file %s: %s" % (path, exc.strerror or exc))
 
 
-def acquire(state_dir: str, holder: Dict[str, Any], take_over: Optional[str] = None) -> Dict[str, Any]:
-    """Take the host for ``holder`` (idempotent for the same change id).
-
-    ``take_over`` is the change id of a lock known to be stale; only that one is replaced.
-    Returns ``{"acquired": True, "replaced": <old record or None>}``; raises LockHeld.
-    """
-    _ensure_dir(state_dir)
+def lock_state(state_dir: str) -> Dict[str, Any]:
+    """``{"record": <lock record or None>, "held": <whether a process holds the flock>}``
+    (read-only: a shared flock is tried and dropped at once)."""
     path = os.path.join(state_dir, LOCK)
-    with _Flock(path) as handle:
-        current = _read_record(handle, path)
-        replaced = None
-        if current is not None and current.get("change_id") != holder["change_id"]:
-            if not take_over or current.get("change_id") != take_over:
-                raise LockHeld("host is locked by another rollout: %s; lock file %s" % (describe_holder(current), path), current)
-            replaced = current
-        record = dict(holder)
-        same = current is not None and replaced is None
-        record["locked_at"] = current.get("locked_at") if same and current.get("locked_at") else now_iso()
-        try:
-            _write_record(handle, record)
-        except OSError as exc:
-            raise BackupError("cannot write lock file %s: %s; nothing was changed" % (path, exc.strerror or exc))
-    fsync_dir(state_dir)
-    return {"acquired": True, "replaced": replaced}
+    fd = _open_lock(path, create=False)
+    if fd is None:
+        return {"record": None, "held": False}
+    try:
+        record = _read_fd(fd, path)
+        held = not _try_flock(fd, fcntl.LOCK_SH, 0)
+        return {"record": record, "held": held}
+    finally:
+        os.close(fd)  # drops the shared flock if it was got
 
 
-def release(state_dir: str, change_id: str) -> bool:
-    """Release the lock if ``change_id`` holds it; returns whether it did."""
-    path = os.path.join(state_dir, LOCK)
-    if not os.path.exists(path):
+def lock_holder(state_dir: str) -> Optional[Dict[str, Any]]:
+    """The record of the run holding the host, or None when the flock is free (read-only)."""
+    state = lock_state(state_dir)
+    if not state["held"]:
+        return None
+    return state["record"] or {"change_id": "?", "controller": "?", "pid": "?", "started": "?",
+                               "note": "the flock is held but the record is empty (being taken or released)"}
+
+
+def _stop_holder(record: Dict[str, Any]) -> bool:
+    """SIGTERM the holder process a record names, only if it is that very process (pid + start)."""
+    pid = record.get("holder_pid")
+    if not pid or not record.get("holder_start") or start_ticks(pid) != record.get("holder_start"):
         return False
-    with _Flock(path) as handle:
-        current = _read_record(handle, path)
-        if current is None or current.get("change_id") != change_id:
-            return False
-        _write_record(handle, None)
+    try:
+        os.kill(int(pid), signal.SIGTERM)
+    except OSError:
+        return False
     return True
 
 
+def _hold(fd: int, path: str, change_id: str, lease: float) -> None:
+    """The holder process: keep the flock while the record names ``change_id``, the file is the
+    one locked and the change renewed the lease (mtime) within ``lease`` seconds."""
+    empty = 0
+    while True:
+        time.sleep(HOLDER_INTERVAL)
+        try:
+            on_disk, mine = os.stat(path), os.fstat(fd)
+            record = _read_fd(fd, path)
+        except (OSError, BackupError):
+            return
+        if (on_disk.st_dev, on_disk.st_ino) != (mine.st_dev, mine.st_ino) or mine.st_nlink == 0:
+            return
+        if time.time() - mine.st_mtime > lease:
+            return
+        if record is None:
+            empty += 1
+            if empty >= 2:  # released (a single empty read may be a rewrite in progress)
+                return
+            continue
+        empty = 0
+        if record.get("change_id") != change_id:
+            return
+
+
+def _spawn_holder(fd: int, path: str, change_id: str, lease: float) -> Tuple[int, Optional[str]]:
+    """Fork the detached holder process (it inherits ``fd`` and so the flock); its pid and start."""
+    read_end, write_end = os.pipe()
+    child = os.fork()
+    if child == 0:  # pragma: no cover (runs in the forked processes)
+        try:
+            os.close(read_end)
+            os.setsid()
+            if os.fork():
+                os._exit(0)
+            signal.signal(signal.SIGHUP, signal.SIG_IGN)
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            os.chdir("/")
+            null = os.open(os.devnull, os.O_RDWR)
+            for target in (0, 1, 2):
+                os.dup2(null, target)
+            keep = sorted({fd, write_end})
+            os.closerange(3, keep[0])
+            os.closerange(keep[0] + 1, keep[1])
+            os.closerange(keep[1] + 1, 65536)
+            os.write(write_end, b"%d\n" % os.getpid())
+            os.close(write_end)
+            _hold(fd, path, change_id, lease)
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    os.waitpid(child, 0)
+    data = b""
+    while True:
+        chunk = os.read(read_end, 64)
+        if not chunk:
+            break
+        data += chunk
+    os.close(read_end)
+    try:
+        pid = int(data.strip())
+    except ValueError:
+        raise BackupError("lock file %s: the holder process did not start" % path)
+    return pid, start_ticks(pid)
+
+
+def acquire(state_dir: str, holder: Dict[str, Any], take_over: Optional[str] = None,
+            lease: float = DEFAULT_LEASE, wait: float = 3.0) -> Dict[str, Any]:
+    """Take the host for ``holder`` and keep it: the flock stays with a holder process until
+    :func:`release` (idempotent for the same change id).
+
+    ``take_over`` is the change id of a lock known to be stale; only that one is replaced (its
+    holder process is stopped). A record whose flock is free is stale and replaced without it.
+    Returns ``{"acquired": True, "replaced": <old record or None>, "stale": bool}``; raises LockHeld.
+    """
+    _ensure_dir(state_dir)
+    path = os.path.join(state_dir, LOCK)
+    fd = _open_lock(path, create=True)
+    assert fd is not None
+    try:
+        got = _try_flock(fd, fcntl.LOCK_EX, wait)
+        current = _read_fd(fd, path)
+        replaced, stale = None, False
+        if not got:
+            if current is not None and current.get("change_id") == holder["change_id"]:
+                os.utime(path)  # our own holder process keeps it: renew the lease
+                return {"acquired": True, "replaced": None, "stale": False}
+            if current is None or not take_over or current.get("change_id") != take_over:
+                shown = current or {"change_id": "?", "controller": "?", "pid": "?", "started": "?"}
+                raise LockHeld("host is locked by another rollout: %s; lock file %s" % (describe_holder(shown), path), shown)
+            _stop_holder(current)
+            if not _try_flock(fd, fcntl.LOCK_EX, 5.0):
+                raise LockHeld("cannot take over the lock of change %s: its flock on %s is still held (holder pid %s did "
+                               "not go away); find the process with `fuser %s`" % (take_over, path, current.get("holder_pid", "?"), path),
+                               current)
+            replaced = current
+        elif current is not None and current.get("change_id") != holder["change_id"]:
+            replaced, stale = current, True  # the flock was free: its holder is gone
+        record = dict(holder)
+        record.update(locked_at=now_iso(), lease=lease)
+        try:
+            _write_fd(fd, record)
+            record["holder_pid"], record["holder_start"] = _spawn_holder(fd, path, holder["change_id"], lease)
+            _write_fd(fd, record)
+        except OSError as exc:
+            raise BackupError("cannot write lock file %s: %s; nothing was changed" % (path, exc.strerror or exc))
+    finally:
+        os.close(fd)  # the holder process keeps its copy, and with it the flock
+    fsync_dir(state_dir)
+    return {"acquired": True, "replaced": replaced, "stale": stale}
+
+
+def release(state_dir: str, change_id: str, wait: float = 5.0) -> bool:
+    """Release the lock if ``change_id`` holds it (clear the record, stop the holder process and
+    wait until the flock is free); returns whether it did."""
+    path = os.path.join(state_dir, LOCK)
+    if not os.path.exists(path):
+        return False
+    fd = _open_lock(path, create=True)
+    assert fd is not None
+    try:
+        current = _read_fd(fd, path)
+        if current is None or current.get("change_id") != change_id:
+            return False
+        if _try_flock(fd, fcntl.LOCK_EX, 0):
+            _write_fd(fd, None)
+            return True
+        # the holder process has the flock: only the owner writes the record while it is held
+        _write_fd(fd, None)
+        _stop_holder(current)
+        if not _try_flock(fd, fcntl.LOCK_EX, wait):
+            raise BackupError("released the lock record of change %s, but its flock on %s is still held (holder pid %s)"
+                              % (change_id, path, current.get("holder_pid", "?")))
+        return True
+    finally:
+        os.close(fd)
+
+
 def require_holder(state_dir: str, change_id: str) -> None:
-    """Fail unless ``change_id`` holds the lock (a step must never run on a host another run holds)."""
-    current = lock_holder(state_dir)
+    """Fail unless ``change_id`` holds the lock (record and flock); renews the lease."""
+    path = os.path.join(state_dir, LOCK)
+    state = lock_state(state_dir)
+    current = state["record"]
     if current is None or current.get("change_id") != change_id:
         raise LockHeld("change %s does not hold the lock of %s (%s); refusing to continue"
                        % (change_id, state_dir, describe_holder(current) if current else "nobody holds it"), current or {})
+    if not state["held"]:
+        raise LockHeld("change %s lost the lock of %s: its holder process (pid %s) is gone (no step for %ss, or it was "
+                       "killed); refusing to continue" % (change_id, state_dir, current.get("holder_pid", "?"),
+                                                          current.get("lease", "?")), current)
+    try:
+        os.utime(path)
+    except OSError as exc:
+        raise BackupError("cannot renew the lock %s: %s" % (path, exc.strerror or exc))
 
 
 def read_journal(state_dir: str) -> Optional[Dict[str, Any]]:
@@ -266,6 +423,28 @@ def sha256_or_none(path: str) -> Optional[str]:
         return sha256_file(path) if os.path.isfile(path) else None
     except OSError:
         return None
+
+
+def input_snapshot(files: List[str], dirs: List[str]) -> Dict[str, Any]:
+    """What a plan read: sha256 of each file (None when missing) and the names in each directory
+    (None when missing). Equal snapshots mean a plan made from them is still current."""
+    snapshot: Dict[str, Any] = {"files": {}, "dirs": {}}
+    for path in sorted(set(f for f in files if f)):
+        snapshot["files"][path] = sha256_or_none(path)
+    for directory in sorted(set(d for d in dirs if d)):
+        try:
+            snapshot["dirs"][directory] = sorted(os.listdir(directory))
+        except OSError:
+            snapshot["dirs"][directory] = None
+    return snapshot
+
+
+def plan_is_current(snapshot: Any) -> bool:
+    """Whether the files and directories of an :func:`input_snapshot` are unchanged."""
+    if not isinstance(snapshot, dict) or not isinstance(snapshot.get("files"), dict) or not isinstance(snapshot.get("dirs"), dict):
+        raise BackupError("plan_inputs: give the inputs returned by kubelet_config (files and dirs)")
+    return input_snapshot(list(snapshot["files"]), list(snapshot["dirs"])) == \
+        {"files": dict(snapshot["files"]), "dirs": dict((k, list(v) if v is not None else None) for k, v in snapshot["dirs"].items())}
 
 
 def resume_decision(journal: Dict[str, Any]) -> Dict[str, str]:

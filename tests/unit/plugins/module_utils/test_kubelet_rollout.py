@@ -7,9 +7,12 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import fcntl
 import hashlib
 import json
 import os
+import signal
+import time
 
 import pytest
 
@@ -21,20 +24,93 @@ A = {"change_id": "20260101T100000Z-ctl-1", "controller": "ctl", "pid": 1, "star
 B = {"change_id": "20260101T110000Z-ctl-2", "controller": "ctl", "pid": 2, "started": "2026-01-01T11:00:00Z"}
 
 
+@pytest.fixture(autouse=True)
+def stop_holders(tmp_path):
+    """Stop the holder processes the test's locks started (they would keep their flock for a lease)."""
+    yield
+    for directory, _dirs, files in os.walk(str(tmp_path)):
+        if rollout.LOCK in files:
+            try:
+                record = json.loads(open(os.path.join(directory, rollout.LOCK)).read() or "null")
+            except (ValueError, RecursionError):
+                continue
+            if isinstance(record, dict) and rollout.start_ticks(record.get("holder_pid")) == record.get("holder_start"):
+                os.kill(record["holder_pid"], signal.SIGTERM)
+
+
+def flock_is_held(state):
+    with open(os.path.join(state, rollout.LOCK), "rb") as handle:
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return True
+    return False
+
+
+def wait_until(predicate, timeout=10.0):
+    deadline = time.time() + timeout
+    while not predicate():
+        assert time.time() < deadline, "timed out"
+        time.sleep(0.05)
+
+
 def test_lock_is_exclusive_names_the_holder_and_can_be_taken_over_only_by_id(tmp_path):
     state = str(tmp_path / "backups")
-    assert rollout.acquire(state, A) == {"acquired": True, "replaced": None}
+    assert rollout.acquire(state, A) == {"acquired": True, "replaced": None, "stale": False}
+    record = rollout.lock_holder(state)
+    assert flock_is_held(state)  # held by the holder process after acquire returned
+    assert record["holder_pid"] != os.getpid() and rollout.start_ticks(record["holder_pid"]) == record["holder_start"]
     assert rollout.acquire(state, A)["replaced"] is None  # idempotent for the same change
     with pytest.raises(rollout.LockHeld) as err:
-        rollout.acquire(state, B)
+        rollout.acquire(state, B, wait=0.2)
     assert "pid 1 on controller ctl, started 2026-01-01T10:00:00Z (change 20260101T100000Z-ctl-1)" in str(err.value)
+    assert "flock held on the host by pid %d" % record["holder_pid"] in str(err.value)
     assert err.value.holder["change_id"] == A["change_id"]
     with pytest.raises(rollout.LockHeld):
-        rollout.acquire(state, B, take_over="some-other-id")
-    assert rollout.acquire(state, B, take_over=A["change_id"])["replaced"]["pid"] == 1
+        rollout.acquire(state, B, take_over="some-other-id", wait=0.2)
+    taken = rollout.acquire(state, B, take_over=A["change_id"])
+    assert taken["replaced"]["pid"] == 1 and not taken["stale"]
+    wait_until(lambda: rollout.start_ticks(record["holder_pid"]) is None or _zombie(record["holder_pid"]))  # A's holder stopped
     assert not rollout.release(state, A["change_id"])  # not the holder
+    holder_b = rollout.lock_holder(state)["holder_pid"]
     assert rollout.release(state, B["change_id"])
+    assert rollout.lock_holder(state) is None and not flock_is_held(state)
+    wait_until(lambda: rollout.start_ticks(holder_b) is None or _zombie(holder_b))
+
+
+def _zombie(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
+
+
+def test_a_record_whose_holder_is_gone_is_stale_and_replaced(tmp_path):
+    state = str(tmp_path)
+    rollout.acquire(state, A)
+    record = rollout.lock_holder(state)
+    os.kill(record["holder_pid"], signal.SIGKILL)  # the host rebooted / the holder was killed
+    wait_until(lambda: not flock_is_held(state))
     assert rollout.lock_holder(state) is None
+    assert rollout.lock_state(state)["record"]["change_id"] == A["change_id"]  # the stale record is still there
+    with pytest.raises(rollout.LockHeld) as err:  # a step of A notices that it lost the lock
+        rollout.require_holder(state, A["change_id"])
+    assert "lost the lock" in str(err.value)
+    taken = rollout.acquire(state, B)
+    assert taken["stale"] and taken["replaced"]["change_id"] == A["change_id"]
+    assert rollout.release(state, B["change_id"])
+
+
+def test_holder_lets_go_after_the_lease_without_a_step(tmp_path):
+    state = str(tmp_path)
+    rollout.acquire(state, A, lease=1)
+    rollout.require_holder(state, A["change_id"])  # renews
+    wait_until(lambda: not flock_is_held(state), timeout=15)
+    with pytest.raises(rollout.LockHeld):
+        rollout.require_holder(state, A["change_id"])
+    assert rollout.acquire(state, B)["stale"]
+    assert rollout.release(state, B["change_id"])
 
 
 def test_garbage_lock_file_is_refused_with_advice(tmp_path):
@@ -198,3 +274,21 @@ def test_step_requires_the_lock_and_pauses_for_tests(tmp_path):
                     FakeHost().run_command, False)
     assert "nobody let step begin go on" in str(err.value)
     assert (pause / "reached-begin").exists()
+
+
+def test_plan_is_current_while_the_files_it_read_are_unchanged(tmp_path):
+    conf, drop_dir = tmp_path / "config.yaml", tmp_path / "conf.d"
+    conf.write_text("a: 1\n")
+    drop_dir.mkdir()
+    snapshot = rollout.input_snapshot([str(conf), str(tmp_path / "missing")], [str(drop_dir)])
+    assert snapshot["files"][str(tmp_path / "missing")] is None
+    assert rollout.plan_is_current(json.loads(json.dumps(snapshot)))  # survives the trip through Ansible
+    (drop_dir / "99-site.conf").write_text("x")  # a new drop-in changes the plan
+    assert not rollout.plan_is_current(snapshot)
+    (drop_dir / "99-site.conf").unlink()
+    conf.write_text("a: 2\n")
+    assert not rollout.plan_is_current(snapshot)
+    with pytest.raises(BackupError):
+        rollout.plan_is_current({"files": []})
+    result = backend.run(params(str(tmp_path / "state"), operation="status", plan_inputs=snapshot), FakeHost().run_command, True)
+    assert result["plan_current"] is False and result["lock_held"] is False and result["stale_lock"] is None
