@@ -19,7 +19,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 __import__("conftest")  # the repository's conftest makes ansible_collections.numaguard.kubelet importable
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine import checkpoint as ck  # noqa: E402
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager import checkpoint as cpu_ck  # noqa: E402
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager import checkpoint as mem_ck  # noqa: E402
 
 GIB = 1 << 30
 
@@ -33,10 +34,10 @@ def memory_state(nodes, pods):
     entries = {}
     for pod in range(pods):
         uid = "%08x-0000-4000-8000-%012x" % (pod, pod)
-        entries[uid] = dict(("container-%d" % c, [ck.Block((pod % nodes,), "memory", GIB),
-                                                  ck.Block((pod % nodes,), "hugepages-2Mi", 512 << 20)])
+        entries[uid] = dict(("container-%d" % c, [mem_ck.Block((pod % nodes,), "memory", GIB),
+                                                  mem_ck.Block((pod % nodes,), "hugepages-2Mi", 512 << 20)])
                             for c in range(2))
-    return ck.MemoryManagerCheckpoint(policy_name="Static", machine_state=machine, entries=entries)
+    return mem_ck.MemoryManagerCheckpoint(policy_name="Static", machine_state=machine, entries=entries)
 
 
 def cpu_state(pods):
@@ -49,8 +50,8 @@ def cpu_state(pods):
             width = 1 + (pod + c) % 4
             entries[uid]["container-%d" % c] = "%d-%d" % (cpu, cpu + width - 1)
             cpu += width
-    return ck.CPUManagerCheckpoint(policy_name="static", default_cpu_set="0-1,%d-%d" % (cpu, cpu + 63),
-                                   entries=entries)
+    return cpu_ck.CPUManagerCheckpoint(policy_name="static", default_cpu_set="0-1,%d-%d" % (cpu, cpu + 63),
+                                       entries=entries)
 
 
 def median_ms(func, repeat):
@@ -68,22 +69,22 @@ def main():
         for pods in (10, 110, 500):
             repeat = 20 if pods < 500 else 5
             mem = memory_state(nodes, pods)
-            text = ck.dump_memory_manager_state(mem, 3)
-            legacy = ck.dump_memory_manager_state(mem, 1)
+            text = mem_ck.dump_memory_manager_state(mem, 3)
+            legacy = mem_ck.dump_memory_manager_state(mem, 1)
             print("%-34s %9d %10.2f %10.2f %10.2f" % (
                 "memory V3, %2d NUMA, %3d pods" % (nodes, pods), len(text),
-                median_ms(lambda: ck.dump_memory_manager_state(mem, 3), repeat),
-                median_ms(lambda: ck.load_memory_manager_state(text), repeat),
-                median_ms(lambda: ck.load_memory_manager_state(legacy), repeat)))
+                median_ms(lambda: mem_ck.dump_memory_manager_state(mem, 3), repeat),
+                median_ms(lambda: mem_ck.load_memory_manager_state(text), repeat),
+                median_ms(lambda: mem_ck.load_memory_manager_state(legacy), repeat)))
     for pods in (10, 110, 500):
         cpu = cpu_state(pods)
-        text = ck.dump_cpu_manager_state(cpu, 4)
-        legacy = ck.dump_cpu_manager_state(cpu, 2)
+        text = cpu_ck.dump_cpu_manager_state(cpu, 4)
+        legacy = cpu_ck.dump_cpu_manager_state(cpu, 2)
         print("%-34s %9d %10.2f %10.2f %10.2f" % (
             "cpu V4, %3d pods" % pods, len(text),
-            median_ms(lambda: ck.dump_cpu_manager_state(cpu, 4), 20),
-            median_ms(lambda: ck.load_cpu_manager_state(text), 20),
-            median_ms(lambda: ck.load_cpu_manager_state(legacy), 20)))
+            median_ms(lambda: cpu_ck.dump_cpu_manager_state(cpu, 4), 20),
+            median_ms(lambda: cpu_ck.load_cpu_manager_state(text), 20),
+            median_ms(lambda: cpu_ck.load_cpu_manager_state(legacy), 20)))
     print("(legacy = reading the V1/V2 file of the same state: JSON decode + go-spew checksum)")
 
 

@@ -22,8 +22,9 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._backends.node_i
 from ansible_collections.numaguard.kubelet.plugins.module_utils._backends.readmit import run_readmit
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission import AdmissionSimulator, format_table
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission_inputs import AdmissionInputError, pods_from_documents
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.checkpoint import restore_cpu_manager_state, restore_memory_manager_state
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.checkpoint import restore_cpu_manager_state
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.devicemanager import DeviceInventory
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.checkpoint import restore_memory_manager_state
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.hugepages_truth import RUNTIME_FAILURE, Backing
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.running_pods import combine, listed_pods, resource_fit_for_node, state_pods
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import KubeletAssumption, host_kubelet_version

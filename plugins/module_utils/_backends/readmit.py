@@ -20,15 +20,11 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 from ansible_collections.numaguard.kubelet.plugins.module_utils._backends.node_inputs import device_allocations, device_inventory, node_inputs
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission import AdmissionSimulator
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission_inputs import AdmissionInputError
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.checkpoint import (
-    CheckpointError,
-    load_cpu_manager_state,
-    load_memory_manager_state,
-    restore_cpu_manager_state,
-    restore_memory_manager_state,
-)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.checkpointmanager import CheckpointError
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.checkpoint import load_cpu_manager_state, restore_cpu_manager_state
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors import StateError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.boot_drift import boot_drift
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.checkpoint import load_memory_manager_state, restore_memory_manager_state
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.hugepages_truth import compare
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.machine_state import machine_state_from_plain, machine_state_to_plain
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.readmit import (

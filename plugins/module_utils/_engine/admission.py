@@ -326,18 +326,19 @@ class AdmissionSimulator:
                     memory_version: Optional[int] = None) -> Dict[str, str]:
         """The ``cpu_manager_state`` and ``memory_manager_state`` files the kubelet would have
         written after the admissions so far (versions default to the newest format)."""
-        from ansible_collections.numaguard.kubelet.plugins.module_utils._engine import checkpoint as _cp
+        from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager import checkpoint as _cpu_cp
+        from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager import checkpoint as _mem_cp
 
         mem = self.memory_manager.state()
-        mem_cp = _cp.MemoryManagerCheckpoint(policy_name=mem["policy_name"], machine_state=mem["machine_state"],
-                                             entries=mem["entries"], pod_entries=mem.get("pod_entries") or {})
+        mem_cp = _mem_cp.MemoryManagerCheckpoint(policy_name=mem["policy_name"], machine_state=mem["machine_state"],
+                                                 entries=mem["entries"], pod_entries=mem.get("pod_entries") or {})
         cpu = self.cpu_manager.state()
-        cpu_cp = _cp.CPUManagerCheckpoint(policy_name=cpu["policy_name"], default_cpu_set=cpu["default_cpu_set"],
-                                          entries=cpu["entries"], pod_entries={})
+        cpu_cp = _cpu_cp.CPUManagerCheckpoint(policy_name=cpu["policy_name"], default_cpu_set=cpu["default_cpu_set"],
+                                              entries=cpu["entries"], pod_entries={})
         return {
-            "memory_manager_state": _cp.dump_memory_manager_state(
-                mem_cp, memory_version or _cp.LATEST_MEMORY_VERSION),
-            "cpu_manager_state": _cp.dump_cpu_manager_state(cpu_cp, cpu_version or _cp.LATEST_CPU_VERSION),
+            "memory_manager_state": _mem_cp.dump_memory_manager_state(
+                mem_cp, memory_version or _mem_cp.LATEST_MEMORY_VERSION),
+            "cpu_manager_state": _cpu_cp.dump_cpu_manager_state(cpu_cp, cpu_version or _cpu_cp.LATEST_CPU_VERSION),
         }
 
     def run(self, manifests: Sequence[Mapping[str, Any]]) -> Dict[str, Any]:

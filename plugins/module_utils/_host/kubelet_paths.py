@@ -20,7 +20,6 @@ import json
 import os
 from typing import Any, Dict, List, Optional, Tuple
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.checkpoint import CheckpointError, load_cpu_manager_state, load_memory_manager_state
 from ansible_collections.numaguard.kubelet.plugins.module_utils._errors import NumaguardError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._io import read_file_if_exists
 
@@ -219,9 +218,15 @@ def verify_state(name: str, text: str) -> Dict[str, Any]:
     "checkpoint is corrupted"), None when the file carries no checksum to verify;
     ``version``: the format version found (``v1``..``v4``).
     """
-    loader = load_cpu_manager_state if name == "cpu_manager_state" else load_memory_manager_state
+    # Imported here, not at the top: only a run that finds a state file pays for its format.
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.checkpointmanager import CheckpointError
     try:
-        checkpoint = loader(text)
+        if name == "cpu_manager_state":
+            from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.checkpoint import load_cpu_manager_state
+            checkpoint: Any = load_cpu_manager_state(text)
+        else:
+            from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.checkpoint import load_memory_manager_state
+            checkpoint = load_memory_manager_state(text)
     except CheckpointError as exc:
         return {"valid": False, "checksum_ok": False, "checksum_error": str(exc), "version": None}
     verdict: Dict[str, Any] = {

@@ -10,7 +10,7 @@ changed ``reservedMemory``, different hugepages -- stops the kubelet until the f
 a drained node. This module answers "will it start?" *before* the restart, and lists every
 difference with its size, so the operator knows whether the change or the machine moved.
 
-The verdict comes from the admission engine (``engine/checkpoint.py`` reads every file version
+The verdict comes from the admission engine (``_engine/memorymanager/checkpoint.py`` reads every file version
 with its checksum rules; ``engine/memorymanager`` rebuilds and compares the state exactly as the
 kubelet does), so there is one implementation of the kubelet's rules; this module only adds
 the explanation (all differences, not just the first) and the fix.
@@ -22,11 +22,9 @@ __metaclass__ = type
 
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.checkpoint import (
-    CheckpointError,
-    load_memory_manager_state,
-)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.checkpointmanager import CheckpointError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors import StateError
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.checkpoint import load_memory_manager_state
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.machine_state import (
     default_machine_state,
     machine_state_from_plain,

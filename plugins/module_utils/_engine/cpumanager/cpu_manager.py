@@ -193,8 +193,8 @@ class CPUManager:
         return self._state.to_plain()
 
     def to_checkpoint(self, version: Optional[int] = None) -> Any:
-        """The state as a :class:`~...engine.checkpoint.CPUManagerCheckpoint` ready to dump."""
-        from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.checkpoint import (
+        """The state as a :class:`~.checkpoint.CPUManagerCheckpoint` ready to dump."""
+        from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.checkpoint import (
             LATEST_CPU_VERSION,
             CPUManagerCheckpoint,
         )

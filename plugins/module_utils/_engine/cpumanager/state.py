@@ -4,7 +4,7 @@
 """The CPU manager's in-memory state: the shared (default) cpuset and per-container assignments.
 
 This is the content of ``cpu_manager_state`` (pkg/kubelet/cm/cpumanager/state/checkpoint.go) without the file format: reading and
-writing the file, versions and checksums belong to ``engine/checkpoint.py``. Here we accept what
+writing the file, versions and checksums belong to ``checkpoint.py`` beside this file. Here we accept what
 that reader produces (an object with ``policy_name`` / ``default_cpu_set`` / ``entries`` /
 ``pod_entries`` attributes, or the same as a dict, in snake_case or the file's camelCase), with
 cpusets either as kubelet strings (``"0-3,8"``) or as collections of ints, and turn unparsable

@@ -836,7 +836,7 @@ class MemoryManagerNone:
 
 def _to_checkpoint(plain: Dict[str, Any]) -> Any:
     """Plain state -> checkpoint object of the checkpoint module (imported late: optional there)."""
-    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine import checkpoint as _cp
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager import checkpoint as _cp
     entries = dict((pod, dict((name, [_cp.Block(numa_affinity=tuple(b["numaAffinity"]), type=b["type"],
                                                 size=b["size"]) for b in blocks])
                               for name, blocks in containers.items()))

@@ -9,12 +9,8 @@ import os
 
 import pytest
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.checkpoint import (
-    CPUManagerCheckpoint,
-    MemoryManagerCheckpoint,
-    dump_cpu_manager_state,
-    dump_memory_manager_state,
-)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.checkpoint import CPUManagerCheckpoint, dump_cpu_manager_state
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.checkpoint import MemoryManagerCheckpoint, dump_memory_manager_state
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host import kubelet_paths
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.kubelet_paths import (
     KubeletPathsError,

@@ -7,7 +7,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.checkpoint import (
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.checkpoint import (
     Block,
     MemoryManagerCheckpoint,
     dump_memory_manager_state,

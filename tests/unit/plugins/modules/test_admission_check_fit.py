@@ -13,7 +13,7 @@ import os
 import pytest
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._backends.admission_check import run_check
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.checkpoint import CPUManagerCheckpoint, dump_cpu_manager_state
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.checkpoint import CPUManagerCheckpoint, dump_cpu_manager_state
 from ansible_collections.numaguard.kubelet.tests.fleet import topologies
 
 GI = 1 << 30

@@ -9,7 +9,8 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.checkpoint import Block, CPUManagerCheckpoint, MemoryManagerCheckpoint
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.checkpoint import CPUManagerCheckpoint
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.checkpoint import Block, MemoryManagerCheckpoint
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.running_pods import RunningPodsError, combine, listed_pods, state_pods
 
 GI = 1 << 30

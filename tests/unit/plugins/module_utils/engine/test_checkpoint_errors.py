@@ -9,8 +9,10 @@ import json
 
 import pytest
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine import checkpoint as ck
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine import checkpointmanager
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager import checkpoint as cpu_ck
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors import StateError
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager import checkpoint as mem_ck
 
 MEM_LEGACY = (
     '{"policyName":"static","machineState":{"0":{"numberOfAssignments":0,"memoryMap":{"memory":'
@@ -51,21 +53,21 @@ SYNTAX = [
 
 @pytest.mark.parametrize("text, message", SYNTAX)
 def test_syntax_errors_cpu(text, message):
-    with pytest.raises(ck.CheckpointError) as info:
-        ck.load_cpu_manager_state(text)
+    with pytest.raises(checkpointmanager.CheckpointError) as info:
+        cpu_ck.load_cpu_manager_state(text)
     assert str(info.value) == message
 
 
 @pytest.mark.parametrize("text, message", SYNTAX)
 def test_syntax_errors_memory(text, message):
-    with pytest.raises(ck.CheckpointError) as info:
-        ck.load_memory_manager_state(text)
+    with pytest.raises(checkpointmanager.CheckpointError) as info:
+        mem_ck.load_memory_manager_state(text)
     assert str(info.value) == message
 
 
 def test_checkpoint_error_is_a_state_error():
-    assert issubclass(ck.CheckpointError, StateError)
-    assert issubclass(ck.CheckpointError, ValueError)
+    assert issubclass(checkpointmanager.CheckpointError, StateError)
+    assert issubclass(checkpointmanager.CheckpointError, ValueError)
 
 
 CPU_ERRORS = [
@@ -98,8 +100,8 @@ CPU_ERRORS = [
 
 @pytest.mark.parametrize("text, message", CPU_ERRORS)
 def test_cpu_load_errors(text, message):
-    with pytest.raises(ck.CheckpointError) as info:
-        ck.load_cpu_manager_state(text)
+    with pytest.raises(checkpointmanager.CheckpointError) as info:
+        cpu_ck.load_cpu_manager_state(text)
     assert str(info.value) == message
 
 
@@ -124,8 +126,8 @@ V4_DATA = json.dumps('{"policyName":"static","defaultCpuSet":"0-1,4-7","entries"
      "field CPUManagerCheckpoint.entries of type map[string]string"),
 ])
 def test_cpu_v4_errors_never_fall_back(text, message):
-    with pytest.raises(ck.CheckpointError) as info:
-        ck.load_cpu_manager_state(text)
+    with pytest.raises(checkpointmanager.CheckpointError) as info:
+        cpu_ck.load_cpu_manager_state(text)
     assert str(info.value) == message
 
 
@@ -169,8 +171,8 @@ V3_PREFIX = "could not load v3 checkpoint: "
      'machineState NUMA node 0 memoryMap entry "memory" is null'),
 ])
 def test_memory_load_errors(text, message):
-    with pytest.raises(ck.CheckpointError) as info:
-        ck.load_memory_manager_state(text)
+    with pytest.raises(checkpointmanager.CheckpointError) as info:
+        mem_ck.load_memory_manager_state(text)
     assert str(info.value) == message
 
 
@@ -207,17 +209,17 @@ CPU_WRAP = ("could not restore state from checkpoint: %s, please drain this node
      'could not parse default cpu set "-1": strconv.Atoi: parsing "": invalid syntax'),
 ])
 def test_restore_cpu_errors(text, policy, inner):
-    with pytest.raises(ck.CheckpointError) as info:
-        ck.restore_cpu_manager_state(text, policy, CPU_PATH)
+    with pytest.raises(checkpointmanager.CheckpointError) as info:
+        cpu_ck.restore_cpu_manager_state(text, policy, CPU_PATH)
     assert str(info.value) == CPU_WRAP % inner
 
 
 def test_restore_cpu_ok_and_absent():
-    assert ck.restore_cpu_manager_state(None, "static", CPU_PATH) is None
-    cp = ck.restore_cpu_manager_state('{"policyName":"static","defaultCpuSet":"0-7","checksum":14413152}',
-                                      "static", CPU_PATH)
+    assert cpu_ck.restore_cpu_manager_state(None, "static", CPU_PATH) is None
+    cp = cpu_ck.restore_cpu_manager_state('{"policyName":"static","defaultCpuSet":"0-7","checksum":14413152}',
+                                          "static", CPU_PATH)
     assert cp.default_cpu_set == "0-7"
-    migrated = ck.restore_cpu_manager_state(
+    migrated = cpu_ck.restore_cpu_manager_state(
         '{"policyName":"none","defaultCpuSet":"1-3","entries":{"containerID1":"4-6"},"checksum":0}', "none",
         CPU_PATH, initial_containers={"containerID1": ("pod", "c1")})
     assert migrated.entries == {"pod": {"c1": "4-6"}}
@@ -238,23 +240,23 @@ MEM_WRAP = ("could not restore state from checkpoint: %s, please drain this node
      "JSON input"),
 ])
 def test_restore_memory_errors(text, policy, inner):
-    with pytest.raises(ck.CheckpointError) as info:
-        ck.restore_memory_manager_state(text, policy, MEM_PATH)
+    with pytest.raises(checkpointmanager.CheckpointError) as info:
+        mem_ck.restore_memory_manager_state(text, policy, MEM_PATH)
     assert str(info.value) == MEM_WRAP % inner
 
 
 def test_restore_memory_ok_and_absent():
-    assert ck.restore_memory_manager_state(None, "Static", MEM_PATH) is None
-    cp = ck.restore_memory_manager_state(MEM_LEGACY + '"checksum":4215593881}', "static", MEM_PATH)
+    assert mem_ck.restore_memory_manager_state(None, "Static", MEM_PATH) is None
+    cp = mem_ck.restore_memory_manager_state(MEM_LEGACY + '"checksum":4215593881}', "static", MEM_PATH)
     assert cp.version == 1
 
 
 def test_go_parse_cpuset():
-    assert ck.go_parse_cpuset("") == frozenset()
-    assert ck.go_parse_cpuset("0-2,5,7-7") == frozenset([0, 1, 2, 5, 7])
-    assert ck.go_parse_cpuset("+1") == frozenset([1])
+    assert cpu_ck.go_parse_cpuset("") == frozenset()
+    assert cpu_ck.go_parse_cpuset("0-2,5,7-7") == frozenset([0, 1, 2, 5, 7])
+    assert cpu_ck.go_parse_cpuset("+1") == frozenset([1])
     with pytest.raises(ValueError, match='^strconv.Atoi: parsing "": invalid syntax$'):
-        ck.go_parse_cpuset("1,")
+        cpu_ck.go_parse_cpuset("1,")
 
 
 # ---- writing: bad objects are refused, naming the field --------------------------------------
@@ -262,7 +264,7 @@ def test_go_parse_cpuset():
 def _cpu(**kwargs):
     base = dict(policy_name="static", default_cpu_set="0-7")
     base.update(kwargs)
-    return ck.CPUManagerCheckpoint(**base)
+    return cpu_ck.CPUManagerCheckpoint(**base)
 
 
 @pytest.mark.parametrize("cp, version, message", [
@@ -283,19 +285,19 @@ def _cpu(**kwargs):
     (_cpu(pod_entries={"p": {"x": 1}}), 4, "pod_entries['p'] has no cpuSet: {'x': 1}"),
 ])
 def test_dump_cpu_refuses(cp, version, message):
-    with pytest.raises(ck.CheckpointError) as info:
-        ck.dump_cpu_manager_state(cp, version)
+    with pytest.raises(checkpointmanager.CheckpointError) as info:
+        cpu_ck.dump_cpu_manager_state(cp, version)
     assert str(info.value) == message
 
 
 def test_dump_cpu_bad_legacy_mode():
-    with pytest.raises(ck.CheckpointError, match="^v4_legacy_checksum must be 'zero' or 'v2', got 'x'$"):
-        ck.dump_cpu_manager_state(_cpu(), 4, v4_legacy_checksum="x")
+    with pytest.raises(checkpointmanager.CheckpointError, match="^v4_legacy_checksum must be 'zero' or 'v2', got 'x'$"):
+        cpu_ck.dump_cpu_manager_state(_cpu(), 4, v4_legacy_checksum="x")
 
 
 def test_dump_cpu_accepts_manager_pod_entry_shape():
-    text = ck.dump_cpu_manager_state(_cpu(pod_entries={"p": {"cpu_set": "2-3"}}))
-    assert ck.load_cpu_manager_state(text).pod_entries == {"p": "2-3"}
+    text = cpu_ck.dump_cpu_manager_state(_cpu(pod_entries={"p": {"cpu_set": "2-3"}}))
+    assert cpu_ck.load_cpu_manager_state(text).pod_entries == {"p": "2-3"}
 
 
 def _node(**kwargs):
@@ -314,7 +316,7 @@ def _table(**kwargs):
 def _mem(**kwargs):
     base = dict(policy_name="Static", machine_state={0: _node()})
     base.update(kwargs)
-    return ck.MemoryManagerCheckpoint(**base)
+    return mem_ck.MemoryManagerCheckpoint(**base)
 
 
 @pytest.mark.parametrize("cp, version, message", [
@@ -351,8 +353,8 @@ def _mem(**kwargs):
      "pod_entries['p'] must be a list of blocks, got {'memoryBlocks': []}"),
 ])
 def test_dump_memory_refuses(cp, version, message):
-    with pytest.raises(ck.CheckpointError) as info:
-        ck.dump_memory_manager_state(cp, version)
+    with pytest.raises(checkpointmanager.CheckpointError) as info:
+        mem_ck.dump_memory_manager_state(cp, version)
     assert str(info.value) == message
 
 
@@ -362,5 +364,5 @@ def test_dump_memory_accepts_snake_case_and_string_numa_ids():
                                        "free": 3}}}
     camel = _node(numberOfAssignments=1, memoryMap={"memory": {"total": 4, "systemReserved": 0, "allocatable": 4,
                                                                "reserved": 1, "free": 3}})
-    assert (ck.dump_memory_manager_state(_mem(machine_state={"0": snake}))
-            == ck.dump_memory_manager_state(_mem(machine_state={0: camel})))
+    assert (mem_ck.dump_memory_manager_state(_mem(machine_state={"0": snake}))
+            == mem_ck.dump_memory_manager_state(_mem(machine_state={0: camel})))

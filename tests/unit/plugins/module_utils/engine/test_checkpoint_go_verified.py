@@ -27,7 +27,9 @@ import json
 
 import pytest
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine import checkpoint as ck
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine import checkpointmanager
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager import checkpoint as cpu_ck
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager import checkpoint as mem_ck
 
 # (label, file, content with the go-spew checksum, checksum, roundtrip)
 GO_VERIFIED = [
@@ -173,14 +175,14 @@ _IDS = [row[0] for row in GO_VERIFIED]
 
 def _load(kind, content):
     if kind == "cpu":
-        return ck.load_cpu_manager_state(content)
-    return ck.load_memory_manager_state(content)
+        return cpu_ck.load_cpu_manager_state(content)
+    return mem_ck.load_memory_manager_state(content)
 
 
 def _dump(kind, cp):
     if kind == "cpu":
-        return ck.dump_cpu_manager_state(cp)
-    return ck.dump_memory_manager_state(cp)
+        return cpu_ck.dump_cpu_manager_state(cp)
+    return mem_ck.dump_memory_manager_state(cp)
 
 
 @pytest.mark.parametrize("label, kind, content, checksum, roundtrip", GO_VERIFIED, ids=_IDS)
@@ -188,14 +190,14 @@ def test_go_spew_checksum_verifies(label, kind, content, checksum, roundtrip):
     assert json.loads(content)["checksum"] == checksum
     cp = _load(kind, content)
     assert cp.checksum_ok is True
-    assert cp.legacy_checksum_kind == ck.LEGACY_UNVERSIONED
+    assert cp.legacy_checksum_kind == checkpointmanager.LEGACY_UNVERSIONED
 
 
 @pytest.mark.parametrize("label, kind, content, checksum, roundtrip", GO_VERIFIED, ids=_IDS)
 def test_go_spew_checksum_is_exact(label, kind, content, checksum, roundtrip):
     wrong = content.replace('"checksum":%d' % checksum, '"checksum":%d' % ((checksum + 1) & 0xFFFFFFFF))
     assert wrong != content
-    with pytest.raises(ck.CheckpointError, match="checkpoint is corrupted"):
+    with pytest.raises(checkpointmanager.CheckpointError, match="checkpoint is corrupted"):
         _load(kind, wrong)
 
 
@@ -213,7 +215,7 @@ def test_spec_examples_disputed_values():
     for label in ("disputed cpu V2 1.7.1", "disputed mem V1 1.7.2"):
         kind, content, checksum = by_label[label][1:4]
         spec = 2078951854 if kind == "cpu" else 4098441207
-        with pytest.raises(ck.CheckpointError, match="checkpoint is corrupted"):
+        with pytest.raises(checkpointmanager.CheckpointError, match="checkpoint is corrupted"):
             _load(kind, content.replace('"checksum":%d' % checksum, '"checksum":%d' % spec))
 
 
@@ -227,8 +229,8 @@ def test_spec_examples_disputed_values():
      '"cells":null}},"checksum":%d}', 4186483679, 'memoryMap entry "memory" is null'),
 ])
 def test_go_spew_nil_last_map_value(content, go_checksum, error):
-    with pytest.raises(ck.CheckpointError) as err:
-        ck.load_memory_manager_state(content % go_checksum)
+    with pytest.raises(checkpointmanager.CheckpointError) as err:
+        mem_ck.load_memory_manager_state(content % go_checksum)
     assert error in str(err.value) and "corrupted" not in str(err.value)
-    with pytest.raises(ck.CheckpointError, match="checkpoint is corrupted"):
-        ck.load_memory_manager_state(content % (go_checksum + 1))
+    with pytest.raises(checkpointmanager.CheckpointError, match="checkpoint is corrupted"):
+        mem_ck.load_memory_manager_state(content % (go_checksum + 1))

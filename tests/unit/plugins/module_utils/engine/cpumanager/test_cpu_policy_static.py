@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.checkpoint import load_cpu_manager_state
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.checkpoint import load_cpu_manager_state
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.cpu_manager import (
     CPUAllocationError,
     new_cpu_manager,
@@ -238,7 +238,7 @@ def test_restores_a_v4_file_and_allows_overlapping_assignments():
 
 
 def test_state_hands_back_a_checkpoint_the_writer_accepts():
-    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.checkpoint import dump_cpu_manager_state
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.checkpoint import dump_cpu_manager_state
     manager = new_cpu_manager(topology(TWO_BY_FOUR), config(), None)
     assert dump_cpu_manager_state(manager.to_checkpoint(2)) == (
         '{"policyName":"static","defaultCpuSet":"0-7","checksum":14413152}')

@@ -299,7 +299,7 @@ SPEC_FILE = (
 
 
 def test_state_file_round_trip_byte_identical():
-    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.checkpoint import dump_memory_manager_state, load_memory_manager_state
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.checkpoint import dump_memory_manager_state, load_memory_manager_state
     mm = new_memory_manager(TWO, SPEC_CONFIG)
     p = pod([("c1", {"memory": "2Gi"})], uid="pod-uid-1")
     mm.allocate(p, p.containers[0], hint([0], True))
