@@ -62,7 +62,9 @@ def write_file(path: str,
 
     ``mode`` defaults to the replaced file's mode, else :data:`DEFAULT_MODE`. ``rename(src, dst)``
     defaults to ``os.replace``; a module passes ``module.atomic_move`` to keep the replaced file's
-    owner and SELinux context. The temp file is removed on any failure; OSError propagates.
+    owner and SELinux context. The file ends with ``mode`` either way: ``atomic_move`` gives a
+    file it creates ``0o666 & ~umask`` whatever the temp file's mode, so a ``rename`` that left
+    another mode is corrected. The temp file is removed on any failure; OSError propagates.
     """
     directory = os.path.dirname(os.path.abspath(path))
     if mode is None:
@@ -84,4 +86,6 @@ def write_file(path: str,
         except OSError:
             pass
         raise
+    if rename is not None and os.stat(path).st_mode & 0o7777 != mode:
+        os.chmod(path, mode)
     fsync_dir(directory)

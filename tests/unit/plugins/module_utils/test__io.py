@@ -12,6 +12,7 @@ import os
 import pytest
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils import _io
+from ansible_collections.numaguard.kubelet.tests.unit.plugins.modules.module_args import patch_module_args
 
 
 def _listing(directory):
@@ -33,6 +34,50 @@ def test_replacing_keeps_the_mode_unless_given(tmp_path):
     assert os.stat(path).st_mode & 0o7777 == 0o600
     _io.write_file(path, b"3", 0o640)
     assert (open(path, "rb").read(), os.stat(path).st_mode & 0o7777) == (b"3", 0o640)
+
+
+def _umask_mode_rename(src, dst):
+    """Renames as AnsibleModule.atomic_move does when it creates ``dst``: the mode from the umask."""
+    creating = not os.path.exists(dst)
+    os.rename(src, dst)
+    if creating:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(dst, 0o666 & ~umask)
+
+
+@pytest.mark.parametrize("mode", [0o600, 0o640, 0o644, 0o755])
+def test_a_new_file_gets_the_requested_mode_whatever_the_rename_does(tmp_path, mode):
+    path = str(tmp_path / "kubelet-config.yaml")
+    old_umask = os.umask(0o022)
+    try:
+        _io.write_file(path, b"a: 1\n", mode, rename=_umask_mode_rename)
+    finally:
+        os.umask(old_umask)
+    assert os.stat(path).st_mode & 0o7777 == mode
+    os.chmod(path, 0o640)
+    _io.write_file(path, b"a: 2\n", rename=_umask_mode_rename)
+    assert (open(path, "rb").read(), os.stat(path).st_mode & 0o7777) == (b"a: 2\n", 0o640)
+
+
+def test_a_new_file_written_through_atomic_move_gets_the_requested_mode(tmp_path):
+    """The real AnsibleModule.atomic_move (what the kubelet_config backend passes): a new file
+    with mode 0600 stays 0600 under umask 022; a replaced file keeps its own mode."""
+    from ansible.module_utils.basic import AnsibleModule
+
+    with patch_module_args({}):
+        module = AnsibleModule(argument_spec={})
+    path = str(tmp_path / "10-numaguard.conf")
+    old_umask = os.umask(0o022)
+    try:
+        _io.write_file(path, b"a: 1\n", 0o600, rename=module.atomic_move)
+        assert os.stat(path).st_mode & 0o7777 == 0o600
+        os.chmod(path, 0o640)
+        _io.write_file(path, b"a: 2\n", rename=module.atomic_move)
+    finally:
+        os.umask(old_umask)
+    assert (open(path, "rb").read(), os.stat(path).st_mode & 0o7777) == (b"a: 2\n", 0o640)
+    assert _listing(tmp_path) == ["10-numaguard.conf"]
 
 
 @pytest.mark.parametrize("fault", ["write", "fsync", "chmod", "rename"])
