@@ -5,7 +5,7 @@
 
 Runs on the controller only. Relative output paths are relative to the current directory of
 ``ansible-playbook`` (where a CI job runs), never to the playbook or inventory directory. Files
-are written whole (temporary file, fsync, rename), so a reader never sees half a report.
+are written whole (``_io.write_file``: temporary file, fsync, rename), so a reader never sees half a report.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -13,13 +13,13 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import os
-import tempfile
 from collections.abc import Mapping
 
 from ansible.errors import AnsibleActionFail
 from ansible.module_utils.common.text.converters import to_native
 from ansible.plugins.action import ActionBase
 
+from ansible_collections.numaguard.kubelet.plugins.module_utils._io import write_file
 from ansible_collections.numaguard.kubelet.plugins.plugin_utils.report import KINDS, ReportError, check_pod_report, discover_report, regroup, validate_report
 from ansible_collections.numaguard.kubelet.plugins.plugin_utils.report_html import render_html
 from ansible_collections.numaguard.kubelet.plugins.plugin_utils.report_render import (
@@ -41,21 +41,11 @@ def resolve_output(path, cwd=None):
 
 
 def write_whole(path, text):
-    """Write ``text`` to ``path`` atomically (parent directories created)."""
+    """Write ``text`` to ``path`` durably (``_io.write_file``: temp file, fsync, rename, directory
+    fsync; parent directories created), mode 0644."""
     directory = os.path.dirname(path) or "."
     os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".%s." % os.path.basename(path), dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    write_file(path, text.encode("utf-8"), 0o644)
 
 
 def _plain(value):

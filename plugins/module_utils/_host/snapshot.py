@@ -46,6 +46,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._host.kubelet_pa
     locate_kubelet,
     under_root,
 )
+from ansible_collections.numaguard.kubelet.plugins.module_utils._io import write_file
 
 _CPU_TOP = ("online", "offline", "possible", "present", "kernel_max")
 _NODE_TOP = ("online", "possible", "has_cpu", "has_memory", "has_normal_memory")
@@ -286,20 +287,8 @@ def capture(root: str, dest: Optional[str], facts_of: Optional[Any] = None) -> D
     if dest is None:
         return result
     data = archive_bytes(entries)
-    directory = os.path.dirname(os.path.abspath(dest))
     try:
-        handle, tmp = tempfile.mkstemp(prefix=".numaguard-snapshot-", dir=directory)
-        try:
-            with os.fdopen(handle, "wb") as out:
-                out.write(data)
-                out.flush()
-                os.fsync(out.fileno())
-            os.chmod(tmp, 0o600)
-            os.rename(tmp, dest)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
+        write_file(dest, data, 0o600)
     except OSError as exc:
         raise SnapshotError("%s: cannot write the snapshot: %s" % (dest, exc.strerror or exc))
     result["bytes"] = len(data)

@@ -96,6 +96,6 @@ def test_capture_check_mode_and_bad_destination(tmp_path):
     assert "sha256" not in result and result["numa_topology"]["node_ids"] == [0]
     with pytest.raises(SnapshotError, match="cannot write the snapshot"):
         capture(tree, str(tmp_path / "missing-dir" / "x.tar.gz"))
-    assert not list(pathlib.Path(tmp_path).glob("**/.numaguard-snapshot-*"))
+    assert not list(pathlib.Path(tmp_path).glob("**/.x.tar.gz.*"))
     with pytest.raises(SnapshotError, match="directory does not exist"):
         collect(str(tmp_path))
