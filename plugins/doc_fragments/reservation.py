@@ -75,8 +75,8 @@ options:
     description:
       - Node memory capacity (C(/proc/meminfo) C(MemTotal)) used for percentage C(memory.available) thresholds,
         as a quantity or bytes.
-      - Default - C(system.memory_total_bytes) of the topology facts when present, else the sum of the NUMA
-        nodes' memory.
+      - Default - C(memory_total_bytes) of RV(numaguard.kubelet.numa_facts#module:ansible_facts.numa_topology.system)
+        in the topology facts when present, else the sum of the NUMA nodes' memory.
     type: raw
   allocatable_ignore_eviction:
     description:

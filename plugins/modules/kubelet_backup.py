@@ -29,7 +29,8 @@ description:
   - With O(operation=prune), removes all but the newest O(keep) backups below O(backup_root).
   - Every path backed up or restored must lie inside O(kubelet_dirs); symlinked files, and a backup root
     or manifest path that leads out of those directories through a symlink, are refused.
-  - Used by the C(numaguard.kubelet.kubelet_numa) role around a kubelet restart; see docs/rollout.md for
+  - Used by the R(numaguard.kubelet.kubelet_numa, ansible_collections.numaguard.kubelet.kubelet_numa_role)
+    role around a kubelet restart; see docs/rollout.md for
     restoring by hand.
 author:
   - numaguard.kubelet contributors (@numaguard)

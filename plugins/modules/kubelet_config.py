@@ -28,7 +28,8 @@ description:
     the value and the fix, and nothing is written when any check fails.
   - Reports which kubelet state files the change would make the kubelet refuse (a changed CPU or
     Memory Manager policy, changed reserved CPUs or reserved memory, per-NUMA memory drift), so a
-    rollout can move them aside first; see the C(numaguard.kubelet.kubelet_numa) role.
+    rollout can move them aside first; see the
+    R(numaguard.kubelet.kubelet_numa, ansible_collections.numaguard.kubelet.kubelet_numa_role) role.
   - Also returns the equivalent kubelet command-line flags for kubelets configured by flags.
   - Output is deterministic (sorted YAML written by the collection's own emitter); the write is
     atomic, with an optional backup.

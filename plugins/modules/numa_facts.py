@@ -43,10 +43,11 @@ attributes:
     description: Nothing is changed, so there is nothing to diff.
   facts:
     support: full
-    description: Returns C(ansible_facts.numa_topology).
+    description: Returns RV(ansible_facts.numa_topology).
 notes:
   - Memory per node is the node C(meminfo) C(MemTotal), the value the kubelet's memory manager uses;
-    C(system.memory_total_bytes) is C(/proc/meminfo) C(MemTotal), the kubelet's node memory capacity.
+    C(memory_total_bytes) of RV(ansible_facts.numa_topology.system) is C(/proc/meminfo) C(MemTotal), the kubelet's
+    node memory capacity.
     The two differ slightly on real machines.
   - The fingerprint only covers the topology's shape (node ids, CPUs per node, memory rounded to the
     MiB, hugepage totals, distances), so hosts of one machine class share it while their free memory
