@@ -6,11 +6,8 @@ run as scripts, outside pytest's collection setup)."""
 
 from __future__ import absolute_import, division, print_function
 
-import atexit
 import os
-import shutil
 import sys
-import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -23,6 +20,10 @@ def importable(root=ROOT):
         return
     except ImportError:
         pass
+    import atexit  # here, not at the top: a fresh-process benchmark should not pay for them
+    import shutil
+    import tempfile
+
     tmp = tempfile.mkdtemp(prefix="numaguard-bench-")
     atexit.register(shutil.rmtree, tmp, True)
     os.makedirs(os.path.join(tmp, "ansible_collections", "numaguard"))

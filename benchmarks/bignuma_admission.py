@@ -23,16 +23,16 @@ restricted, pod scope) with a pod that fits one node (``one``) and one that need
 Static memory); and the upstream worst case of the merge alone (8 nodes, four hint lists of all
 255 masks, no preferred result; kubernetes/kubernetes#137700 reports 258 s and 407 GB for it).
 
-Run: ``.venv/bin/python benchmarks/bignuma_admission.py [--nodes 2,4,8,16,24,32,64]``.
+Run: ``.venv/bin/python benchmarks/bignuma_admission.py [--nodes 2,4,8,16,24,32,64]
+[--bytecode none|cached] [--before /path/to/older/checkout]``. ``--bytecode none`` (default)
+compiles every module in every row, as an AnsiballZ module run does; ``cached`` reads pyc files.
 A script that prints figures, not a test: nothing fails on time.
 """
 
 from __future__ import absolute_import, division, print_function
 
-import argparse
 import json
 import os
-import subprocess
 import sys
 import time
 
@@ -188,11 +188,21 @@ def _limit_memory(limit_mb):
 
 
 def run_row(row, args, root=None):
+    import subprocess  # the parent's only: a row's child process does not import it
+
     command = [sys.executable, os.path.abspath(__file__), "--child", json.dumps(row), str(args.repeat)]
     env = dict(os.environ)
     env.pop("PYTHONPATH", None)
     if root:
         env["NUMAGUARD_BENCH_ROOT"] = os.path.abspath(root)
+    # bytecode: "none" compiles every module from source, as an AnsiballZ module run does (its
+    # zip carries no bytecode): an empty cache directory, nothing written; "cached": a cache
+    # directory per checkout, written by a warm-up run (a module_utils tree installed with pyc)
+    env["PYTHONPYCACHEPREFIX"] = os.path.join(args.cache_dir, args.bytecode, "before" if root else "this")
+    if args.bytecode == "none":
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+    else:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
     start = time.perf_counter()
     try:
         done = subprocess.run(command, capture_output=True, timeout=args.timeout,
@@ -230,6 +240,8 @@ def main(argv=None):
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "--child":
         return child(argv[1:])
+    import argparse
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", default="2,4,8,12,16,20,24,32,48,64")
     parser.add_argument("--repeat", type=int, default=5, help="steady-state admissions per row")
@@ -238,7 +250,20 @@ def main(argv=None):
     parser.add_argument("--before", default="",
                         help="a checkout of an earlier version: every row runs there too, right before this one")
     parser.add_argument("--only", default="", help="comma list of row names to run (e.g. gb200,upstream,16/one)")
+    parser.add_argument("--bytecode", choices=["none", "cached"], default="none",
+                        help="none: every module compiled from source (an AnsiballZ module run); cached: pyc files")
     args = parser.parse_args(argv)
+    import shutil
+    import tempfile
+
+    args.cache_dir = tempfile.mkdtemp(prefix="numaguard-bench-pyc-")
+    try:
+        return _table(args)
+    finally:
+        shutil.rmtree(args.cache_dir, True)
+
+
+def _table(args):
     rows = []
     for n in [int(x) for x in args.nodes.split(",") if x]:
         rows.append({"name": "%d/one" % n, "kind": "one", "nodes": n})
@@ -249,8 +274,8 @@ def main(argv=None):
     if args.only:
         wanted = set(args.only.split(","))
         rows = [row for row in rows if row["name"] in wanted]
-    print("python %s; limits per row: %d s, %d MB address space; steady = median of %d"
-          % (sys.version.split()[0], args.timeout, args.memory_limit, args.repeat))
+    print("python %s; limits per row: %d s, %d MB address space; steady = median of %d; bytecode: %s"
+          % (sys.version.split()[0], args.timeout, args.memory_limit, args.repeat, args.bytecode))
     print("load average %s" % " ".join("%.1f" % x for x in os.getloadavg()))
     print("%-17s %9s %10s %10s %11s %7s  %s"
           % ("row", "fresh ms", "fresh wall", "steady ms", "peak RSS MB", "wall s", "result"))
@@ -258,6 +283,8 @@ def main(argv=None):
         runs = [("before", args.before), ("", None)] if args.before else [("", None)]
         for label, root in runs:
             name = row["name"] + (" " + label if label else "")
+            if args.bytecode == "cached":
+                run_row(row, args, root)  # warm-up: writes the pyc files
             out, wall = run_row(row, args, root)
             if "error" in out:
                 print("%-17s %9s %10s %10s %11s %7.1f  %s" % (name, "-", "-", "-",

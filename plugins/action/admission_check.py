@@ -18,7 +18,7 @@ from ansible.errors import AnsibleActionFail, AnsibleError
 from ansible.module_utils.common.text.converters import to_native, to_text
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._backends.admission_check import INTERNAL_OPTIONS, argument_spec
+from ansible_collections.numaguard.kubelet.plugins.module_utils._backends.admission_check_options import INTERNAL_OPTIONS, argument_spec
 from ansible_collections.numaguard.kubelet.plugins.plugin_utils.bounded_yaml import MAX_BYTES, BoundedYAMLError, load_all
 
 

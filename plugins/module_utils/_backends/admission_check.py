@@ -3,9 +3,9 @@
 # Apache License 2.0 (see LICENSE)
 """Backend of ``numaguard.kubelet.admission_check`` (PRIVATE to this collection).
 
-The module file holds the documentation and calls :func:`run`; the action plugin takes its
-list of valid options from :func:`argument_spec`, so the options are declared once (and
-documented once, in the module's DOCUMENTATION and doc fragments).
+The module file holds the documentation and calls :func:`run`; the options are declared once,
+in ``admission_check_options.py`` (:func:`argument_spec`, also read by the action plugin without
+importing this backend), and documented once, in the module's DOCUMENTATION and doc fragments.
 
 From the object called ``module`` only these are used: ``params``, ``warn``, ``fail_json``, ``exit_json``,
 ``get_bin_path``, ``run_command`` (``kubelet --version``).
@@ -18,44 +18,18 @@ __metaclass__ = type
 import json
 from typing import Any, Dict
 
+from ansible_collections.numaguard.kubelet.plugins.module_utils._backends.admission_check_options import argument_spec
 from ansible_collections.numaguard.kubelet.plugins.module_utils._backends.node_inputs import device_allocations, device_inventory, node_inputs
 from ansible_collections.numaguard.kubelet.plugins.module_utils._backends.readmit import run_readmit
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission import AdmissionSimulator, format_table
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission_inputs import AdmissionInputError, pods_from_documents
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.checkpoint import restore_cpu_manager_state
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.devicemanager import DeviceInventory
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.devicemanager_inputs import DeviceInventory
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.checkpoint import restore_memory_manager_state
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.hugepages_truth import RUNTIME_FAILURE, Backing
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.running_pods import combine, listed_pods, resource_fit_for_node, state_pods
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import KubeletAssumption, host_kubelet_version
 from ansible_collections.numaguard.kubelet.plugins.module_utils._report.classes import hardware_class
-
-#: Options the action plugin fills in itself; a task may not pass them.
-INTERNAL_OPTIONS = frozenset(("pod_file_content",))
-
-
-def argument_spec() -> Dict[str, Dict[str, Any]]:
-    """The module's argument spec (a fresh dict: callers may extend it)."""
-    return dict(
-        pod=dict(type="raw"),
-        pod_file=dict(type="list", elements="path"),
-        pod_file_content=dict(type="list", elements="dict"),
-        root=dict(type="path", default="/"),
-        topology=dict(type="dict"),
-        kubelet_config=dict(type="raw"),
-        kubelet_config_dir=dict(type="path"),
-        kubelet_flags=dict(type="dict"),
-        memory_manager_state=dict(type="str"),
-        cpu_manager_state=dict(type="str"),
-        devices=dict(type="dict"),
-        device_allocations=dict(type="dict"),
-        running_pods=dict(type="raw"),
-        node_allocatable=dict(type="dict"),
-        readmit=dict(type="raw"),
-        return_state=dict(type="bool", default=False),
-        merge_method=dict(type="str", default="fast", choices=["fast", "exhaustive"]),
-        kubelet_version=dict(type="str"),
-    )
 
 
 def module_kwargs() -> Dict[str, Any]:

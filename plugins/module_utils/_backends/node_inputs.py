@@ -16,7 +16,7 @@ import errno
 import os
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission_inputs import AdmissionInputError, state_input
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.devicemanager import parse_device_checkpoint
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.devicemanager_inputs import parse_device_checkpoint
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.devices import host_device_inventory
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.kubelet_paths import locate_kubelet, under_root
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.sysfs import read_system_memory, read_topology

@@ -33,7 +33,12 @@ try:
 except ImportError:  # pragma: no cover
     pass
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.devicemanager import DeviceInventory, DeviceManager, read_allocations
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.devicemanager_inputs import (
+    DeviceInventory,
+    NoDeviceManager,
+    has_devices,
+    read_allocations,
+)
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors import StateError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.pod import Pod, pod_requests
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.resource_fit import ResourceFit, node_allocatable
@@ -135,11 +140,17 @@ class AdmissionSimulator:
             self.topology_manager = topology_manager_from_config(topology, self.config, merger=merger, version=version)
         except TopologyManagerError as err:
             raise AdmissionSetupError("topology manager: %s" % err)
-        # the device manager is always present in the kubelet (no plugins = no device resources)
-        self.device_manager = DeviceManager([node.id for node in topology.nodes],
-                                            DeviceInventory.from_spec(devices),
-                                            read_allocations(device_allocations),
-                                            device_numa_nodes_only=behaviour(DEVICE_HINTS_FROM_DEVICE_NUMA_NODES, version))
+        # the device manager is always present in the kubelet (no plugins = no device resources;
+        # then its stand-in, so that such a run does not compile the device manager's code)
+        device_numa_nodes_only = behaviour(DEVICE_HINTS_FROM_DEVICE_NUMA_NODES, version)
+        if has_devices(devices, device_allocations):
+            from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.devicemanager import DeviceManager
+            self.device_manager = DeviceManager([node.id for node in topology.nodes],
+                                                DeviceInventory.from_spec(devices),
+                                                read_allocations(device_allocations),
+                                                device_numa_nodes_only=device_numa_nodes_only)
+        else:
+            self.device_manager = NoDeviceManager([node.id for node in topology.nodes], device_numa_nodes_only)
         self.cpu_manager = new_cpu_manager(topology, self.config, cpu_checkpoint, checkpoint_path=cpu_state_path,
                                            feature_gates=self.feature_gates, version=version)
         self.memory_manager = new_memory_manager(topology, self.config, memory_checkpoint,

@@ -29,7 +29,7 @@ import os
 import re
 from typing import Any, Dict, List, Optional, Tuple
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.devicemanager import parse_device_checkpoint
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.devicemanager_inputs import parse_device_checkpoint
 from ansible_collections.numaguard.kubelet.plugins.module_utils._errors import NumaguardError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.kubelet_paths import under_root
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.sysfs import MAX_NUMNODES, SysfsError, read_int, read_text

@@ -16,7 +16,6 @@ from typing import Any, Dict, Mapping, Optional, Tuple
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission_inputs import AdmissionInputError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.gostrconv import go_parse_bool
-from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.settings import MANAGED_FIELDS
 from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.flags import (
     parse_eviction_map,
     parse_reserved_memory_flag,
@@ -24,7 +23,6 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.fla
     string_map,
 )
 
-_FLAG_FIELDS = dict((flag.lstrip("-"), (field, kind)) for field, (flag, kind) in MANAGED_FIELDS.items())
 #: flags that locate files, accepted and returned separately
 PATH_FLAGS = ("config", "config-dir", "root-dir")
 
@@ -50,21 +48,28 @@ def flags_to_config(flags: Optional[Mapping[str, Any]]) -> Tuple[Dict[str, Any],
     if not isinstance(flags, dict):
         raise AdmissionInputError("kubelet_flags must be a mapping of flag name to value, got %s"
                                   % type(flags).__name__)
-    fields = set(MANAGED_FIELDS)
+    managed: Dict[str, Any] = {}
+    flag_fields: Dict[str, Tuple[str, str]] = {}
     for raw_name in sorted(flags):
         value = flags[raw_name]
         name = str(raw_name).lstrip("-")
-        if raw_name in fields:
-            config[raw_name] = value
-            continue
-        if name in PATH_FLAGS:
+        if name in PATH_FLAGS:  # (no config field is spelled like these)
             paths[name] = str(value)
             continue
-        if name not in _FLAG_FIELDS:
+        if not managed:
+            # the managed fields' table only when a NUMA flag is given (most kubelets pass
+            # --config only): a module run then does not compile the settings module
+            from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.settings import MANAGED_FIELDS
+            managed = dict(MANAGED_FIELDS)
+            flag_fields = dict((flag.lstrip("-"), (field, kind)) for field, (flag, kind) in managed.items())
+        if raw_name in managed:
+            config[raw_name] = value
+            continue
+        if name not in flag_fields:
             raise AdmissionInputError(
                 "kubelet_flags: unsupported flag --%s (supported: %s)"
-                % (name, ", ".join("--" + f for f in sorted(list(_FLAG_FIELDS) + list(PATH_FLAGS)))))
-        field, kind = _FLAG_FIELDS[name]
+                % (name, ", ".join("--" + f for f in sorted(list(flag_fields) + list(PATH_FLAGS)))))
+        field, kind = flag_fields[name]
         option = "kubelet_flags --%s" % name
         try:
             if kind == "reservedMemory":

@@ -12,7 +12,7 @@ import importlib
 import yaml
 
 from ansible_collections.numaguard.kubelet.plugins.action.admission_check import ActionModule
-from ansible_collections.numaguard.kubelet.plugins.module_utils._backends.admission_check import INTERNAL_OPTIONS, argument_spec
+from ansible_collections.numaguard.kubelet.plugins.module_utils._backends.admission_check_options import INTERNAL_OPTIONS, argument_spec
 from ansible_collections.numaguard.kubelet.plugins.modules import admission_check
 
 

@@ -204,7 +204,13 @@ def test_implicit_admission_equals_literal(seed, implicit_everywhere):
         assert str(literal_err.value) == str(err)
         return
     literal = literal_simulator(topology, cfg, devices, visits)
-    for manifest in manifests(rnd, 6, bool(devices["example.com/gpu"])):
+    assert_same_admissions(implicit, literal, manifests(rnd, 6, bool(devices["example.com/gpu"])))
+
+
+def assert_same_admissions(implicit, literal, pods):
+    """Admit ``pods`` one after another on both simulators: equal results (or equal errors),
+    every forecast's permutations known, equal manager states at the end."""
+    for manifest in pods:
         try:
             got = implicit.admit(implicit.pod_from_manifest(manifest))
         except ValueError as err:
@@ -218,3 +224,4 @@ def test_implicit_admission_equals_literal(seed, implicit_everywhere):
             assert merged["kubelet_cost"]["permutations"] is not None
     assert implicit.memory_manager.machine_state() == literal.memory_manager.machine_state()
     assert implicit.cpu_manager.state() == literal.cpu_manager.state()
+    assert implicit.device_manager.state() == literal.device_manager.state()

@@ -24,8 +24,9 @@ import random
 import pytest
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission import AdmissionSimulator
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.devicemanager import DeviceInventory, DeviceManager
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager import hint_sets, hints, merge
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.devicemanager import DeviceManager
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.devicemanager_inputs import DeviceInventory
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager import hint_sets, hints
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import HintList
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -71,12 +72,8 @@ def devices_on_some_nodes(rnd, ids):
     return {"example.com/gpu": out}
 
 
-@pytest.fixture(params=["walk", "rules"])
-def implicit_everywhere(request, monkeypatch):
-    monkeypatch.setattr(hints, "IMPLICIT_FROM_NODES", [1])
-    if request.param == "rules":
-        monkeypatch.setattr(hint_sets, "BRUTE_NODES", 0)
-        monkeypatch.setattr(merge, "RANKED_FROM_NODES", [1])
+#: hint sets at every size, small sets walked ("walk") or the big-machine rules forced ("rules")
+implicit_everywhere = BIG.implicit_everywhere
 
 
 @pytest.mark.parametrize("seed", range(60))
@@ -96,21 +93,7 @@ def test_fallback_hint_implicit_equals_literal(seed, implicit_everywhere):
         assert str(literal_err.value) == str(err)
         return
     literal = literal_136(topology, cfg, devices, visits)
-    for manifest in BIG.manifests(rnd, 6, True):
-        try:
-            got = implicit.admit(implicit.pod_from_manifest(manifest))
-        except ValueError as err:
-            with pytest.raises(ValueError) as literal_err:
-                literal.admit(literal.pod_from_manifest(manifest))
-            assert str(literal_err.value) == str(err)
-            continue
-        want = literal.admit(literal.pod_from_manifest(manifest))
-        assert got == want
-        for merged in got["merges"]:
-            assert merged["kubelet_cost"]["permutations"] is not None
-    assert implicit.memory_manager.machine_state() == literal.memory_manager.machine_state()
-    assert implicit.cpu_manager.state() == literal.cpu_manager.state()
-    assert implicit.device_manager.state() == literal.device_manager.state()
+    BIG.assert_same_admissions(implicit, literal, BIG.manifests(rnd, 6, True))
 
 
 def test_fallback_hint_set_answers(monkeypatch):

@@ -13,10 +13,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.devicemanager import (
-    DeviceAllocationError,
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.devicemanager import DeviceAllocationError, DeviceManager
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.devicemanager_inputs import (
     DeviceInventory,
-    DeviceManager,
     InvalidDeviceInventory,
     natural_key,
     parse_device_checkpoint,
