@@ -286,36 +286,36 @@ def validate_reservation(topology: Topology, kube_reserved: Any = None, system_r
     host_sizes = topology.hugepage_sizes()
     seen: Dict[int, Dict[str, bool]] = {}
     for reservation in reservations:
-        node = reservation.numa_node
+        node_id = reservation.numa_node
         for name in reservation.duplicate_types():
             errors.append(Finding(
                 "reserved-memory-duplicate", ERROR,
                 "reservedMemory entry for NUMA node %d lists %s more than once; the kubelet silently keeps "
-                "only the last value (%s)." % (node, go_quote(name), reservation.limits_map()[name]),
+                "only the last value (%s)." % (node_id, go_quote(name), reservation.limits_map()[name]),
                 "write each type once per NUMA node", None, False))
         for name, quantity in reservation.limits_map().items():
             if not is_memory_type(name):
                 message = ("invalid configuration: the limit type %s for NUMA node %d is not supported, only "
-                           "[memory hugepages-<HugePageSize>] is accepted" % (go_quote(name), node))
+                           "[memory hugepages-<HugePageSize>] is accepted" % (go_quote(name), node_id))
                 errors.append(Finding("reserved-memory-type", ERROR, message,
                                       "remove %s from NUMA node %d; only memory (and, pointlessly, hugepages) can be "
-                                      "reserved per NUMA node" % (name, node), message, True))
+                                      "reserved per NUMA node" % (name, node_id), message, True))
             if quantity.is_zero():
                 message = ("invalid configuration: reserved memory may not be zero for NUMA node %d and resource %s"
-                           % (node, go_quote(name)))
+                           % (node_id, go_quote(name)))
                 errors.append(Finding("reserved-memory-zero", ERROR, message,
-                                      "drop the %s entry of NUMA node %d instead of writing 0" % (name, node),
+                                      "drop the %s entry of NUMA node %d instead of writing 0" % (name, node_id),
                                       message, True))
-            if name in seen.setdefault(node, {}):
+            if name in seen.setdefault(node_id, {}):
                 message = ("invalid configuration: the reserved memory has a duplicate value for NUMA node %d and "
-                           "resource %s" % (node, go_quote(name)))
+                           "resource %s" % (node_id, go_quote(name)))
                 errors.append(Finding("reserved-memory-duplicate", ERROR, message,
-                                      "merge the %s entries of NUMA node %d into one" % (name, node), message, True))
-            seen[node][name] = True
+                                      "merge the %s entries of NUMA node %d into one" % (name, node_id), message, True))
+            seen[node_id][name] = True
             if quantity.sign() < 0:
                 (errors if static else warnings).append(Finding("reserved-memory-negative", sev,
                                                                 "reservedMemory %s for NUMA node %d is negative (%s); the kubelet converts it "
-                                                                "to an unsigned 64-bit number of bytes.%s" % (name, node, quantity, under_none),
+                                                                "to an unsigned 64-bit number of bytes.%s" % (name, node_id, quantity, under_none),
                                                                 "use a positive quantity", None, False))
             elif quantity.as_int64() is None:
                 # memory_manager.go getSystemReservedMemory: Quantity.AsInt64 fails by representation
@@ -329,16 +329,16 @@ def validate_reservation(topology: Topology, kube_reserved: Any = None, system_r
                         "negative scale such as 1.0 or 1000m, or more than 18 significant digits)")
                 (errors if static else warnings).append(Finding("reserved-memory-integer", sev,
                                                                 "reservedMemory %s=%s for NUMA node %d %s: %s.%s"
-                                                                % (name, quantity.written(), node, what, message, under_none),
+                                                                % (name, quantity.written(), node_id, what, message, under_none),
                                                                 "use a whole number of bytes, e.g. %s" % written, message, static))
 
     # 3. Memory manager start-up (Static): NUMA ids, per-type sums, non-empty reservation.
-    for node in sorted(set(r.numa_node for r in reservations)):
-        if node not in host_ids:
-            message = "the reserved memory configuration references a NUMA node %d that does not exist on this machine" % node
+    for node_id in sorted(set(r.numa_node for r in reservations)):
+        if node_id not in host_ids:
+            message = "the reserved memory configuration references a NUMA node %d that does not exist on this machine" % node_id
             (errors if static else warnings).append(Finding(
                 "reserved-memory-numa-node", sev, "%s (host NUMA nodes: %s).%s" % (message, _join_ids(host_ids), under_none),
-                "move the NUMA node %d reservation to one of %s" % (node, _join_ids(host_ids)), message, static))
+                "move the NUMA node %d reservation to one of %s" % (node_id, _join_ids(host_ids)), message, static))
     for reservation in reservations:
         for name in reservation.limits_map():
             if name.startswith(HUGEPAGES_PREFIX) and name not in host_sizes:
@@ -352,12 +352,12 @@ def validate_reservation(topology: Topology, kube_reserved: Any = None, system_r
     expected_memory: Optional[Quantity] = None
     parts: List[AllocatablePart] = []
     inputs_ok = kube is not None and system is not None and eviction is not None
-    if inputs_ok:
+    if inputs_ok and kube is not None and system is not None:  # (inputs_ok says so; mypy does not see it)
         expected_memory, parts = node_allocatable_reservation(kube, system, eviction, capacity, allocatable_ignore_eviction)
     expected: Dict[str, Quantity] = {}
     if expected_memory is not None:
         expected[MEMORY] = expected_memory
-    if inputs_ok:
+    if inputs_ok and kube is not None and system is not None:
         finding = _node_allocatable_capacity(topology, kube, system, expected_memory, capacity, reserved_cpus, kubelet)
         if finding is not None:
             errors.append(finding)
@@ -376,13 +376,13 @@ def validate_reservation(topology: Topology, kube_reserved: Any = None, system_r
         reserved_total = _sum_like_kubelet([q for _n, q in entries])
         wanted = Quantity(0, 0, DECIMAL_SI) + expected[name] if name in expected else Quantity(0, 0, DECIMAL_SI)
         balanced = reserved_total == wanted
-        left = " + ".join("%s (node %d)" % (q, n) for n, q in entries) or "nothing"
+        left_side = " + ".join("%s (node %d)" % (q, n) for n, q in entries) or "nothing"
         if name == MEMORY:
             right = " + ".join("%s %s" % (p.label, p.quantity) for p in parts) or "nothing"
         else:
             right = "nothing (kube-reserved and system-reserved cannot hold hugepages)"
         equation = "%s: reservedMemory %s = %s; Node Allocatable %s = %s: %s" % (
-            name, left, reserved_total, right, wanted, "balanced" if balanced else "NOT balanced")
+            name, left_side, reserved_total, right, wanted, "balanced" if balanced else "NOT balanced")
         totals[name] = {
             "reserved": str(reserved_total), "reserved_bytes": reserved_total.value(),
             "node_allocatable": str(wanted), "node_allocatable_bytes": wanted.value(),
@@ -489,8 +489,8 @@ def validate_reservation(topology: Topology, kube_reserved: Any = None, system_r
     state = None
     if memory_manager_state is not None:
         state_findings, state = predict_state(topology, per_node, policy, memory_manager_state, state_file)
-        for finding in state_findings:
-            (errors if finding.severity == ERROR else warnings).append(finding)
+        for state_finding in state_findings:
+            (errors if state_finding.severity == ERROR else warnings).append(state_finding)
 
     return ValidationResult(valid=not errors, errors=errors, warnings=warnings, reservations=reservations,
                             expected=expected, totals=totals, nodes=nodes, policy=str(policy), eviction=eviction,
@@ -586,9 +586,9 @@ def _sum_fix(reservations: Sequence[MemoryReservation],
     """A concrete corrected ``memory`` reservation: keep the user's split on existing nodes and
     adjust the lowest node by what is missing (or put everything there if that cannot work)."""
     hint = ""
-    if eviction is not None and eviction.memory_threshold() is not None and diff > 0:
-        hint = " (did you forget the hard eviction threshold %s<%s?)" % (
-            eviction.memory_threshold().signal, eviction.memory_threshold().text)
+    threshold = None if eviction is None else eviction.memory_threshold()
+    if threshold is not None and diff > 0:
+        hint = " (did you forget the hard eviction threshold %s<%s?)" % (threshold.signal, threshold.text)
     action = "add %s" % format_bytes(diff) if diff > 0 else "remove %s" % format_bytes(-diff)
     if wanted.is_zero():
         return "%s: remove the memory entries from reservedMemory%s" % (action, hint)
@@ -730,7 +730,7 @@ def plan_reservation(topology: Topology, strategy: Optional[str] = None, kube_re
                   memory_capacity_bytes=memory_capacity_bytes, allocatable_ignore_eviction=allocatable_ignore_eviction,
                   memory_manager_state=memory_manager_state, state_file=state_file,
                   reserved_cpus=reserved_cpus, kubelet=kubelet)
-    if strategy in (None, "explicit"):
+    if strategy is None or strategy == "explicit":
         if strategy == "explicit" and reserved_memory is None:
             result = validate_reservation(topology, reserved_memory=None, strategy=strategy, **common)
             result.errors.insert(0, Finding("strategy", ERROR, "strategy explicit needs reserved_memory",
