@@ -87,7 +87,7 @@ def summarise_host(name: str, facts: Mapping[str, Any]) -> Dict[str, Any]:
     raw_nodes = facts.get("nodes")
     if not isinstance(raw_nodes, list):
         raise FleetReportError("host %s: numa_topology.nodes must be a list, got %r" % (name, raw_nodes))
-    nodes = []
+    nodes: List[Dict[str, Any]] = []
     totals: Dict[str, int] = {}
     for index, raw in enumerate(raw_nodes):
         where = "nodes[%d]" % index
@@ -113,7 +113,8 @@ def summarise_host(name: str, facts: Mapping[str, Any]) -> Dict[str, Any]:
     pages = ", ".join("%s x%d" % (_short_size(r), totals[r]) for r in sorted(totals, key=lambda r: _size_bytes(facts, r)))
     shape = "%d node%s (%d with CPUs), %d CPUs, %s, hugepages %s" % (
         len(nodes), "" if len(nodes) == 1 else "s", cpu_nodes, cpu_count, gib(memory), pages or "none")
-    kubelet = facts.get("kubelet") if isinstance(facts.get("kubelet"), Mapping) else {}
+    raw_kubelet = facts.get("kubelet")
+    kubelet = raw_kubelet if isinstance(raw_kubelet, Mapping) else {}
     return {
         "fingerprint": facts.get("fingerprint"),
         "node_count": len(nodes),
@@ -164,7 +165,8 @@ def _kubelet_line(kubelet: Mapping[str, Any]) -> str:
         parts.append("config %s%s" % (config, "" if kubelet.get("config_exists", True) else " (missing)"))
     else:
         parts.append("no config file found")
-    states = kubelet.get("state_files") if isinstance(kubelet.get("state_files"), Mapping) else {}
+    raw_states = kubelet.get("state_files")
+    states = raw_states if isinstance(raw_states, Mapping) else {}
     for name in sorted(states):
         state = states[name] if isinstance(states[name], Mapping) else {}
         if not state.get("present"):
