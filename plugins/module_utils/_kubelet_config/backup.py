@@ -321,7 +321,7 @@ def list_backups(backup_root: str) -> List[str]:
 def prune_backups(backup_root: str, keep: int, protect: Iterable[str] = ()) -> List[str]:
     """Remove all but the newest ``keep`` backups (never one in ``protect``), and leftover
     ``.partial-*`` directories of interrupted backups; returns what was removed."""
-    removed = []
+    removed: List[str] = []
     protected = set(os.path.normpath(p) for p in protect if p)
     try:
         names = os.listdir(backup_root)
@@ -405,7 +405,7 @@ def validate_manifest(backup_dir: str, kubelet_dirs: Sequence[str]) -> List[Dict
             continue
         path = raw.get("path")
         problem = path_problem(path)
-        if problem:
+        if problem or not isinstance(path, str):  # path_problem says why a non-string is refused
             problems.append("%s.path %r %s" % (label, path, problem))
             continue
         if os.path.normpath(path) != path:
@@ -426,7 +426,7 @@ def validate_manifest(backup_dir: str, kubelet_dirs: Sequence[str]) -> List[Dict
         if existed:
             stored, digest = raw.get("stored"), raw.get("sha256")
             problem = path_problem(stored, must_be_absolute=False)
-            if problem or stored.startswith("/") or os.path.normpath(stored) != stored or ".." in stored.split("/"):
+            if problem or not isinstance(stored, str) or stored.startswith("/") or os.path.normpath(stored) != stored or ".." in stored.split("/"):
                 problems.append("%s.stored %r must be a relative path below %s/" % (label, stored, FILES))
                 continue
             full = os.path.join(backup_dir, stored)

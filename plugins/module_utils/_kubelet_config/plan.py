@@ -192,7 +192,7 @@ def plan_change(settings: Dict[str, Any], mode: str = "dropin", path: Optional[s
         existing = parse_config_text(before, path) if before is not None else {}
         content = desired_main(existing, wanted)
         changed = before is None or existing != content
-        after = dump_yaml(content) if changed else before
+        after = before if before is not None and not changed else dump_yaml(content)
 
     if config_dir and _inside(path, config_dir):
         # the file is (or becomes) a drop-in: main config + drop-ins with this one replaced
