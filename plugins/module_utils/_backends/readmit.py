@@ -100,7 +100,7 @@ def _listed_manifests(value: Any) -> List[Tuple[str, Dict[str, Any]]]:
               if not (isinstance(manifest.get("status"), dict) and manifest["status"].get("phase") in INACTIVE_PHASES)]
     stamps = [(manifest.get("metadata") or {}).get("creationTimestamp") for _label, manifest in active]
     if active and all(isinstance(stamp, str) and stamp for stamp in stamps):
-        active = [item for _stamp, item in sorted(zip(stamps, active), key=lambda pair: pair[0])]
+        active = [item for _stamp, item in sorted(zip(stamps, active), key=lambda pair: str(pair[0]))]
     return active
 
 
@@ -110,7 +110,9 @@ def _state_manifest(pod: Any, warnings: List[str]) -> Dict[str, Any]:
     container whose CPUs were reused)."""
     containers = sorted(pod.exclusive.items())
     cpus = dict((name, parse_cpuset(held["cpus"]) if held.get("cpus") else frozenset()) for name, held in containers)
-    specs, inits, guessed = [], [], []
+    specs: List[Dict[str, Any]] = []
+    inits: List[Dict[str, Any]] = []
+    guessed: List[str] = []
     for name, held in containers:
         resources: Dict[str, str] = {}
         if cpus[name]:
@@ -124,12 +126,12 @@ def _state_manifest(pod: Any, warnings: List[str]) -> Dict[str, Any]:
             if key not in resources:
                 resources[key] = placeholder
                 guessed.append("%s %s" % (name, key))
-        spec = {"name": name, "image": "rebuilt-from-state",
-                "resources": {"requests": dict(resources), "limits": dict(resources)}}
+        container = {"name": name, "image": "rebuilt-from-state",
+                   "resources": {"requests": dict(resources), "limits": dict(resources)}}
         reused = bool(cpus[name]) and any(
             other != name and (cpus[name] < cpus[other] or (cpus[name] == cpus[other] and name < other))
             for other in cpus)
-        (inits if reused else specs).append(spec)
+        (inits if reused else specs).append(container)
     if guessed:
         warnings.append("pod %s: the state files do not record %s; assumed cpu %s / memory %s so the pod stays "
                         "Guaranteed (give running_pods for the real requests)"

@@ -48,7 +48,8 @@ def _template_pod(document: Mapping[str, Any], where: str) -> Dict[str, Any]:
     template = spec.get("template")
     if not isinstance(template, dict) or not isinstance(template.get("spec"), dict):
         raise AdmissionInputError("%s: %s has no pod template (spec.template.spec)" % (where, kind))
-    meta = document.get("metadata") if isinstance(document.get("metadata"), dict) else {}
+    raw_meta = document.get("metadata")
+    meta = raw_meta if isinstance(raw_meta, dict) else {}
     tmeta = dict(template.get("metadata") or {}) if isinstance(template.get("metadata"), dict) else {}
     tmeta.setdefault("name", meta.get("name") or "pod")
     if meta.get("namespace") and not tmeta.get("namespace"):

@@ -210,7 +210,8 @@ def effective_gates(version: Tuple[int, ...], configured: Optional[Mapping[str, 
     result = dict((gate, False) for gate in GATES)  # a gate the release does not have yet is off
     result.update(gate_defaults(version))
     for gate in gate_defaults(version):
-        stage = gate_spec(gate, version)[1]
+        row = gate_spec(gate, version)  # a gate of gate_defaults(version): never None
+        stage = None if row is None else row[1]
         if stage == ALPHA and isinstance(configured.get("AllAlpha"), bool):
             result[gate] = configured["AllAlpha"]
         elif stage == BETA and isinstance(configured.get("AllBeta"), bool):

@@ -137,13 +137,13 @@ class CPUManager:
     # -- provider protocol -------------------------------------------------------------------
     def get_topology_hints(self,
                            pod: Any,
-                           container: Any) -> Optional[Dict[str, Optional[List[TopologyHint]]]]:
+                           container: Any) -> Optional[Mapping[str, Optional[List[TopologyHint]]]]:
         if self.policy is None:
             return None
         return self.policy.container_hints(self._state, pod, _container(pod, container))
 
     def get_pod_topology_hints(self,
-                               pod: Any) -> Optional[Dict[str, Optional[List[TopologyHint]]]]:
+                               pod: Any) -> Optional[Mapping[str, Optional[List[TopologyHint]]]]:
         if self.policy is None:
             return None
         return self.policy.pod_hints(self._state, pod)

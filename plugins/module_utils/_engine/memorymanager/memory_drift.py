@@ -65,7 +65,8 @@ def kernel_image_size(iomem_text: Optional[str]) -> Optional[int]:
     ``/proc/iomem`` (rodata and alignment gaps included); None when absent or zeroed."""
     if not iomem_text:
         return None
-    lowest = highest = None
+    lowest: Optional[int] = None
+    highest: Optional[int] = None
     non_zero = False
     for line in iomem_text.splitlines():
         head, sep, name = line.rpartition(":")
