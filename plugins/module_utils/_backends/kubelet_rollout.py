@@ -220,8 +220,8 @@ def run(p: Dict[str, Any], run_command: Callable[..., Any], check_mode: bool) ->
         journal = rollout.read_journal(state_dir)
         result.update(lock_holder=holder, lock_held=lock["held"], stale_lock=None if lock["held"] else lock["record"],
                       journal=journal,
-                      locked_by_other=bool(holder) and holder.get("change_id") != p.get("change_id"),
-                      pending=bool(journal) and journal.get("status") == rollout.IN_PROGRESS,
+                      locked_by_other=holder is not None and bool(holder) and holder.get("change_id") != p.get("change_id"),
+                      pending=journal is not None and bool(journal) and journal.get("status") == rollout.IN_PROGRESS,
                       plan_current=rollout.plan_is_current(p["plan_inputs"]) if p.get("plan_inputs") is not None else None)
         if p.get("health_url"):
             result["health"] = host.probe()

@@ -147,7 +147,7 @@ def load_state(path: str) -> Any:
 
 def plan_change(settings: Dict[str, Any], mode: str = "dropin", path: Optional[str] = None,
                 config: Optional[str] = None, config_dir: Optional[str] = None, root_dir: str = "/var/lib/kubelet",
-                kubelet_version: Optional[str] = None, topology: Any = None, reservation_validator: Any = None) -> Dict[str, Any]:
+                kubelet_version: Any = None, topology: Any = None, reservation_validator: Any = None) -> Dict[str, Any]:
     """Compute everything about the change without writing anything.
 
     Returns a dict with ``path``, ``before`` (file text or None), ``after`` (text to write),
