@@ -261,6 +261,14 @@ def _allocatable(node, name):
     return 0 if table is None else table.allocatable
 
 
+def _mask(hint: TopologyHint) -> BitMask:
+    """The NUMA mask of a memory hint: the memory manager's own hints, and the hint it decides
+    on once a nil affinity was replaced by the default hint, always carry one."""
+    if hint.affinity is None:
+        raise MemoryAllocationError(ERR_DEFAULT_AFFINITY)
+    return hint.affinity
+
+
 def find_best_hint(hints: Sequence[TopologyHint]) -> Optional[TopologyHint]:
     """``findBestHint``: first hint, then preferred over not, then narrower (fewer nodes, smaller)."""
     best: Optional[TopologyHint] = None
@@ -271,7 +279,7 @@ def find_best_hint(hints: Sequence[TopologyHint]) -> Optional[TopologyHint]:
         if hint.preferred and not best.preferred:
             best = hint
             continue
-        if hint.preferred == best.preferred and hint.affinity.is_narrower_than(best.affinity):
+        if hint.preferred == best.preferred and _mask(hint).is_narrower_than(_mask(best)):
             best = hint
     return best
 
@@ -704,22 +712,22 @@ class MemoryManagerStatic:
             if not default.preferred and best.preferred:
                 raise MemoryAllocationError(ERR_DEFAULT_PREFERRED)
             best = default
-        for node_id in best.affinity.bits():
+        for node_id in _mask(best).bits():
             self._node(node_id)
-        if not self._satisfies(best.affinity, requested):
+        if not self._satisfies(_mask(best), requested):
             hints = self.topology_hints(pod.uid, requested)
-            current = best.affinity
+            current = _mask(best)
             extended = _best_of(hints.get(MEMORY, []), current.value)
             if extended is None:
                 raise MemoryAllocationError(ERR_EXTEND)
             if not extended.preferred and best.preferred:
                 raise MemoryAllocationError(ERR_EXTENDED_PREFERRED)
             best = extended
-        if self._violates_groups(best.affinity):
+        if self._violates_groups(_mask(best)):
             raise MemoryAllocationError(ERR_GROUP_RULE)
 
-        bits = best.affinity.bits()
-        value = best.affinity.value
+        bits = _mask(best).bits()
+        value = _mask(best).value
         new_blocks: List[Block] = []
         for name in sorted(requested):
             size = requested[name]
