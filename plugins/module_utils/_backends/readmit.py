@@ -127,7 +127,7 @@ def _state_manifest(pod: Any, warnings: List[str]) -> Dict[str, Any]:
                 resources[key] = placeholder
                 guessed.append("%s %s" % (name, key))
         container = {"name": name, "image": "rebuilt-from-state",
-                   "resources": {"requests": dict(resources), "limits": dict(resources)}}
+                     "resources": {"requests": dict(resources), "limits": dict(resources)}}
         reused = bool(cpus[name]) and any(
             other != name and (cpus[name] < cpus[other] or (cpus[name] == cpus[other] and name < other))
             for other in cpus)
