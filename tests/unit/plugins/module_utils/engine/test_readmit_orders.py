@@ -21,18 +21,11 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memoryma
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.readmit import ReadmitInputError, readmit
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import CPU, NumaNode, Topology
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.config import kubelet_defaults
+from ansible_collections.numaguard.kubelet.tests.unit.plugins.module_utils.engine.state_fixtures import SPANNING_MEMORY_STATE
 
 GI = 1 << 30
 
-#: written by hand (legacy checksum 0 = "no checksum", accepted by every kubelet)
-MEMORY_STATE = (
-    '{"policyName":"Static","machineState":{'
-    '"0":{"numberOfAssignments":2,"memoryMap":{"memory":{"total":8589934592,"systemReserved":1178599424,'
-    '"allocatable":7411335168,"reserved":7411335168,"free":0}},"cells":[0,1]},'
-    '"1":{"numberOfAssignments":2,"memoryMap":{"memory":{"total":8589934592,"systemReserved":0,'
-    '"allocatable":8589934592,"reserved":4399824896,"free":4190109696}},"cells":[0,1]}},'
-    '"entries":{"uid-big":{"c":[{"numaAffinity":[0,1],"type":"memory","size":10737418240}]},'
-    '"uid-small":{"c":[{"numaAffinity":[0,1],"type":"memory","size":1073741824}]}},"checksum":0}')
+MEMORY_STATE = SPANNING_MEMORY_STATE
 CPU_STATE = '{"policyName":"static","defaultCpuSet":"0,3-7","entries":{"uid-big":{"c":"1"},"uid-small":{"c":"2"}},"checksum":0}'
 
 
