@@ -13,7 +13,8 @@ version_added: 0.2.0
 description:
   - Reads the facts the C(numaguard.kubelet.kubelet_numa) role and C(playbooks/apply.yml) leave on each host
     (C(kubelet_numa_preflight), C(kubelet_numa_summary), C(kubelet_numa_failed)) and classifies every targeted host.
-  - C(unreachable) - no preflight result (the host never answered); C(failed) - its preflight or its change failed
+  - C(unreachable) - no preflight result (the host never answered), or its batch started and it was lost before its
+    change reported back (C(kubelet_numa_batch_started) set, no C(kubelet_numa_summary)); C(failed) - its preflight or its change failed
     (nothing or everything restored; see C(detail)); C(rolled back) - the change failed and the previous files were
     restored; C(changed) - applied, state repaired, kubelet brought back, or an interrupted change finished or undone;
     C(unchanged); C(untouched) - the rollout stopped before its batch; C(would change) - check mode.
@@ -38,7 +39,8 @@ EXAMPLES = r"""
 RETURN = r"""
 _value:
   description: C(hosts) (per host C(host), C(state), C(result), C(backup_dir), C(detail)), C(lines), C(counts), C(bad)
-    (hosts failed, rolled back or unreachable) and C(failed_changes) (hosts whose change, not preflight, failed).
+    (hosts failed, rolled back or unreachable) and C(failed_changes) (hosts whose change, not preflight, failed or
+    lost its host).
   type: dict
 """
 
@@ -60,6 +62,9 @@ def _state(variables):
         if result == "rolled back":
             return "rolled back", failure
         return "failed", failure or result
+    if not summary and variables.get("kubelet_numa_batch_started"):
+        return "unreachable", ("lost during its change in batch %s (connection cut or host down); the next run finishes "
+                               "or rolls back the change from the host's journal" % variables["kubelet_numa_batch_started"])
     if not summary:
         return "untouched", "the rollout stopped before this host's batch"
     if result.startswith("would"):
@@ -89,7 +94,7 @@ def rollout_summary(hostvars, hosts):
         counts[row["state"]] = counts.get(row["state"], 0) + 1
     return {"hosts": rows, "lines": lines, "counts": counts, "bad": [r["host"] for r in rows if r["state"] in BAD],
             "failed_changes": [r["host"] for r, v in zip(rows, (host_variables("rollout_summary", hostvars, h) for h in hosts))
-                               if v.get("kubelet_numa_failed")]}
+                               if v.get("kubelet_numa_failed") or (r["state"] == "unreachable" and v.get("kubelet_numa_batch_started"))]}
 
 
 class FilterModule:
