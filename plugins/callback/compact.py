@@ -1,0 +1,275 @@
+# -*- coding: utf-8 -*-
+# Copyright: numaguard.kubelet contributors
+# Apache License 2.0 (see LICENSE)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+name: compact
+type: stdout
+short_description: One screen per play at fleet scale; failures in full
+version_added: 0.2.0
+description:
+  - A stdout callback for the collection's fleet playbooks (C(discover.yml), C(validate.yml),
+    C(check_pod.yml), C(apply.yml)) and any other play. It prints what an operator reads and
+    leaves out the per-host lines that grow with the fleet.
+  - It prints one line per play; the output of C(ansible.builtin.debug) tasks (the reports) as plain
+    text, a list one element per line; one line per task that changed something, with the number of
+    hosts and their names; every failure and every unreachable host in full, exactly as the
+    C(default) callback prints them (also failures that C(ignore_errors) or a C(rescue) handles);
+    warnings and deprecations; diffs with C(--diff); and a recap of one line for the run plus one
+    line per host that failed, was unreachable, was rescued or ignored an error.
+  - It leaves out C(ok) and C(skipping) lines per host, per-host C(changed) lines (counted instead),
+    task banners of tasks with nothing to show, and the recap lines of hosts where all went well.
+  - With C(-v) or more it prints everything the C(default) callback prints.
+  - "Enable it with C(ANSIBLE_STDOUT_CALLBACK=numaguard.kubelet.compact) or C(stdout_callback =
+    numaguard.kubelet.compact) in the C([defaults]) section of C(ansible.cfg)."
+extends_documentation_fragment:
+  - ansible.builtin.default_callback
+  - ansible.builtin.result_format_callback
+requirements:
+  - set as the stdout callback in the configuration
+"""
+
+import json
+
+from ansible import constants as C
+from ansible.plugins.callback.default import CallbackModule as DefaultCallback
+
+DEBUG_ACTIONS = frozenset(("debug", "ansible.builtin.debug", "ansible.legacy.debug"))
+#: Names of changed hosts printed on a task's line before "+N more".
+MAX_NAMES = 12
+
+
+def _task(result):
+    return getattr(result, "task", None) or result._task
+
+
+def _data(result):
+    data = getattr(result, "result", None)
+    return data if data is not None else result._result
+
+
+def _host(result):
+    return getattr(result, "host", None) or result._host
+
+
+def names_line(names, limit=MAX_NAMES):
+    """``h01, h02 (+3 more)``: the first ``limit`` names, then how many are left out."""
+    names = list(names)
+    shown = ", ".join(names[:limit])
+    if len(names) > limit:
+        shown += " (+%d more)" % (len(names) - limit)
+    return shown
+
+
+def message_lines(result_data):
+    """A debug task's output as text lines: ``msg`` (a list one item per line) or ``var: value``."""
+    if "msg" in result_data:
+        value = result_data["msg"]
+        prefix = ""
+    else:
+        keys = [k for k in result_data if not k.startswith("_") and k not in ("changed", "failed")]
+        if not keys:
+            return []
+        prefix = "%s: " % keys[0]
+        value = result_data[keys[0]]
+    if isinstance(value, (list, tuple)):
+        lines = [prefix.rstrip()] if prefix else []
+        for item in value:
+            lines.extend(("  " if prefix else "") + line for line in _text(item).splitlines() or [""])
+        return lines
+    text = _text(value)
+    lines = text.splitlines() or [""]
+    if prefix and len(lines) > 1:
+        return [prefix.rstrip()] + ["  " + line for line in lines]
+    return [prefix + lines[0]] + lines[1:]
+
+
+def _text(value):
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, sort_keys=True, default=str)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+class CallbackModule(DefaultCallback):
+    """The default callback, quiet about hosts where nothing happened."""
+
+    CALLBACK_VERSION = 2.0
+    CALLBACK_TYPE = "stdout"
+    CALLBACK_NAME = "numaguard.kubelet.compact"
+
+    def __init__(self):
+        super().__init__()
+        self._changed = []        # hosts that changed something in the current task
+        self._changed_task = None
+
+    # -- options: the default callback's, with ok/skipped hosts hidden below -v ---------------------
+    def _verbose(self):
+        return self._display.verbosity > 0
+
+    def set_options(self, task_keys=None, var_options=None, direct=None):
+        super().set_options(task_keys=task_keys, var_options=var_options, direct=direct)
+        if not self._verbose():
+            self.set_option("display_ok_hosts", False)
+            self.set_option("display_skipped_hosts", False)
+
+    # -- banners: one line, printed only before something to show -----------------------------------
+    def _print_task_banner(self, task):
+        if self._verbose():
+            return super()._print_task_banner(task)
+        prefix = self._task_type_cache.get(task._uuid, "TASK")
+        name = self._last_task_name or task.get_name().strip()
+        check = " [CHECK MODE]" if task.check_mode and self.get_option("check_mode_markers") else ""
+        self._display.display("%s [%s]%s" % (prefix, name, check))
+        self._last_task_banner = task._uuid
+        return None
+
+    def v2_playbook_on_play_start(self, play):
+        self._flush_changed()
+        if self._verbose():
+            return super().v2_playbook_on_play_start(play)
+        self._play = play
+        name = play.get_name().strip()
+        check = " [CHECK MODE]" if play.check_mode and self.get_option("check_mode_markers") else ""
+        self._display.display("\nPLAY [%s]%s" % (name, check) if name else "\nPLAY%s" % check)
+        return None
+
+    def v2_playbook_on_no_hosts_matched(self):
+        self._display.display("  no hosts matched", color=C.COLOR_SKIP)
+
+    def v2_playbook_on_task_start(self, task, is_conditional):
+        self._flush_changed()
+        super().v2_playbook_on_task_start(task, is_conditional)
+
+    def v2_playbook_on_handler_task_start(self, task):
+        self._flush_changed()
+        super().v2_playbook_on_handler_task_start(task)
+
+    def v2_playbook_on_include(self, included_file):
+        if self._verbose():
+            super().v2_playbook_on_include(included_file)
+
+    # -- results --------------------------------------------------------------------------------------
+    def _warnings(self, result):
+        handler = getattr(self, "_handle_warnings_and_exception", None)
+        if handler is not None:  # ansible-core 2.19+
+            handler(result)
+        else:
+            self._handle_exception(_data(result))
+            self._handle_warnings(_data(result))
+
+    def _print_debug(self, result, item=False):
+        task = _task(result)
+        if self._last_task_banner != task._uuid:
+            self._print_task_banner(task)
+        self._warnings(result)
+        lines = message_lines(_data(result))
+        label = self.host_label(result)
+        # a report printed once (run_once, or a play on the controller) reads without a host label
+        if not (task.run_once or item or label == "localhost") or len(lines) == 0:
+            label = "[%s]" % label
+            if len(lines) <= 1:
+                lines = ["%s %s" % (label, lines[0] if lines else "")]
+            else:
+                lines = [label] + ["  " + line for line in lines]
+        for line in lines:
+            self._display.display(line)
+
+    def _count_changed(self, result):
+        task = _task(result)
+        if self._changed_task is None or self._changed_task._uuid != task._uuid:
+            self._flush_changed()
+            self._changed_task = task
+        name = self.host_label(result)
+        if name not in self._changed:
+            self._changed.append(name)
+
+    def _flush_changed(self):
+        task, hosts = self._changed_task, self._changed
+        self._changed_task, self._changed = None, []
+        if task is None or not hosts:
+            return
+        if self._last_task_banner != task._uuid:
+            self._print_task_banner(task)
+        self._display.display("  changed on %d host(s): %s" % (len(hosts), names_line(sorted(hosts))),
+                              color=C.COLOR_CHANGED)
+
+    def v2_runner_on_ok(self, result):
+        if self._verbose():
+            return super().v2_runner_on_ok(result)
+        task, data = _task(result), _data(result)
+        if task.action in DEBUG_ACTIONS and not (task.loop and "results" in data):
+            self._print_debug(result)
+            return None
+        self._warnings(result)
+        if data.get("changed", False) and not (task.loop and "results" in data):
+            self._count_changed(result)
+        return None
+
+    def v2_runner_item_on_ok(self, result):
+        if self._verbose():
+            return super().v2_runner_item_on_ok(result)
+        task, data = _task(result), _data(result)
+        if task.action in DEBUG_ACTIONS:
+            self._print_debug(result, item=True)
+            return None
+        self._warnings(result)
+        if data.get("changed", False):
+            self._count_changed(result)
+        return None
+
+    def v2_runner_on_skipped(self, result):
+        if self._verbose():
+            return super().v2_runner_on_skipped(result)
+        self._warnings(result)
+        return None
+
+    def v2_runner_item_on_skipped(self, result):
+        if self._verbose():
+            return super().v2_runner_item_on_skipped(result)
+        return None
+
+    def v2_runner_on_failed(self, result, ignore_errors=False):
+        self._flush_changed()
+        return super().v2_runner_on_failed(result, ignore_errors=ignore_errors)
+
+    def v2_runner_item_on_failed(self, result):
+        self._flush_changed()
+        return super().v2_runner_item_on_failed(result)
+
+    def v2_runner_on_unreachable(self, result):
+        self._flush_changed()
+        return super().v2_runner_on_unreachable(result)
+
+    # -- recap: one line for the run, one per host that needs a look ----------------------------------
+    def v2_playbook_on_stats(self, stats):
+        self._flush_changed()
+        if self._verbose():
+            return super().v2_playbook_on_stats(stats)
+        hosts = sorted(stats.processed.keys())
+        summaries = dict((h, stats.summarize(h)) for h in hosts)
+        failed = [h for h in hosts if summaries[h]["failures"]]
+        unreachable = [h for h in hosts if summaries[h]["unreachable"]]
+        changed = [h for h in hosts if summaries[h]["changed"]]
+        notable = [h for h in hosts if any(summaries[h][k] for k in ("failures", "unreachable", "rescued", "ignored"))]
+        parts = ["%d host(s)" % len(hosts), "%d ok" % (len(hosts) - len(set(failed) | set(unreachable))),
+                 "%d changed" % len(changed), "%d failed" % len(failed), "%d unreachable" % len(unreachable)]
+        color = C.COLOR_ERROR if failed or unreachable else (C.COLOR_CHANGED if changed else C.COLOR_OK)
+        self._display.display("\nPLAY RECAP: %s" % ", ".join(parts), color=color)
+        for host in notable:
+            t = summaries[host]
+            self._display.display(
+                "  %s : ok=%d changed=%d unreachable=%d failed=%d skipped=%d rescued=%d ignored=%d"
+                % (host, t["ok"], t["changed"], t["unreachable"], t["failures"], t["skipped"], t["rescued"],
+                   t["ignored"]),
+                color=C.COLOR_ERROR if t["failures"] or t["unreachable"] else C.COLOR_WARN)
+        if stats.custom and self.get_option("show_custom_stats"):
+            for key in sorted(stats.custom):
+                self._display.display("  custom stats %s: %s" % (key, _text(stats.custom[key])))
+        return None

@@ -1,0 +1,142 @@
+# -*- coding: utf-8 -*-
+# Copyright: numaguard.kubelet contributors
+# Apache License 2.0 (see LICENSE)
+"""The numaguard.kubelet.compact stdout callback: one screen per play whatever the number of hosts,
+and every failure in full.
+
+The playbook runs in a subprocess (``python -m ansible.cli.playbook``, the interpreter running the
+tests, so every tested ansible-core) on local hosts with controller-side tasks only (set_fact,
+debug, assert, fail): no module is shipped, a run takes a second or two.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from ansible_collections.numaguard.kubelet.plugins.callback import compact
+
+# .../ansible_collections/numaguard/kubelet/plugins/callback/compact.py -> the directory holding ansible_collections
+COLLECTIONS = os.path.abspath(os.path.join(os.path.dirname(compact.__file__), *([os.pardir] * 5)))
+
+PLAYBOOK = """
+- name: Fleet play
+  hosts: all
+  gather_facts: false
+  tasks:
+    - name: Quiet on every host
+      ansible.builtin.set_fact:
+        x: 1
+    - name: Skipped everywhere
+      ansible.builtin.debug:
+        msg: never
+      when: false
+    - name: Changes on two hosts
+      ansible.builtin.set_fact:
+        y: 1
+      changed_when: inventory_hostname in ['n01', 'n02']
+    - name: Fails on the hosts listed in fail_on
+      ansible.builtin.fail:
+        msg: "{{ inventory_hostname }} is broken: the whole message is shown"
+      when: inventory_hostname in fail_on | default([])
+    - name: Ignored failure
+      ansible.builtin.fail:
+        msg: ignored but shown
+      when: inventory_hostname in ignore_on | default([])
+      ignore_errors: true
+    - name: Rescued failure
+      block:
+        - name: Fails inside a block
+          ansible.builtin.fail:
+            msg: rescued but shown
+          when: inventory_hostname in rescue_on | default([])
+      rescue:
+        - name: Rescue
+          ansible.builtin.set_fact:
+            rescued: true
+    - name: Fleet report
+      ansible.builtin.debug:
+        msg: ["headline: {{ ansible_play_hosts_all | length }} host(s)", "class a: 3 hosts"]
+      run_once: true
+- name: A play that matches nothing
+  hosts: nothing_here
+  gather_facts: false
+  tasks: []
+"""
+
+
+def run(tmp_path, hosts, *extra, callback="numaguard.kubelet.compact"):
+    inventory = tmp_path / "inventory.yml"
+    inventory.write_text("all:\n  hosts:\n" + "".join(
+        "    n%02d: {ansible_connection: local, ansible_python_interpreter: %s}\n" % (i, sys.executable)
+        for i in range(1, hosts + 1)))
+    playbook = tmp_path / "play.yml"
+    playbook.write_text(PLAYBOOK)
+    env = dict(os.environ)
+    env.update({
+        "ANSIBLE_COLLECTIONS_PATH": COLLECTIONS + os.pathsep + env.get("ANSIBLE_COLLECTIONS_PATH", ""),
+        "ANSIBLE_STDOUT_CALLBACK": callback, "ANSIBLE_NOCOLOR": "1", "ANSIBLE_FORCE_COLOR": "0",
+        "ANSIBLE_RETRY_FILES_ENABLED": "0", "ANSIBLE_LOCALHOST_WARNING": "0", "ANSIBLE_FORKS": "10",
+        "ANSIBLE_DEPRECATION_WARNINGS": "0", "ANSIBLE_HOST_PATTERN_MISMATCH": "ignore",
+    })
+    argv = [sys.executable, "-m", "ansible.cli.playbook", "-i", str(inventory), str(playbook)] + list(extra)
+    proc = subprocess.run(argv, cwd=str(tmp_path), env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          text=True, timeout=300, check=False)
+    return proc
+
+
+def test_names_line_caps_the_list():
+    assert compact.names_line(["a", "b"]) == "a, b"
+    assert compact.names_line(["h%d" % i for i in range(20)], limit=3) == "h0, h1, h2 (+17 more)"
+
+
+@pytest.mark.parametrize("data, lines", [
+    ({"msg": ["one", "two\nthree"]}, ["one", "two", "three"]),
+    ({"msg": "plain"}, ["plain"]),
+    ({"msg": {"a": 1}}, ['{"a": 1}']),
+    ({"hostvar": "v", "_ansible_verbose_always": True, "changed": False}, ["hostvar: v"]),
+    ({"items": [1, "x"]}, ["items:", "  1", "  x"]),
+    ({"changed": False}, []),
+])
+def test_message_lines(data, lines):
+    assert compact.message_lines(data) == lines
+
+
+def test_output_does_not_grow_with_the_fleet(tmp_path):
+    small = run(tmp_path, 3)
+    large = run(tmp_path, 20)
+    assert small.returncode == 0 and large.returncode == 0, small.stdout + large.stdout
+    assert "headline: 20 host(s)" in large.stdout and "class a: 3 hosts" in large.stdout
+    assert "changed on 2 host(s): n01, n02" in large.stdout
+    assert "PLAY RECAP: 20 host(s), 20 ok, 2 changed, 0 failed, 0 unreachable" in large.stdout
+    assert "no hosts matched" in large.stdout
+    # no per-host ok/skipping lines, no recap line per healthy host
+    assert not re.search(r"^(ok|skipping): \[", large.stdout, re.M)
+    assert not re.search(r"^\s*n\d\d\s*:\s*ok=", large.stdout, re.M)
+    assert len(large.stdout.splitlines()) == len(small.stdout.splitlines()), large.stdout
+
+
+def test_failures_are_shown_in_full(tmp_path):
+    proc = run(tmp_path, 12, "-e", '{"fail_on": ["n03", "n07"], "ignore_on": ["n05"], "rescue_on": ["n09"]}')
+    out = proc.stdout
+    assert proc.returncode == 2, out
+    for host in ("n03", "n07"):
+        assert re.search(r"fatal: \[%s\]: FAILED! => .*%s is broken: the whole message is shown" % (host, host), out)
+    assert re.search(r"fatal: \[n05\]: FAILED! => .*ignored but shown", out) and "...ignoring" in out
+    assert re.search(r"fatal: \[n09\]: FAILED! => .*rescued but shown", out)
+    assert "TASK [Fails on the hosts listed in fail_on]" in out
+    assert "PLAY RECAP: 12 host(s), 10 ok, 2 changed, 2 failed, 0 unreachable" in out
+    recap = dict((m.group(1), m.group(2)) for m in re.finditer(r"^  (n\d\d) : (ok=.*)$", out, re.M))
+    assert sorted(recap) == ["n03", "n05", "n07", "n09"]
+    assert "failed=1" in recap["n03"] and "ignored=1" in recap["n05"] and "rescued=1" in recap["n09"]
+
+
+def test_verbose_prints_what_the_default_callback_prints(tmp_path):
+    proc = run(tmp_path, 3, "-v")
+    assert proc.returncode == 0, proc.stdout
+    assert re.search(r"^ok: \[n01\]", proc.stdout, re.M)
+    assert re.search(r"^n03\s+: ok=", proc.stdout, re.M)
