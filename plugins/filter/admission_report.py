@@ -10,6 +10,12 @@ DOCUMENTATION = r"""
 name: admission_report
 short_description: Fleet report of admission_check results (which hosts admit a pod, where, why not)
 version_added: 0.1.0
+deprecated:
+  removed_in: 1.0.0
+  why: No playbook of the collection uses it any more; one report model serves discover, validate and check_pod.
+  alternative: >-
+    the M(numaguard.kubelet.numa_report) action with C(kind=check_pod) (what playbooks/check_pod.yml uses) - the same
+    verdicts plus the resource fit plus hardware classes and the JSON, JUnit, HTML and Prometheus renderings.
 description:
   - Takes the registered results of M(numaguard.kubelet.admission_check) from many hosts and tells
     which hosts would admit the pod(s), on which NUMA nodes, and why the others would not (the

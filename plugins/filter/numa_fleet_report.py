@@ -10,6 +10,12 @@ DOCUMENTATION = r"""
 name: numa_fleet_report
 short_description: Fleet NUMA report from numa_facts results, grouped by topology fingerprint
 version_added: 0.1.0
+deprecated:
+  removed_in: 1.0.0
+  why: No playbook of the collection uses it any more; one report model serves discover, validate and check_pod.
+  alternative: >-
+    the M(numaguard.kubelet.numa_report) action with C(kind=discover) (what playbooks/discover.yml uses) - the same
+    summaries plus hardware classes and the JSON, JUnit, HTML and Prometheus renderings.
 description:
   - Summarises the C(numa_topology) facts that M(numaguard.kubelet.numa_facts) gathered on many
     hosts, groups hosts by topology C(fingerprint), and flags every host whose fingerprint differs
