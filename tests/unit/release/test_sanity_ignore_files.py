@@ -24,8 +24,9 @@ import pytest
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 LICENCE = "validate-modules:missing-gplv3-license"
-# The one form scripts/galaxy-importer accepts: a module, the licence check, a reason.
-LICENCE_LINE = re.compile(r"^plugins/modules/[a-z0-9_]+\.py validate-modules:missing-gplv3-license # \S.*$")
+# The one form scripts/galaxy-importer accepts: a module or callback plugin (validate-modules checks both), the
+# licence check, a reason.
+LICENCE_LINE = re.compile(r"^plugins/(modules|callback)/[a-z0-9_]+\.py validate-modules:missing-gplv3-license # \S.*$")
 
 
 def _tested_cores():
@@ -54,7 +55,8 @@ def test_every_tested_core_has_an_ignore_file_and_the_lowest_is_claimed():
 
 
 def test_every_module_has_its_licence_ignore_on_every_core():
-    modules = sorted(os.path.relpath(p, REPO) for p in glob.glob(os.path.join(REPO, "plugins", "modules", "*.py")))
+    modules = sorted(os.path.relpath(p, REPO) for kind in ("modules", "callback")
+                     for p in glob.glob(os.path.join(REPO, "plugins", kind, "*.py")))
     for core in _tested_cores():
         entries = set(_entries(core))
         missing = ["%s %s" % (m, LICENCE) for m in modules if "%s %s" % (m, LICENCE) not in entries]
@@ -72,5 +74,5 @@ def test_ignore_files_hold_only_licence_ignores_with_a_reason():
     for path in sorted(glob.glob(os.path.join(REPO, "tests", "sanity", "ignore-*.txt"))):
         with open(path, encoding="utf-8") as handle:
             bad = [line.rstrip("\n") for line in handle if not LICENCE_LINE.match(line.rstrip("\n"))]
-        assert not bad, "%s: only '<module> %s # <reason>' lines belong here:\n%s" % (
+        assert not bad, "%s: only '<module or callback> %s # <reason>' lines belong here:\n%s" % (
             os.path.relpath(path, REPO), LICENCE, "\n".join(bad))
