@@ -12,6 +12,7 @@ short_description: Fleet report of admission_check results (which hosts admit a 
 version_added: 0.1.0
 deprecated:
   removed_in: 1.0.0
+  removed_from_collection: numaguard.kubelet
   why: No playbook of the collection uses it any more; one report model serves discover, validate and check_pod.
   alternative: >-
     the M(numaguard.kubelet.numa_report) action with C(kind=check_pod) (what playbooks/check_pod.yml uses) - the same
@@ -78,6 +79,7 @@ _value:
 """
 
 from ansible.errors import AnsibleFilterError
+from ansible.utils.display import Display
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission_report import (
     AdmissionReportError,
@@ -89,6 +91,8 @@ from ansible_collections.numaguard.kubelet.plugins.plugin_utils.hostvars import 
 
 
 def admission_report(hostvars, hosts, var="admission_check_result", active=None):
+    Display().deprecated("the numaguard.kubelet.admission_report filter is deprecated: use the numaguard.kubelet.numa_report action "
+                         "with kind=check_pod, as playbooks/check_pod.yml does", version="1.0.0", collection_name="numaguard.kubelet")
     hosts = host_names("admission_report", hostvars, hosts)
     results = {}
     for host in hosts:

@@ -12,6 +12,7 @@ short_description: Fleet NUMA report from numa_facts results, grouped by topolog
 version_added: 0.1.0
 deprecated:
   removed_in: 1.0.0
+  removed_from_collection: numaguard.kubelet
   why: No playbook of the collection uses it any more; one report model serves discover, validate and check_pod.
   alternative: >-
     the M(numaguard.kubelet.numa_report) action with C(kind=discover) (what playbooks/discover.yml uses) - the same
@@ -91,6 +92,7 @@ _value:
 """
 
 from ansible.errors import AnsibleFilterError
+from ansible.utils.display import Display
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._report.fleet import (
     FleetReportError,
@@ -100,6 +102,8 @@ from ansible_collections.numaguard.kubelet.plugins.plugin_utils.hostvars import 
 
 
 def numa_fleet_report(hostvars, hosts, active=None):
+    Display().deprecated("the numaguard.kubelet.numa_fleet_report filter is deprecated: use the numaguard.kubelet.numa_report action "
+                         "with kind=discover, as playbooks/discover.yml does", version="1.0.0", collection_name="numaguard.kubelet")
     hosts = host_names("numa_fleet_report", hostvars, hosts)
     alive = set(str(h) for h in (hosts if active is None else active))
     topologies = {}

@@ -28,3 +28,12 @@ def test_filter_reads_hostvars():
     assert "host 'nope' is not in the inventory" in str(err.value)
     with pytest.raises(AnsibleFilterError):
         report_filter(hostvars, "h1")
+
+
+def test_filter_is_deprecated(monkeypatch):
+    from ansible.utils.display import Display
+    calls = []
+    monkeypatch.setattr(Display, "deprecated", lambda self, msg, **kw: calls.append((msg, kw)))
+    report_filter({"h1": {"admission_check_result": {"pods": [PLAIN]}}}, ["h1"])
+    assert calls and "numa_report" in calls[0][0]
+    assert calls[0][1] == {"version": "1.0.0", "collection_name": "numaguard.kubelet"}

@@ -56,3 +56,13 @@ def test_errors(hostvars, hosts, message):
     with pytest.raises(AnsibleFilterError) as err:
         numa_fleet_report(hostvars, hosts)
     assert str(err.value) == message
+
+
+def test_filter_is_deprecated(monkeypatch):
+    from ansible.utils.display import Display
+    calls = []
+    monkeypatch.setattr(Display, "deprecated", lambda self, msg, **kw: calls.append((msg, kw)))
+    with pytest.raises(AnsibleFilterError):
+        numa_fleet_report({}, "h1")
+    assert calls and "numa_report" in calls[0][0]
+    assert calls[0][1] == {"version": "1.0.0", "collection_name": "numaguard.kubelet"}
