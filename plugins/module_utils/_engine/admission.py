@@ -45,6 +45,8 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.resource
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import TopologyHint
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.kubelet_cost import pod_cost
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.numa_info import TopologyManagerError
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.scope import SCOPE_POD
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.scope_pod import uses_pod_resources
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.topology_manager import topology_manager_from_config
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset import format_cpuset
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import (
@@ -76,6 +78,12 @@ class _NamedProvider:
 
     def allocate(self, pod, container, affinity):
         return self.provider.allocate(pod, container, affinity)
+
+    def allocate_pod(self, pod, affinity):
+        """``AllocatePod``; a provider without one does nothing (the device manager's returns nil)."""
+        allocate_pod = getattr(self.provider, "allocate_pod", None)
+        if allocate_pod is not None:
+            allocate_pod(pod, affinity)
 
     def remove(self, pod_uid, container_name):
         return self.provider.remove(pod_uid, container_name)
@@ -194,7 +202,7 @@ class AdmissionSimulator:
         The Topology Manager decides first; only a pod it admits reaches the resource fit, as in
         the kubelet's chain of admit handlers.
         """
-        outcome = self.topology_manager.admit(pod)
+        outcome = self.topology_manager.admit(pod)  # the pod scope takes the pod-level path itself
         admitted, reason, message = outcome.admitted, outcome.reason, outcome.message
         verdict = "admitted" if admitted else "rejected"
         fit: Dict[str, Any] = {"evaluated": False}
@@ -208,7 +216,7 @@ class AdmissionSimulator:
                 admitted, reason, message, verdict = False, fit["reason"], fit["message"], "rejected"
             elif fit["unchecked"]:
                 admitted, verdict = False, "cannot_check"
-        result = {
+        result: Dict[str, Any] = {
             "name": pod.name,
             "namespace": pod.namespace,
             "uid": pod.uid,
@@ -230,6 +238,8 @@ class AdmissionSimulator:
             "failed_container": outcome.failed_container,
             "failed_provider": outcome.failed_provider,
         }
+        if pod.has_pod_level_resources:
+            result["pod_level_resources"] = self._pod_level_result(pod)
         numa: set = set()
         for container in result["containers"]:
             for block in container["memory_blocks"]:
@@ -245,6 +255,26 @@ class AdmissionSimulator:
             self._garbage_collect(pod)
             result["released"] = True
         return result
+
+    # ---- pod-level resources (KEP-5526) ---------------------------------------------------
+    def uses_pod_level_path(self, pod: Pod) -> bool:
+        """The pod goes through the pod-level hint and allocation path: pod scope (policy not
+        none), PodLevelResourceManagers on and ``spec.resources`` set (scope_pod.go ``Admit``).
+        Container scope keeps the per-container path; there the CPU and memory managers give
+        exclusive resources only to containers whose requests equal their limits."""
+        return self.topology_manager.name == SCOPE_POD and uses_pod_resources(pod)
+
+    def _pod_level_result(self, pod: Pod) -> Dict[str, Any]:
+        """What the pod-level path decided: whether it ran, the pod budget's CPUs and blocks."""
+        pod_cpus = getattr(self.cpu_manager, "pod_cpus", lambda uid: None)(pod.uid)
+        pod_blocks = getattr(self.memory_manager, "pod_blocks", lambda uid: None)(pod.uid) or []
+        return {
+            "managed": bool(self.feature_gates.get("PodLevelResourceManagers", False)),
+            "pod_scope_path": self.uses_pod_level_path(pod),
+            "cpus": format_cpuset(pod_cpus) if pod_cpus else "",
+            "memory_blocks": [{"type": b.type, "size": b.size, "numa_affinity": list(b.numa_affinity)}
+                              for b in pod_blocks],
+        }
 
     def _container_results(self, pod: Pod, outcome: Any) -> List[Dict[str, Any]]:
         results = []
@@ -341,11 +371,13 @@ class AdmissionSimulator:
         from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager import checkpoint as _mem_cp
 
         mem = self.memory_manager.state()
+        pod_entries = dict((uid, [_mem_cp.Block(numa_affinity=tuple(b["numaAffinity"]), type=b["type"], size=b["size"])
+                                  for b in blocks]) for uid, blocks in (mem.get("pod_entries") or {}).items())
         mem_cp = _mem_cp.MemoryManagerCheckpoint(policy_name=mem["policy_name"], machine_state=mem["machine_state"],
-                                                 entries=mem["entries"], pod_entries=mem.get("pod_entries") or {})
+                                                 entries=mem["entries"], pod_entries=pod_entries)
         cpu = self.cpu_manager.state()
         cpu_cp = _cpu_cp.CPUManagerCheckpoint(policy_name=cpu["policy_name"], default_cpu_set=cpu["default_cpu_set"],
-                                              entries=cpu["entries"], pod_entries={})
+                                              entries=cpu["entries"], pod_entries=dict(cpu.get("pod_entries") or {}))
         return {
             "memory_manager_state": _mem_cp.dump_memory_manager_state(
                 mem_cp, memory_version or _mem_cp.LATEST_MEMORY_VERSION),

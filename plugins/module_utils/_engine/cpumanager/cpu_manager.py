@@ -49,7 +49,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity im
     Quantity,
     parse_quantity,
 )
-from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import NEWEST_RELEASED, gate_spec
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import NEWEST_RELEASED
 
 __all__ = ["CPUManager", "CPUAllocationError", "SMTAlignmentError", "new_cpu_manager",
            "cpu_reservation"]
@@ -164,6 +164,24 @@ class CPUManager:
                 self.pinning_errors += 1
             raise
 
+    def allocate_pod(self, pod: Any, affinity: Optional[TopologyHint]) -> None:
+        """``AllocatePod`` of a pod-level pod (PodLevelResourceManagers, pod scope): the pod
+        budget, then its exclusive slices and shared pool. Counters as the kubelet's: one pinning
+        request per exclusive container, one error per failed call."""
+        if self.policy is None:
+            return
+        try:
+            self.policy.allocate_pod(self._state, pod, affinity)
+        except CPUAllocationError:
+            self.pinning_errors += 1
+            raise
+        self.pinning_requests += sum(1 for c in pod.all_containers() if self.policy.guaranteed_cpus(pod, c) > 0) \
+            if self.policy.pod_guaranteed_cpus(pod) > 0 else 0
+
+    def pod_cpus(self, pod_uid: str) -> Optional[FrozenSet[int]]:
+        """The CPU set of a pod-level pod (its budget), None for other pods."""
+        return self._state.pod_entries.get(pod_uid)
+
     def remove(self, pod_uid: str, container_name: str) -> None:
         if self.policy is None:
             return
@@ -237,11 +255,6 @@ def new_cpu_manager(topology: Any, config: Mapping[str, Any], checkpoint: Any = 
         config = {}
     gates = dict(config.get("featureGates") or {})
     gates.update(feature_gates or {})
-    if gates.get("PodLevelResourceManagers", False):
-        stage = (gate_spec("PodLevelResourceManagers", version) or (False, "not in this release", False))[1]
-        raise StateError("feature gate PodLevelResourceManagers (%s in kubelet %s) is enabled: pod-level "
-                         "CPU allocation (KEP-5526: pod budget, exclusive slices, pod shared pool) is not "
-                         "simulated by numaguard.kubelet" % (stage, ".".join(str(p) for p in version[:2])))
     name = config.get("cpuManagerPolicy") or POLICY_NONE
     options = config.get("cpuManagerPolicyOptions") or {}
     if not isinstance(options, dict):
@@ -271,6 +284,7 @@ def new_cpu_manager(topology: Any, config: Mapping[str, Any], checkpoint: Any = 
     except StateError as exc:
         raise StateError("new static policy error: %s" % exc)
     policy = StaticPolicy(topo, num_reserved, reservation["reserved_system_cpus"], parsed)
+    policy.feature_gates = dict((k, v) for k, v in gates.items() if isinstance(v, bool))
     state = restore(checkpoint, POLICY_STATIC, checkpoint_path)
     policy.validate_state(state)
     return CPUManager(topo, policy, state, checkpoint_path)

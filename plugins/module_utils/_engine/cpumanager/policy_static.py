@@ -57,6 +57,19 @@ class CPUAllocationError(AdmissionError):
     """An allocation failure of the CPU manager (reason/message as the kubelet reports it)."""
 
 
+#: Reason of ``admission.EmptyPodSharedPoolError`` (pkg/kubelet/cm/admission/errors.go).
+EMPTY_POD_SHARED_POOL_ERROR = "EmptyPodSharedPoolError"
+
+
+class EmptyPodSharedPoolError(CPUAllocationError):
+    """``AllocatePod`` refused a pod-level pod whose exclusive requests leave its shared pool
+    empty (or an init container no room); the kubelet reports the text as is, with reason
+    ``EmptyPodSharedPoolError`` (pkg/kubelet/cm/cpumanager/policy_static.go validatePodScopeResources)."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(EMPTY_POD_SHARED_POOL_ERROR, text)
+
+
 class SMTAlignmentError(CPUAllocationError):
     """full-pcpus-only refused the request; the kubelet reports reason ``SMTAlignmentError``."""
 
@@ -112,6 +125,9 @@ class StaticPolicy:
         self.reserved_physical_cpus: FrozenSet[int] = cpu_topology.siblings_of(reserved)
         #: podUID -> CPUs of finished regular init containers that later containers may reuse.
         self.cpus_to_reuse: Dict[str, FrozenSet[int]] = {}
+        #: the kubelet's feature gates (only PodLevelResourceManagers matters here: pod-level
+        #: CPU sets count in validateState)
+        self.feature_gates: Dict[str, bool] = {}
 
     # -- pools -------------------------------------------------------------------------------
     def all_cpus(self) -> FrozenSet[int]:
@@ -149,6 +165,9 @@ class StaticPolicy:
                                      "cpuset %s" % (pod_uid, name, q(format_cpuset(cpus)),
                                                     q(format_cpuset(default))))
         known = set(default) | state.assigned_cpus()
+        if self.feature_gates.get("PodLevelResourceManagers", False):
+            for cpus in state.pod_entries.values():
+                known |= cpus
         if frozenset(known) != all_cpus:
             raise StateError("current set of available CPUs %s doesn't match with CPUs in state %s"
                              % (q(format_cpuset(all_cpus)), q(format_cpuset(known))))
@@ -161,9 +180,21 @@ class StaticPolicy:
         return pod.has_pod_level_resources and not (
             gates.get("PodLevelResourceManagers", False) and gates.get("PodLevelResources", True))
 
+    @staticmethod
+    def pod_level_managed(pod: Any) -> bool:
+        """Pod-level ``spec.resources`` with PodLevelResourceManagers on: the pod-level path
+        (KEP-5526) decides, and a container qualifies for exclusive CPUs only when its cpu and
+        memory requests equal its limits (``IsContainerEquivalentQOSGuaranteed``)."""
+        gates = getattr(pod, "feature_gates", {}) or {}
+        return bool(pod.has_pod_level_resources and gates.get("PodLevelResourceManagers", False)
+                    and gates.get("PodLevelResources", True))
+
     def guaranteed_cpus(self, pod: Any, container: Any) -> int:
-        """``guaranteedCPUs``: integral cpu request of a container of a Guaranteed pod, else 0."""
+        """``guaranteedCPUs``: integral cpu request of a container of a Guaranteed pod, else 0
+        (with pod-level resources managed, only for a container whose requests equal its limits)."""
         if pod.qos_class != GUARANTEED:
+            return 0
+        if self.pod_level_managed(pod) and not container.equivalent_guaranteed():
             return 0
         milli = container.requests.get("cpu", 0)
         if milli % 1000 != 0:
@@ -171,7 +202,13 @@ class StaticPolicy:
         return milli // 1000
 
     def pod_guaranteed_cpus(self, pod: Any) -> int:
-        """``podGuaranteedCPUs``: max(init peak incl. earlier sidecars, apps + sidecars)."""
+        """``podGuaranteedCPUs``: max(init peak incl. earlier sidecars, apps + sidecars); for a
+        pod-level managed pod the integral pod-level cpu request (the pod budget)."""
+        if self.pod_level_managed(pod):
+            if pod.qos_class != GUARANTEED:
+                return 0
+            milli = pod.pod_level_requests.get("cpu", 0)
+            return milli // 1000 if milli % 1000 == 0 else 0
         init_max = 0
         sidecars = 0
         for container in pod.init_containers:
@@ -331,6 +368,9 @@ class StaticPolicy:
         requested = self.pod_guaranteed_cpus(pod)
         if requested == 0 or self.uses_ignored_pod_level_resources(pod):
             return None
+        if self.pod_level_managed(pod) and self.pod_scope_error(pod) is not None:
+            # an empty pod shared pool: no hint can satisfy it, the Topology Manager rejects
+            return {"cpu": []}
         assigned: set = set()
         for container in pod.all_containers():
             allocated = state.get(pod.uid, container.name)
@@ -422,12 +462,108 @@ class StaticPolicy:
         self.update_cpus_to_reuse(pod, container, cpus)
         return cpus
 
+    # -- pod-level resources (KEP-5526, PodLevelResourceManagers) -------------------------------
+    def pod_scope_error(self, pod: Any) -> Optional[str]:
+        """``validatePodScopeResources``: the kubelet's text when the pod budget cannot hold the
+        exclusive slices next to the containers that need the pod shared pool, else None.
+
+        Regular init containers run alone: each needs its request (exclusive) or at least one CPU
+        (shared) beside the sidecars started before it. Long-running containers (app containers
+        and sidecars) that need the shared pool need budget left after every exclusive slice.
+        """
+        budget = self.pod_guaranteed_cpus(pod)
+        sidecar_exclusive = 0
+        shared_long_running = False
+        for container in pod.init_containers:
+            count = self.guaranteed_cpus(pod, container)
+            if not container.restartable:
+                if count > 0:
+                    room = budget - sidecar_exclusive
+                    if count > room:
+                        return ("pod rejected, largest exclusive init container requests %d cpus, but only %d available"
+                                % (count, room))
+                elif sidecar_exclusive >= budget:
+                    return "pod rejected, pod has shared init containers but no cpus available for them"
+                continue
+            if count == 0:
+                shared_long_running = True
+            else:
+                sidecar_exclusive += count
+        exclusive = sidecar_exclusive
+        for container in pod.containers:
+            count = self.guaranteed_cpus(pod, container)
+            if count == 0:
+                shared_long_running = True
+            else:
+                exclusive += count
+        if shared_long_running and exclusive >= budget:
+            return ("pod rejected, sum of exclusive container cpu requests equals pod budget, "
+                    "leaving no cpus for shared containers")
+        return None
+
+    def allocate_pod(self, state: Any, pod: Any, affinity: Optional[TopologyHint]) -> Optional[FrozenSet[int]]:
+        """``AllocatePod`` (pkg/kubelet/cm/cpumanager/policy_static.go, PodLevelResourceManagers):
+        one CPU set for the pod budget on the Topology Manager's affinity, then exclusive slices
+        for the qualifying containers out of it; every other container gets the pod shared pool.
+
+        Regular init containers take their slice from the budget minus the sidecars started
+        before them (a shared one gets all of that); app containers take theirs from the budget
+        minus every sidecar slice, and what is left is the pod shared pool. Returns the pod's
+        CPU set, or None when the pod has no integral budget (it runs in the node's shared pool).
+        Raises :class:`EmptyPodSharedPoolError`, :class:`SMTAlignmentError` or
+        :class:`CPUAllocationError`.
+        """
+        budget = self.pod_guaranteed_cpus(pod)
+        if budget == 0:
+            return None
+        error = self.pod_scope_error(pod)
+        if error is not None:
+            raise EmptyPodSharedPoolError(error)
+        self.enforce_smt_alignment(state, budget)
+        mask = affinity.affinity if affinity is not None else None
+        pod_cpus = self.allocate_cpus(state, budget, mask, frozenset())
+        state.pod_entries[pod.uid] = pod_cpus
+        slices: Dict[str, FrozenSet[int]] = {}
+        sidecar_cpus: FrozenSet[int] = frozenset()
+        try:
+            for container in pod.init_containers:
+                count = self.guaranteed_cpus(pod, container)
+                if count > 0:
+                    cpus = self.take_by_topology(pod_cpus - sidecar_cpus, count)
+                    slices[container.name] = cpus
+                    if container.restartable:
+                        sidecar_cpus = sidecar_cpus | cpus
+                elif not container.restartable:
+                    slices[container.name] = pod_cpus - sidecar_cpus
+            shared_pool = pod_cpus - sidecar_cpus
+            for container in pod.containers:
+                count = self.guaranteed_cpus(pod, container)
+                if count > 0:
+                    cpus = self.take_by_topology(shared_pool, count)
+                    slices[container.name] = cpus
+                    shared_pool = shared_pool - cpus
+        except TakeError as exc:
+            raise CPUAllocationError.unexpected(str(exc))
+        for container in pod.all_containers():
+            state.set(pod.uid, container.name, slices.get(container.name, shared_pool))
+        return pod_cpus
+
     def remove_container(self, state: Any, pod_uid: str, container_name: str) -> FrozenSet[int]:
-        """``RemoveContainer`` (pkg/kubelet/cm/cpumanager/policy_static.go): CPUs not held by siblings go back to the default set."""
+        """``RemoveContainer`` (pkg/kubelet/cm/cpumanager/policy_static.go): CPUs not held by siblings go back to the default set.
+
+        A pod-level pod (PodLevelResourceManagers) keeps its CPU set until its last container
+        is removed; then the whole set goes back."""
         released = state.get(pod_uid, container_name)
         if released is None:
             return frozenset()
         state.delete(pod_uid, container_name)
+        pod_cpus = state.pod_entries.get(pod_uid)
+        if pod_cpus is not None and self.feature_gates.get("PodLevelResourceManagers", False):
+            if state.entries.get(pod_uid):
+                return frozenset()
+            state.default_cpu_set = state.default_cpu_set | pod_cpus
+            del state.pod_entries[pod_uid]
+            return pod_cpus
         in_use: set = set()
         for cpus in state.entries.get(pod_uid, {}).values():
             in_use |= cpus

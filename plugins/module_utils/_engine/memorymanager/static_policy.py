@@ -10,7 +10,10 @@ kubelet: the machine state, the container assignments and the (in-memory only) r
 init containers, and it reproduces the kubelet's rules exactly, including the surprising ones:
 
 * only Guaranteed pods get hints and blocks; pods that use pod-level ``.spec.resources`` are
-  ignored unless the alpha gate PodLevelResourceManagers is on (not simulated: we refuse);
+  ignored unless the gate PodLevelResourceManagers is on (alpha 1.36, beta but off by default
+  in 1.37, kubernetes/kubernetes#141209); with it, pod scope allocates the pod budget once (:meth:`allocate_pod`: exclusive
+  blocks for containers whose requests equal their limits, the rest as the pod shared pool) and
+  a container qualifies for exclusive memory only when its requests equal its limits;
 * hints: every NUMA mask whose *allocatable* memory could hold the request decides what is
   "preferred" (the smallest such size), but a mask is offered only if its *free* memory (plus
   this pod's reusable init-container memory for exactly that mask) holds the request and it
@@ -98,6 +101,15 @@ class MemoryAllocationError(AdmissionError):
         self.error = error
 
 
+class EmptyPodSharedPoolError(MemoryAllocationError):
+    """``AllocatePod`` refused a pod-level pod whose exclusive requests leave its shared pool
+    empty: reason ``EmptyPodSharedPoolError``, the memory manager's text as the message."""
+
+    def __init__(self, error: str) -> None:
+        AdmissionError.__init__(self, "EmptyPodSharedPoolError", error)
+        self.error = error
+
+
 class UnsupportedPod(NumaguardError):
     """A pod the simulator cannot decide for (the kubelet path is not reproduced), named clearly."""
 
@@ -139,6 +151,21 @@ def container_requested_resources(container: Any) -> Dict[str, int]:
         if value is None:
             raise _RequestError(ERR_INT64)
         result[name] = u64(value)
+    return result
+
+
+def pod_level_requested_resources(pod: Any) -> Dict[str, int]:
+    """The pod budget of a pod-level managed pod: its ``spec.resources`` memory and hugepages
+    requests above zero, bytes (``getPodRequestedResources`` with PodLevelResourceManagers)."""
+    result: Dict[str, int] = {}
+    for name, amount in (pod.pod_requests_quantities or {}).items():
+        if not is_memory_type(name):
+            continue
+        value = _as_int64(amount)
+        if value is None:
+            raise _RequestError(ERR_INT64)
+        if value > 0:
+            result[name] = value
     return result
 
 
@@ -358,6 +385,8 @@ class MemoryManagerStatic:
         self._state = clone_machine_state(machine_state)
         self._entries = clone_assignments(entries or {})
         self._reusable: Dict[str, Dict[int, Dict[str, int]]] = {}
+        #: pod UID -> the pod budget's blocks of pod-level pods (the checkpoint's podEntries)
+        self._pod_entries: Dict[str, List[Block]] = {}
         self._gates = dict(feature_gates or {})
         self.counters = PinningCounters()
         self._alloc_cache = _ALLOC_CACHE
@@ -383,7 +412,7 @@ class MemoryManagerStatic:
             "policy_name": self.policy_name,
             "machine_state": machine_state_to_plain(self._state),
             "entries": entries_to_plain(self._entries),
-            "pod_entries": {},
+            "pod_entries": dict((uid, [b.to_plain() for b in blocks]) for uid, blocks in sorted(self._pod_entries.items())),
         }
 
     def checkpoint(self):
@@ -403,21 +432,73 @@ class MemoryManagerStatic:
     # ---- provider protocol ---------------------------------------------------------------
     def _ignores_pod_level(self, pod: Any) -> bool:
         """True when the pod uses pod-level resources and the kubelet ignores it (gate off)."""
-        if not getattr(pod, "has_pod_level_resources", False):
-            return False
-        if self._gates.get(POD_LEVEL_RESOURCE_MANAGERS):
-            raise UnsupportedPod(
-                "pod %s/%s sets pod-level resources (spec.resources) and the PodLevelResourceManagers "
-                "feature gate is enabled: pod-level memory allocation (alpha) is not simulated"
-                % (pod.namespace, pod.name))
-        return True
+        return bool(getattr(pod, "has_pod_level_resources", False)) and not self._gates.get(POD_LEVEL_RESOURCE_MANAGERS)
+
+    def pod_level_managed(self, pod: Any) -> bool:
+        """Pod-level ``spec.resources`` with PodLevelResourceManagers on (KEP-5526)."""
+        return bool(getattr(pod, "has_pod_level_resources", False)) and bool(self._gates.get(POD_LEVEL_RESOURCE_MANAGERS))
+
+    def container_requests(self, pod: Any, container: Any) -> Dict[str, int]:
+        """``getContainerRequestedResources``: nothing for a container of a pod-level managed pod
+        whose cpu and memory requests do not equal its limits (it uses the pod shared pool)."""
+        if self.pod_level_managed(pod) and not container.equivalent_guaranteed():
+            return {}
+        return container_requested_resources(container)
+
+    def pod_requests(self, pod: Any) -> Dict[str, int]:
+        """``getPodRequestedResources``: the pod budget for a pod-level managed pod."""
+        if self.pod_level_managed(pod):
+            return pod_level_requested_resources(pod)
+        return pod_requested_resources(pod)
+
+    def pod_scope_error(self, pod: Any) -> Optional[str]:
+        """``validatePodScopeResources`` (pkg/kubelet/cm/memorymanager/policy_static.go): the
+        kubelet's text when the pod budget cannot hold the exclusive blocks next to the
+        containers that need the pod shared pool, else None. Types are checked in sorted order
+        (the kubelet walks a Go map: with two failing types its pick is random)."""
+        budget = self.pod_requests(pod)
+        sidecars: Dict[str, int] = {}
+        shared_long_running = False
+        for container in pod.init_containers:
+            requests = self.container_requests(pod, container)
+            if not container.restartable:
+                if requests:
+                    for name in sorted(budget):
+                        room = budget[name] - sidecars.get(name, 0)
+                        if requests.get(name, 0) > room:
+                            return ("pod rejected, largest exclusive init container requests %d of %s, but only %d available"
+                                    % (requests.get(name, 0), name, u64(room)))
+                else:
+                    for name in sorted(budget):
+                        if sidecars.get(name, 0) >= budget[name]:
+                            return "pod rejected, pod has shared init containers but no %s available for them" % name
+                continue
+            if not requests:
+                shared_long_running = True
+                continue
+            for name, value in requests.items():
+                sidecars[name] = sidecars.get(name, 0) + value
+        exclusive = dict(sidecars)
+        for container in pod.containers:
+            requests = self.container_requests(pod, container)
+            if not requests:
+                shared_long_running = True
+                continue
+            for name, value in requests.items():
+                exclusive[name] = exclusive.get(name, 0) + value
+        if shared_long_running:
+            for name in sorted(budget):
+                if exclusive.get(name, 0) >= budget[name]:
+                    return ("pod rejected, sum of exclusive container %s requests equals pod budget, "
+                            "leaving no memory for shared containers" % name)
+        return None
 
     def get_topology_hints(self, pod: Any, container: Any) -> Optional[HintMap]:
         """Container-scope hints (``GetTopologyHints``)."""
         if pod.qos_class != GUARANTEED:
             return None
         try:
-            requested = container_requested_resources(container)
+            requested = self.container_requests(pod, container)
         except _RequestError:
             return None
         if self._ignores_pod_level(pod):
@@ -432,11 +513,14 @@ class MemoryManagerStatic:
         if pod.qos_class != GUARANTEED:
             return None
         try:
-            requested = pod_requested_resources(pod)
+            requested = self.pod_requests(pod)
         except _RequestError:
             return None
         if self._ignores_pod_level(pod):
             return None
+        if self.pod_level_managed(pod) and self.pod_scope_error(pod) is not None:
+            # an empty pod shared pool: no hint can satisfy it, the Topology Manager rejects
+            return dict((name, []) for name in requested)
         if not requested:
             return None
         for container in tuple(pod.init_containers) + tuple(pod.containers):
@@ -462,14 +546,125 @@ class MemoryManagerStatic:
             self.counters.errors += 1
             raise
 
+    def allocate_pod(self, pod: Any, affinity: Optional[TopologyHint]) -> None:
+        """``AllocatePod`` (PodLevelResourceManagers, pod scope): the pod budget reserved once on
+        the affinity (widened like Allocate), then split: an exclusive block set per qualifying
+        container, regular init containers that do not qualify get the budget minus the sidecars
+        started before them, every other container the pod shared pool (what the exclusive
+        blocks leave). Raises :class:`EmptyPodSharedPoolError` or :class:`MemoryAllocationError`;
+        the state is then unchanged."""
+        if pod.qos_class != GUARANTEED or not self.pod_level_managed(pod):
+            return
+        try:
+            budget = self.pod_requests(pod)
+        except _RequestError:
+            return  # the kubelet logs and admits without memory pinning
+        self.counters.requests += 1
+        try:
+            self._allocate_pod(pod, budget, ZERO_HINT if affinity is None else affinity)
+        except MemoryAllocationError:
+            self.counters.errors += 1
+            raise
+        # the kubelet also counts one pinning request per init container and per app container
+        # with exclusive blocks while it partitions the budget
+        self.counters.requests += len(pod.init_containers) + sum(
+            1 for c in pod.containers if self.container_requests(pod, c))
+
+    def _allocate_pod(self, pod: Any, budget: Mapping[str, int], hint: TopologyHint) -> None:
+        error = self.pod_scope_error(pod)
+        if error is not None:
+            raise EmptyPodSharedPoolError(error)
+        best = self._widen(pod, budget, hint, "pod %s/%s" % (pod.namespace, pod.name))
+        bits = _mask(best).bits()
+        exclusive: Dict[str, List[Block]] = {}
+        sidecars: Dict[str, int] = {}
+        for container in pod.init_containers:
+            try:
+                requests = self.container_requests(pod, container)
+            except _RequestError as exc:
+                raise MemoryAllocationError(str(exc))
+            if not requests:
+                if not container.restartable:
+                    exclusive[container.name] = [Block(bits, name, budget[name] - sidecars.get(name, 0))
+                                                 for name in sorted(budget) if budget[name] - sidecars.get(name, 0) > 0]
+                continue
+            exclusive[container.name] = [Block(bits, name, size) for name, size in sorted(requests.items()) if size > 0]
+            if container.restartable:
+                for name, size in requests.items():
+                    sidecars[name] = sidecars.get(name, 0) + size
+        pool = dict((name, budget[name] - sidecars.get(name, 0)) for name in budget)
+        for container in pod.containers:
+            try:
+                requests = self.container_requests(pod, container)
+            except _RequestError as exc:
+                raise MemoryAllocationError(str(exc))
+            if not requests:
+                continue
+            blocks = []
+            for name, size in sorted(requests.items()):
+                if size > 0:
+                    blocks.append(Block(bits, name, size))
+                    pool[name] = pool.get(name, 0) - size
+            exclusive[container.name] = blocks
+        shared = [Block(bits, name, size) for name, size in sorted(pool.items()) if size > 0]
+        self._pod_entries[pod.uid] = [Block(bits, name, budget[name]) for name in sorted(budget)]
+        for name in sorted(budget):
+            reserve(self._state, bits, name, budget[name])
+        per_pod = self._entries.setdefault(pod.uid, {})
+        for container in pod.all_containers():
+            per_pod[container.name] = list(exclusive.get(container.name, shared))
+
+    def _widen(self, pod: Any, requested: Mapping[str, int], hint: TopologyHint, who: str) -> TopologyHint:
+        """The affinity Allocate and AllocatePod work on: the default hint for a nil affinity, a
+        wider one when the free memory under it is too small, refused when it breaks the
+        NUMA-group rule. ``who`` names the pod or container in the hugepages-only refusal."""
+        best = hint
+        if best.affinity is None:
+            hints = self.topology_hints(pod.uid, requested)
+            if not hints:
+                raise MemoryAllocationError(ERR_DEFAULT_AFFINITY)
+            default = _best_of(hints.get(MEMORY, []))
+            if default is None:
+                raise UnsupportedPod(
+                    "%s requests hugepages but no memory in a Guaranteed pod; the kubelet's memory "
+                    "manager has no default affinity for it (it would dereference a nil NUMA mask)" % who)
+            if not default.preferred and best.preferred:
+                raise MemoryAllocationError(ERR_DEFAULT_PREFERRED)
+            best = default
+        for node_id in _mask(best).bits():
+            self._node(node_id)
+        if not self._satisfies(_mask(best), requested):
+            hints = self.topology_hints(pod.uid, requested)
+            extended = _best_of(hints.get(MEMORY, []), _mask(best).value)
+            if extended is None:
+                raise MemoryAllocationError(ERR_EXTEND)
+            if not extended.preferred and best.preferred:
+                raise MemoryAllocationError(ERR_EXTENDED_PREFERRED)
+            best = extended
+        if self._violates_groups(_mask(best)):
+            raise MemoryAllocationError(ERR_GROUP_RULE)
+        return best
+
+    def pod_blocks(self, pod_uid: str) -> Optional[List[Block]]:
+        """The pod budget's blocks of a pod-level pod (None for other pods)."""
+        blocks = self._pod_entries.get(pod_uid)
+        return None if blocks is None else list(blocks)
+
     def remove(self, pod_uid: str, container_name: str) -> None:
-        """Release a container's blocks (``RemoveContainer``); no-op when it has none."""
+        """Release a container's blocks (``RemoveContainer``); no-op when it has none. A pod-level
+        pod's budget is released with its last container."""
         per_pod = self._entries.get(pod_uid)
         if per_pod is None or container_name not in per_pod:
             return
         blocks = per_pod.pop(container_name)
         if not per_pod:
             del self._entries[pod_uid]
+        pod_blocks = self._pod_entries.get(pod_uid) if self._gates.get(POD_LEVEL_RESOURCE_MANAGERS) else None
+        if pod_blocks is not None:
+            if per_pod:
+                return
+            del self._pod_entries[pod_uid]
+            blocks = pod_blocks
         for block in blocks:
             release(self._state, block)
 
@@ -698,33 +893,7 @@ class MemoryManagerStatic:
             requested = container_requested_resources(container)
         except _RequestError as exc:
             raise MemoryAllocationError(str(exc))
-        best = hint
-        if best.affinity is None:
-            hints = self.topology_hints(pod.uid, requested)
-            if not hints:
-                raise MemoryAllocationError(ERR_DEFAULT_AFFINITY)
-            default = _best_of(hints.get(MEMORY, []))
-            if default is None:
-                raise UnsupportedPod(
-                    "container %r of pod %s/%s requests hugepages but no memory in a Guaranteed pod; "
-                    "the kubelet's memory manager has no default affinity for it (it would dereference "
-                    "a nil NUMA mask)" % (container.name, pod.namespace, pod.name))
-            if not default.preferred and best.preferred:
-                raise MemoryAllocationError(ERR_DEFAULT_PREFERRED)
-            best = default
-        for node_id in _mask(best).bits():
-            self._node(node_id)
-        if not self._satisfies(_mask(best), requested):
-            hints = self.topology_hints(pod.uid, requested)
-            current = _mask(best)
-            extended = _best_of(hints.get(MEMORY, []), current.value)
-            if extended is None:
-                raise MemoryAllocationError(ERR_EXTEND)
-            if not extended.preferred and best.preferred:
-                raise MemoryAllocationError(ERR_EXTENDED_PREFERRED)
-            best = extended
-        if self._violates_groups(_mask(best)):
-            raise MemoryAllocationError(ERR_GROUP_RULE)
+        best = self._widen(pod, requested, hint, "container %r of pod %s/%s" % (container.name, pod.namespace, pod.name))
 
         bits = _mask(best).bits()
         value = _mask(best).value

@@ -116,9 +116,6 @@ CONSTRUCTION_ERRORS = [
     (config(kubeReserved={"cpu": "9"}),
      "new static policy error: [cpumanager] unable to reserve the required amount of CPUs (size of  "
      "did not equal 9)"),
-    (config(featureGates={"PodLevelResourceManagers": True}),
-     "feature gate PodLevelResourceManagers (beta in kubelet 1.37) is enabled: pod-level CPU allocation (KEP-5526: "
-     "pod budget, exclusive slices, pod shared pool) is not simulated by numaguard.kubelet"),
     (config(kubeReserved={"cpu": "lots"}),
      "kubeReserved.cpu: invalid quantity 'lots': quantity 'lots' has an unknown suffix 'lots' "
      "(expected one of Ki, Mi, Gi, Ti, Pi, Ei, n, u, m, k, M, G, T, P, E or an exponent such as "
@@ -133,11 +130,12 @@ def test_construction_errors(cfg, message):
     assert str(info.value) == message
 
 
-@pytest.mark.parametrize("release, stage", [((1, 36), "alpha"), ((1, 37), "beta")])
-def test_pod_level_resource_managers_refusal_names_the_gate_stage_of_the_release(release, stage):
-    with pytest.raises(StateError) as info:
-        new_cpu_manager(topology(TWO_BY_FOUR), config(featureGates={"PodLevelResourceManagers": True}), version=release)
-    assert "PodLevelResourceManagers (%s in kubelet 1.%d)" % (stage, release[1]) in str(info.value)
+@pytest.mark.parametrize("release", [(1, 36), (1, 37)])
+def test_pod_level_resource_managers_gate_builds_the_manager(release):
+    # the pod-level path is simulated (tests/unit/.../engine/test_pod_level_resource_managers.py)
+    manager = new_cpu_manager(topology(TWO_BY_FOUR), config(featureGates={"PodLevelResourceManagers": True}),
+                              version=release)
+    assert manager.policy.feature_gates == {"PodLevelResourceManagers": True}
 
 
 @pytest.mark.parametrize("release, refused", [((1, 34), True), ((1, 35), False)])

@@ -17,7 +17,6 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memoryma
 )
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.static_policy import (  # noqa: E402
     MemoryAllocationError,
-    UnsupportedPod,
     container_requested_resources,
     pod_requested_resources,
 )
@@ -450,7 +449,7 @@ def test_allocate_is_idempotent_and_counts():
     assert mm.get_topology_hints(changed, changed.containers[0]) is None
 
 
-def test_pod_level_resources_ignored_or_unsupported():
+def test_pod_level_resources_ignored_without_the_gate():
     from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.pod import Pod
     manifest = {"metadata": {"name": "pl", "uid": "pl"},
                 "spec": {"resources": {"requests": {"cpu": "2", "memory": "2Gi"},
@@ -466,9 +465,8 @@ def test_pod_level_resources_ignored_or_unsupported():
     gated = new_memory_manager(topology((0, 8 * GI), (1, 8 * GI)), static_config({0: {"memory": "1Gi"}}),
                                allocatable_reservation=reservation(memory="1Gi"),
                                feature_gates={"PodLevelResourceManagers": True})
-    with pytest.raises(UnsupportedPod) as err:
-        gated.get_pod_topology_hints(p)
-    assert "PodLevelResourceManagers" in str(err.value)
+    # with the gate the pod budget (2Gi) decides the pod hints
+    assert hints_plain(gated.get_pod_topology_hints(p))["memory"][0] == ([0], True)
 
 
 # ---- init containers, sidecars, reuse ---------------------------------------------------------------
