@@ -36,6 +36,7 @@ from __future__ import absolute_import, annotations, division, print_function
 __metaclass__ = type
 
 import copy
+import datetime
 import json
 import math
 import os
@@ -98,40 +99,86 @@ def kubelet_defaults() -> Dict[str, Any]:
 _NULL_WORDS = ("", "~", "null", "Null", "NULL")
 _TRUE_WORDS = ("true", "True", "TRUE", "yes", "Yes", "YES", "on", "On", "ON")
 _FALSE_WORDS = ("false", "False", "FALSE", "no", "No", "NO", "off", "Off", "OFF")
-_INT_DEC = re.compile(r"^[-+]?(0|[1-9][0-9_]*)$")
-_INT_OCT = re.compile(r"^[-+]?0[0-7_]+$")
-_INT_HEX = re.compile(r"^[-+]?0x[0-9a-fA-F_]+$")
-_INT_BIN = re.compile(r"^[-+]?0b[0-1_]+$")
-_FLOAT = re.compile(r"^[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?$|^[-+]?\.[0-9_]+(?:[eE][-+][0-9]+)?$")
-_INF = re.compile(r"^[-+]?\.(?:inf|Inf|INF)$")
-_NAN = re.compile(r"^\.(?:nan|NaN|NAN)$")
+# PyYAML's YAML 1.1 implicit resolvers (yaml/resolver.py), anchored with \Z
+_INT_DEC = re.compile(r"^[-+]?(0|[1-9][0-9_]*)\Z")
+_INT_OCT = re.compile(r"^[-+]?0[0-7_]+\Z")
+_INT_HEX = re.compile(r"^[-+]?0x[0-9a-fA-F_]+\Z")
+_INT_BIN = re.compile(r"^[-+]?0b[0-1_]+\Z")
+_INT_BASE60 = re.compile(r"^[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+\Z")
+_FLOAT = re.compile(r"^(?:[-+]?[0-9][0-9_]*\.[0-9_]*(?:[eE][-+][0-9]+)?|\.[0-9_]+(?:[eE][-+][0-9]+)?)\Z")
+_FLOAT_BASE60 = re.compile(r"^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*\Z")
+_INF = re.compile(r"^[-+]?\.(?:inf|Inf|INF)\Z")
+_NAN = re.compile(r"^\.(?:nan|NaN|NAN)\Z")
+_DATE = re.compile(r"^([0-9]{4})-([0-9]{2})-([0-9]{2})\Z")
+_TIMESTAMP = re.compile(r"^[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}(?:[Tt]|[ \t]+)[0-9]{1,2}:[0-9]{2}:[0-9]{2}"
+                        r"(?:\.[0-9]*)?(?:[ \t]*(?:Z|[-+][0-9]{1,2}(?::[0-9]{2})?))?\Z")
+#: characters PyYAML's reader refuses anywhere in a stream (yaml/reader.py NON_PRINTABLE), plus
+#: the Unicode line breaks that Python's splitlines and YAML would split differently
+_UNREADABLE = re.compile("[^\x09\x0A\x0D\x20-\x7E\xA0-\uD7FF\uE000-\uFFFD\U00010000-\U0010ffff]|[\u2028\u2029]")
+
+
+class _PlainError(NumaguardError):
+    """A plain scalar the built-in reader refuses (PyYAML would read it otherwise, or fail)."""
 
 
 def _resolve_plain(text: str) -> Any:
-    """Type a plain scalar the way PyYAML's YAML 1.1 resolver does (the subset configs use)."""
+    """Type a plain scalar exactly as PyYAML's YAML 1.1 resolver and SafeConstructor do, or
+    raise :class:`_PlainError` for the forms the built-in reader does not take (base-60
+    numbers, timestamps with a time, ``=`` and ``<<``, numbers PyYAML itself cannot convert)."""
     if text in _NULL_WORDS:
         return None
     if text in _TRUE_WORDS:
         return True
     if text in _FALSE_WORDS:
         return False
+    if text in ("=", "<<"):
+        raise _PlainError("the plain scalar %r has a special meaning in YAML 1.1; quote it" % text)
+    if _INT_BASE60.match(text) or _FLOAT_BASE60.match(text):
+        raise _PlainError("%r is a YAML 1.1 base-60 number; quote it if it is a string" % text)
+    if _TIMESTAMP.match(text):
+        raise _PlainError("%r is a YAML 1.1 timestamp; quote it" % text)
     sign = -1 if text.startswith("-") else 1
     body = text.lstrip("+-").replace("_", "")
-    if _INT_HEX.match(text):
-        return sign * int(body[2:], 16)
-    if _INT_BIN.match(text):
-        return sign * int(body[2:], 2)
-    if _INT_OCT.match(text):
-        return sign * int(body, 8)
-    if _INT_DEC.match(text):
-        return sign * int(body)
-    if _FLOAT.match(text) and any(ch.isdigit() for ch in text):
-        return sign * float(body)
+    try:
+        if _INT_HEX.match(text):
+            return sign * int(body[2:], 16)
+        if _INT_BIN.match(text):
+            return sign * int(body[2:], 2)
+        if _INT_OCT.match(text):
+            return 0 if body == "0" else sign * int(body, 8)
+        if _INT_DEC.match(text):
+            return sign * int(body)
+        if _FLOAT.match(text):
+            return sign * float(body)
+    except ValueError:
+        raise _PlainError("%r looks like a number but has no digits" % text)
     if _INF.match(text):
         return sign * float("inf")
     if _NAN.match(text):
         return float("nan")
+    date = _DATE.match(text)
+    if date:
+        try:
+            datetime.date(int(date.group(1)), int(date.group(2)), int(date.group(3)))
+        except ValueError as exc:
+            raise _PlainError("%r is not a valid date (%s); quote it if it is a string" % (text, exc))
     return text
+
+
+def _plain_scalar_problem(text: str, flow: bool) -> Optional[str]:
+    """Why PyYAML's scanner would not read ``text`` as one plain scalar here, else None."""
+    if not text:
+        return "empty entry" if flow else None
+    first, second = text[0], text[1:2]
+    if first in ",[]{}#&*!|>'\"%@`" or (first in "-?:" and second in ("", " ")):
+        return "the plain scalar %r cannot start with %r; quote it" % (text, first)
+    if flow and any(ch in text for ch in "[]{}"):
+        return "flow indicators inside the plain scalar %r" % text
+    if ": " in text or text.endswith(":"):
+        return "mapping values are not allowed in the plain scalar %r" % text
+    if " #" in text:
+        return "unexpected comment in %r" % text
+    return None
 
 
 class _Line:
@@ -141,6 +188,26 @@ class _Line:
         self.number = number
         self.indent = indent
         self.text = text
+
+
+def _tab_outside_quotes(text: str) -> bool:
+    """True when ``text`` (a line without its comment) has a tab outside quoted strings."""
+    quote = None
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if quote:
+            if quote == '"' and ch == "\\":
+                i += 2
+                continue
+            if ch == quote:
+                quote = None
+        elif ch in "\"'" and (i == 0 or text[i - 1] in " \t[{,:-"):
+            quote = ch
+        elif ch == "\t":
+            return True
+        i += 1
+    return False
 
 
 def _strip_comment(text: str) -> str:
@@ -178,23 +245,30 @@ class _MiniYAML:
         self.source = source
         self.lines: List[_Line] = []
         started = False
+        bad = _UNREADABLE.search(text)
+        if bad:
+            self.fail(text.count("\n", 0, bad.start()) + 1,
+                      "the character %r is not supported (PyYAML refuses control characters)" % bad.group())
         for number, raw in enumerate(text.splitlines(), 1):
             if "\t" in raw[: len(raw) - len(raw.lstrip(" \t"))]:
                 self.fail(number, "tab characters are not allowed for indentation")
             stripped = _strip_comment(raw)
             if not stripped.strip():
                 continue
+            if _tab_outside_quotes(stripped):
+                self.fail(number, "tab characters outside quoted strings are not supported; use spaces")
             if stripped.startswith("%"):
                 self.fail(number, "YAML directives are not supported")
             if stripped.rstrip() in ("---",) or stripped.startswith("--- "):
                 if started:
                     break  # like sigs.k8s.io/yaml: only the first document counts
                 started = True
-                rest = stripped[3:].strip()
-                if rest:
-                    self.lines.append(_Line(number, 0, rest))
+                if stripped[3:].strip():
+                    self.fail(number, "content on the '---' line is not supported; start it on the next line")
                 continue
             if stripped.rstrip() == "...":
+                if not started:
+                    self.fail(number, "document end marker '...' before any document")
                 break
             started = True
             indent = len(stripped) - len(stripped.lstrip(" "))
@@ -263,8 +337,7 @@ class _MiniYAML:
             self.fail(number, "anchors, aliases, tags and complex keys are not supported")
         if raw[:1] in ("'", '"'):
             return str(self._quoted(raw, number))
-        value = _resolve_plain(raw)
-        return _json_key(value)
+        return _json_key(self._plain(raw, number, flow=False))
 
     def parse_mapping(self, indent: int) -> Dict[str, Any]:
         result: Dict[str, Any] = {}
@@ -358,7 +431,18 @@ class _MiniYAML:
             self.fail(number, "block scalars (| or >) are not supported; use a quoted string")
         if text.startswith("- "):
             self.fail(number, "unexpected sequence entry %r" % text)
-        return _resolve_plain(text)
+        return self._plain(text, number, flow=False)
+
+    def _plain(self, text: str, number: int, flow: bool) -> Any:
+        """A plain scalar typed as PyYAML types it, or refused with the line named."""
+        problem = _plain_scalar_problem(text, flow)
+        if problem is not None:
+            self.fail(number, problem)
+        try:
+            return _resolve_plain(text)
+        except _PlainError as exc:
+            self.fail(number, str(exc))
+        return None  # not reached
 
     def _flow(self, text: str, i: int, number: int) -> Tuple[Any, int]:
         """Parse a one-line flow collection starting at text[i]; return (value, index after)."""
@@ -420,7 +504,7 @@ class _MiniYAML:
             if ch in stop and (ch != ":" or j + 1 >= len(text) or text[j + 1] in " ,]}"):
                 break
             j += 1
-        return _resolve_plain(text[i:j].strip()), j
+        return self._plain(text[i:j].strip(), number, flow=True), j
 
 
 _SIMPLE_ESCAPES = {
@@ -484,7 +568,7 @@ def _json_key(value: Any) -> str:
         return "null"
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, float) and value == int(value):
+    if isinstance(value, float) and math.isfinite(value) and value == int(value):
         return str(int(value))
     return str(value)
 
@@ -499,6 +583,39 @@ def _normalise(value: Any, where: str) -> Any:
         return value
     # dates and timestamps: the kubelet's YAML->JSON step makes them strings
     return str(value)
+
+
+_KEYED_LOADERS: Dict[Any, Any] = {}
+
+
+def _json_keyed_loader(base: Any) -> Any:
+    """PyYAML's loader ``base`` with mappings keyed by JSON strings as they are built.
+
+    Why: PyYAML's own mapping is a Python dict, where the keys ``1``, ``1.0`` and ``true`` are
+    equal and merge into one entry; the kubelet's YAML-to-JSON step keeps them apart ("1",
+    "true"), and so does the built-in reader.
+    """
+    loader = _KEYED_LOADERS.get(base)
+    if loader is not None:
+        return loader
+
+    class _Loader(base):
+        pass
+
+    def construct_map(self: Any, node: Any) -> Any:
+        self.flatten_mapping(node)
+        data: Dict[str, Any] = {}
+        yield data
+        for key_node, value_node in node.value:
+            key = self.construct_object(key_node, deep=True)
+            if isinstance(key, (list, dict)):
+                raise _yaml.constructor.ConstructorError("while constructing a mapping", node.start_mark,
+                                                         "found a complex key", key_node.start_mark)
+            data[_json_key(key)] = self.construct_object(value_node, deep=False)
+
+    _Loader.add_constructor("tag:yaml.org,2002:map", construct_map)
+    _KEYED_LOADERS[base] = _Loader
+    return _Loader
 
 
 _NESTED_LINE = re.compile(r"(?:[-?][ \t]+){32}")
@@ -517,6 +634,8 @@ def parse_yaml(text: str, source: str = "<string>", use_pyyaml: Optional[bool] =
     """
     if use_pyyaml is None:
         use_pyyaml = _HAVE_PYYAML
+    if text.startswith("\ufeff"):
+        text = text[1:]  # a byte-order mark is not content (PyYAML and Go's YAML reader skip it)
     stripped = text.strip()
     if stripped[:1] in ("{", "["):
         try:
@@ -530,11 +649,15 @@ def parse_yaml(text: str, source: str = "<string>", use_pyyaml: Optional[bool] =
                 # libyaml's composer recurses on the C stack and crashes the process on deep
                 # nesting; the Python loader raises RecursionError instead (caught by callers)
                 loader = _yaml.SafeLoader
-            for document in _yaml.load_all(text, Loader=loader):
+            for document in _yaml.load_all(text, Loader=_json_keyed_loader(loader)):
                 return _normalise(document, source)
             return None
         except _yaml.YAMLError as exc:
             raise KubeletConfigError("%s: invalid YAML: %s" % (source, str(exc).replace("\n", " ")))
+        except (ValueError, TypeError, OverflowError) as exc:
+            # PyYAML's constructors raise these for values its resolver accepted (a date such
+            # as 2001-13-45, the integer 0x_)
+            raise KubeletConfigError("%s: invalid YAML value: %s" % (source, exc))
     return _MiniYAML(text, source).parse()
 
 
