@@ -56,7 +56,7 @@ except ImportError:  # pragma: no cover
     _HAVE_PYYAML = False
 
 try:
-    from typing import Any, Dict, List, Optional, Tuple  # noqa: F401 (type comments)
+    from typing import Any, Dict, Iterator, List, Optional, Tuple  # noqa: F401 (type comments)
 except ImportError:  # pragma: no cover
     pass
 
@@ -190,28 +190,9 @@ class _Line:
         self.text = text
 
 
-def _tab_outside_quotes(text: str) -> bool:
-    """True when ``text`` (a line without its comment) has a tab outside quoted strings."""
-    quote = None
-    i = 0
-    while i < len(text):
-        ch = text[i]
-        if quote:
-            if quote == '"' and ch == "\\":
-                i += 2
-                continue
-            if ch == quote:
-                quote = None
-        elif ch in "\"'" and (i == 0 or text[i - 1] in " \t[{,:-"):
-            quote = ch
-        elif ch == "\t":
-            return True
-        i += 1
-    return False
-
-
-def _strip_comment(text: str) -> str:
-    """Remove a ``#`` comment that is outside quotes and preceded by whitespace (or at start)."""
+def _outside_quotes(text: str) -> Iterator[Tuple[int, str]]:
+    """(index, character) of every character of one line outside quoted strings (a quote opens
+    at the start or after whitespace or ``[{,:-``; ``''`` and backslash escapes stay inside)."""
     quote = None
     i = 0
     while i < len(text):
@@ -227,9 +208,21 @@ def _strip_comment(text: str) -> str:
                 quote = None
         elif ch in "\"'" and (i == 0 or text[i - 1] in " \t[{,:-"):
             quote = ch
-        elif ch == "#" and (i == 0 or text[i - 1] in " \t"):
-            return text[:i].rstrip()
+        else:
+            yield i, ch
         i += 1
+
+
+def _tab_outside_quotes(text: str) -> bool:
+    """True when ``text`` (a line without its comment) has a tab outside quoted strings."""
+    return any(ch == "\t" for _index, ch in _outside_quotes(text))
+
+
+def _strip_comment(text: str) -> str:
+    """Remove a ``#`` comment that is outside quotes and preceded by whitespace (or at start)."""
+    for i, ch in _outside_quotes(text):
+        if ch == "#" and (i == 0 or text[i - 1] in " \t"):
+            return text[:i].rstrip()
     return text.rstrip()
 
 
