@@ -95,9 +95,12 @@ class MemoryAllocationError(AdmissionError):
     ``error`` is the memory manager's own error text; ``message`` the kubelet's wrapped message.
     """
 
-    def __init__(self, error: str) -> None:
-        wrapped = AdmissionError.unexpected(error)
-        super().__init__(wrapped.reason, wrapped.message)
+    def __init__(self, error: str, reason: Optional[str] = None) -> None:
+        if reason is None:
+            wrapped = AdmissionError.unexpected(error)
+            super().__init__(wrapped.reason, wrapped.message)
+        else:  # a typed admission error: the reason and the text as they are
+            super().__init__(reason, error)
         self.error = error
 
 
@@ -106,8 +109,7 @@ class EmptyPodSharedPoolError(MemoryAllocationError):
     empty: reason ``EmptyPodSharedPoolError``, the memory manager's text as the message."""
 
     def __init__(self, error: str) -> None:
-        AdmissionError.__init__(self, "EmptyPodSharedPoolError", error)
-        self.error = error
+        super().__init__(error, "EmptyPodSharedPoolError")
 
 
 class UnsupportedPod(NumaguardError):

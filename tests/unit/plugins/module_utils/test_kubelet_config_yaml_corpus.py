@@ -481,7 +481,7 @@ _VALUES = ["", "1", "-1", "+2", "0o7", "017", "0x1f", "0b101", "1_000", "1:30", 
 
 def _document(rng):
     lines = []
-    for _ in range(rng.randint(1, 6)):
+    for _line in range(rng.randint(1, 6)):
         indent = " " * rng.choice([0, 0, 2, 4])
         roll = rng.random()
         if roll < 0.15:
