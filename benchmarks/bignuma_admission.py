@@ -198,10 +198,13 @@ def run_row(row, args, root=None):
     # bytecode: "none" compiles every module from source, as an AnsiballZ module run does (its
     # zip carries no bytecode): an empty cache directory, nothing written; "cached": a cache
     # directory per checkout, written by a warm-up run (a module_utils tree installed with pyc)
-    env["PYTHONPYCACHEPREFIX"] = os.path.join(args.cache_dir, args.bytecode, "before" if root else "this")
+    # (the standard library keeps its installed pyc files in both modes, as on a managed host;
+    # "none" expects checkouts without __pycache__ directories)
     if args.bytecode == "none":
         env["PYTHONDONTWRITEBYTECODE"] = "1"
+        env.pop("PYTHONPYCACHEPREFIX", None)
     else:
+        env["PYTHONPYCACHEPREFIX"] = os.path.join(args.cache_dir, "before" if root else "this")
         env.pop("PYTHONDONTWRITEBYTECODE", None)
     start = time.perf_counter()
     try:
