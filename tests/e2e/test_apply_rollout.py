@@ -647,6 +647,95 @@ def test_symlinked_backup_dir_and_crafted_manifest_are_refused(fleet):
         shutil.rmtree(outside, ignore_errors=True)
 
 
+WRITING_MODULES_PLAY = """
+- hosts: {host}
+  gather_facts: false
+  vars:
+    kdirs: [/etc/kubernetes, /var/lib/kubelet]
+    backups: /var/lib/kubelet/numaguard-backups
+    static: {{cpuManagerPolicy: static, reservedSystemCPUs: "0"}}
+  tasks:
+    - name: A good backup of the main config
+      numaguard.kubelet.kubelet_backup: {{operation: backup, backup_root: "{{{{ backups }}}}", name: 20260101T000000Z-e2e-corrupt,
+                                         copy: [/etc/kubernetes/kubelet-config.yaml], kubelet_dirs: "{{{{ kdirs }}}}"}}
+      register: made
+    - name: The live file changes, the stored copy is corrupted
+      ansible.builtin.shell: >-
+        echo "# changed after the backup" >> /etc/kubernetes/kubelet-config.yaml &&
+        for f in {{{{ made.backup_dir }}}}/files/*; do echo corrupt > "$f"; done
+    - name: Restore a corrupt backup
+      numaguard.kubelet.kubelet_backup: {{operation: restore, backup_dir: "{{{{ made.backup_dir }}}}", kubelet_dirs: "{{{{ kdirs }}}}"}}
+      register: corrupt
+      ignore_errors: true
+    - name: Restore a malformed manifest
+      numaguard.kubelet.kubelet_backup: {{operation: restore, backup_dir: "{{{{ backups }}}}/e2e-malformed", kubelet_dirs: "{{{{ kdirs }}}}"}}
+      register: malformed
+      ignore_errors: true
+    - name: Restore a deeply nested manifest
+      numaguard.kubelet.kubelet_backup: {{operation: restore, backup_dir: "{{{{ backups }}}}/e2e-deep", kubelet_dirs: "{{{{ kdirs }}}}"}}
+      register: deep
+      ignore_errors: true
+    - name: A NUL byte in a path
+      numaguard.kubelet.kubelet_backup: {{operation: restore, backup_dir: "/var/lib/kubelet/x\\0y", kubelet_dirs: "{{{{ kdirs }}}}"}}
+      register: nul
+      ignore_errors: true
+    - name: An explicitly empty drop-in directory
+      numaguard.kubelet.kubelet_config: {{settings: "{{{{ static }}}}", config_dir: "", validate_host: false}}
+      register: empty
+      ignore_errors: true
+    - name: A deeply nested drop-in file
+      numaguard.kubelet.kubelet_config: {{settings: "{{{{ static }}}}", config: /etc/kubernetes/kubelet-config.yaml,
+                                         config_dir: /etc/kubernetes/kubelet.conf.d, validate_host: false}}
+      register: deepconf
+      ignore_errors: true
+    - name: Hand the results to the test
+      ansible.builtin.copy:
+        content: "{{{{ dict(corrupt=corrupt, malformed=malformed, deep=deep, nul=nul, empty=empty, deepconf=deepconf) | to_json }}}}"
+        dest: "{out}"
+        mode: "0600"
+      delegate_to: localhost
+"""
+
+
+def test_writing_modules_refuse_bad_input_on_a_fleet_host_without_traceback(fleet, tmp_path):
+    """Malformed and deeply nested manifests, a deeply nested drop-in, a NUL byte and an empty
+    location given to kubelet_backup / kubelet_config on a fleet host: clear failures naming the
+    problem, never a traceback; a corrupt backup never replaces the live file."""
+    reset_fleet(fleet)
+    host = fleet["hosts"][0]
+    paths = host_paths(host)
+    for name, text in (("e2e-malformed", json.dumps({"version": 1, "files": [{"path": 5, "existed": "yes"}]})),
+                       ("e2e-deep", "[" * 100000 + "]" * 100000)):
+        os.makedirs(os.path.join(paths["backups"], name))
+        with open(os.path.join(paths["backups"], name, "manifest.json"), "w") as handle:
+            handle.write(text)
+    with open(os.path.join(paths["dropin_dir"], "10-deep.conf"), "w") as handle:
+        handle.write("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nx: " + "[" * 50000 + "]" * 50000 + "\n")
+    play, out = tmp_path / "play.yml", tmp_path / "results.json"
+    play.write_text(WRITING_MODULES_PLAY.format(host=host["name"], out=out))
+    proc = subprocess.run([os.path.join(BIN, "ansible-playbook"), "-i", fleet["inventory"], str(play)], env=_ansible_env(),
+                          capture_output=True, text=True, timeout=600, check=False)
+    assert proc.returncode == 0, proc.stdout[-4000:]
+    results = json.loads(out.read_text())
+    expected = {
+        "corrupt": "does not match its sha256",
+        "malformed": "is not usable, nothing was restored",
+        "deep": "nests deeper than",
+        "nul": "backup_dir: '/var/lib/kubelet/x\\x00y' contains a NUL byte",
+        "empty": "config_dir: '' is empty",
+        "deepconf": "10-deep.conf nests deeper than 64 levels; refusing it",
+    }
+    for key, message in expected.items():
+        result = results[key]
+        assert result.get("failed") is True, (key, result)
+        assert message in result["msg"], (key, result["msg"])
+        assert "Traceback" not in json.dumps(result) and "MODULE FAILURE" not in result["msg"], (key, result)
+    # the corrupt copy never replaced the live file, nothing was written from the bad inputs
+    assert read(paths["config"]) == MAIN_CONFIG.encode() + b"# changed after the backup\n"
+    assert sorted(os.listdir(paths["dropin_dir"])) == ["10-deep.conf"]
+    assert not [n for n in os.listdir(os.path.dirname(paths["config"])) if "numaguard-restore" in n]
+
+
 def fleetlib_ssh(fleet, host, command):
     argv = fleetlib.ssh_base_args(fleet["state"], host["port"]) + [command]
     return subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120, check=False)
