@@ -35,8 +35,8 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.eviction import effective_eviction_hard
-from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.flags import format_eviction_map
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.eviction import effective_eviction_hard
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.reservation_flags import format_eviction_map
 from ansible_collections.numaguard.kubelet.plugins.plugin_utils.filter_reservation import reservation_errors
 
 

@@ -44,7 +44,7 @@ _value:
   type: dict
 """
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.eviction import effective_eviction_hard
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.eviction import effective_eviction_hard
 from ansible_collections.numaguard.kubelet.plugins.plugin_utils.filter_reservation import reservation_errors
 
 

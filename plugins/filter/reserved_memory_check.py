@@ -85,14 +85,12 @@ import json
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.reserved import parse_reserved_memory
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.reservation_flags import ReservationSyntaxError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import (
     InvalidTopology,
     NumaNode,
     Topology,
-)
-from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.flags import (
-    ReservationSyntaxError,
-    parse_reserved_memory,
 )
 from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.reservation import (
     ReservationError,

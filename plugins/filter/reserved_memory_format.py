@@ -38,7 +38,7 @@ _value:
   type: str
 """
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.flags import (
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.reserved import (
     format_reserved_memory_flag,
     parse_reserved_memory,
 )

@@ -38,7 +38,7 @@ _value:
   elements: dict
 """
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.flags import (
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.reserved import (
     parse_reserved_memory,
     reservations_to_config,
 )

@@ -33,7 +33,7 @@ _value:
   type: str
 """
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.flags import format_resource_map
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.reservation_flags import format_resource_map
 from ansible_collections.numaguard.kubelet.plugins.plugin_utils.filter_reservation import reservation_errors
 
 

@@ -33,7 +33,7 @@ _value:
   type: dict
 """
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.flags import parse_resource_map
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.reservation_flags import parse_resource_map
 from ansible_collections.numaguard.kubelet.plugins.plugin_utils.filter_reservation import reservation_errors
 
 

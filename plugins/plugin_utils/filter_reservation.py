@@ -16,7 +16,7 @@ from contextlib import contextmanager
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.flags import ReservationSyntaxError
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.reservation_flags import ReservationSyntaxError
 
 
 @contextmanager

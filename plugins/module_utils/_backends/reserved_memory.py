@@ -15,6 +15,7 @@ __metaclass__ = type
 
 from typing import Any, Dict
 
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.reservation_flags import ReservationSyntaxError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.sysfs import (
     SysfsError,
     read_system_memory,
@@ -27,7 +28,6 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.
     KubeletConfigError,
     load_kubelet_config,
 )
-from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.flags import ReservationSyntaxError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.reservation import (
     ReservationError,
     evaluate,

@@ -41,7 +41,7 @@ except ImportError:  # pragma: no cover
     pass
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors import StateError
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.reserved import node_allocatable_reservation
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.node_allocatable import reservation_from_config
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.pod import is_extended
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import InvalidQuantity, parse_quantity
 
@@ -122,8 +122,8 @@ def node_allocatable(topology: Any,
         except InvalidCPUSet as exc:
             raise ResourceFitError("reservedSystemCPUs: %s" % exc)
     try:
-        reservation = node_allocatable_reservation(kubelet_config, [CPU, MEMORY] + sorted(hugepages_capacity),
-                                                   memory, reserved_count)
+        reservation = reservation_from_config(kubelet_config, [CPU, MEMORY] + sorted(hugepages_capacity),
+                                              memory, reserved_count)
     except ValueError as exc:
         raise ResourceFitError(str(exc))
     allocatable: Dict[str, int] = {}

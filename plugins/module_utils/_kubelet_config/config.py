@@ -42,10 +42,10 @@ import math
 import os
 import re
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._errors import NumaguardError
-from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.eviction import (  # the Linux defaults
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.eviction import (  # the Linux defaults
     DEFAULT_EVICTION_HARD,
 )
+from ansible_collections.numaguard.kubelet.plugins.module_utils._errors import NumaguardError
 
 try:  # pragma: no cover - exercised when PyYAML is present (it is, in the project venv)
     import yaml as _yaml  # type: ignore

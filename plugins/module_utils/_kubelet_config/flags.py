@@ -15,13 +15,9 @@ __metaclass__ = type
 from typing import Any, Dict, Mapping, Optional, Tuple
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission_inputs import AdmissionInputError
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.reserved import parse_reserved_memory_flag, reservations_to_config
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.reservation_flags import parse_eviction_map, string_map
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.gostrconv import go_parse_bool
-from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.flags import (
-    parse_eviction_map,
-    parse_reserved_memory_flag,
-    reservations_to_config,
-    string_map,
-)
 
 #: flags that locate files, accepted and returned separately
 PATH_FLAGS = ("config", "config-dir", "root-dir")

@@ -28,6 +28,21 @@ __metaclass__ = type
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.eviction import EvictionSettings, effective_eviction_hard
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.reserved import (
+    MemoryReservation,
+    format_reserved_memory_flag,
+    parse_reserved_memory,
+    reservations_to_config,
+    total_memory_type_reserved,
+)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.node_allocatable import (
+    SYSTEM_RESERVED_HUGEPAGES,
+    AllocatablePart,
+    node_allocatable_capacity_message,
+    node_allocatable_reservation,
+)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.reservation_flags import ReservationSyntaxError, parse_resource_map
 from ansible_collections.numaguard.kubelet.plugins.module_utils._errors import NumaguardError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import Topology
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset import (
@@ -46,28 +61,16 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity im
     parse_quantity,
 )
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.resources import (
+    CPU,
     HUGEPAGES_PREFIX,
     MEMORY,
     is_memory_type,
 )
-from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import NEWEST_RELEASED
-from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.eviction import (
-    EvictionSettings,
-    describe_threshold,
-    effective_eviction_hard,
-)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import NEWEST_RELEASED, gate_enabled
 from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.findings import (
     ERROR,
     WARNING,
     Finding,
-)
-from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.flags import (
-    MemoryReservation,
-    ReservationSyntaxError,
-    format_reserved_memory_flag,
-    parse_reserved_memory,
-    parse_resource_map,
-    reservations_to_config,
 )
 from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.state_drift import predict_state
 
@@ -81,14 +84,6 @@ _UINT64 = 1 << 64
 
 class ReservationError(NumaguardError):
     """A reservation that cannot be computed (e.g. it does not fit the nodes the strategy may use)."""
-
-
-@dataclass(frozen=True)
-class AllocatablePart:
-    """One addend of the Node Allocatable memory reservation (for the written-out equation)."""
-
-    label: str
-    quantity: Quantity
 
 
 @dataclass
@@ -138,35 +133,6 @@ class ValidationResult:
         return result
 
 
-# -- the right-hand side: Node Allocatable reservation -------------------------------------------
-
-def node_allocatable_reservation(kube_reserved: Mapping[str, Quantity], system_reserved: Mapping[str, Quantity],
-                                 eviction: Optional[EvictionSettings], memory_capacity_bytes: int,
-                                 ignore_eviction: bool = False) -> Tuple[Optional[Quantity], List[AllocatablePart]]:
-    """The memory Node Allocatable reservation, summed in the kubelet's order and format rules.
-
-    Order is system-reserved, kube-reserved, hard eviction; the result keeps the format of the
-    first non-zero addend (apimachinery ``Add`` on a zero receiver takes the argument's format),
-    which decides how the kubelet prints it (``5220Mi``). Returns (None, parts) when the total is
-    zero: the kubelet then leaves memory out of the reservation list.
-    """
-    total = Quantity(0, 0, DECIMAL_SI)
-    parts: List[AllocatablePart] = []
-    if MEMORY in system_reserved:
-        total = total + system_reserved[MEMORY]
-        parts.append(AllocatablePart("system-reserved", system_reserved[MEMORY]))
-    if MEMORY in kube_reserved:
-        total = total + kube_reserved[MEMORY]
-        parts.append(AllocatablePart("kube-reserved", kube_reserved[MEMORY]))
-    if eviction is not None and not ignore_eviction:
-        threshold = eviction.memory_threshold()
-        if threshold is not None:
-            held = threshold.bytes_of(memory_capacity_bytes)
-            total = total + held
-            parts.append(AllocatablePart("hard eviction " + describe_threshold(threshold, memory_capacity_bytes), held))
-    return (None if total.is_zero() else total), parts
-
-
 # -- helpers --------------------------------------------------------------------------------------
 
 def _type_order(name: str) -> Tuple[int, int, str]:
@@ -194,15 +160,6 @@ def _is_integral(quantity: Quantity) -> bool:
 
 def _hugepage_bytes(node: Any) -> int:
     return sum(pool.page_size_bytes * pool.total_pages for pool in node.hugepages.values())
-
-
-def _sum_like_kubelet(quantities: Sequence[Quantity]) -> Quantity:
-    """getTotalMemoryTypeReserved: running total, each new entry is the receiver (its format wins)."""
-    total: Optional[Quantity] = None
-    for quantity in quantities:
-        total = quantity if total is None else quantity + total
-    zero = Quantity(0, 0, DECIMAL_SI)
-    return zero if total is None else zero + total
 
 
 def _suggest_size(name: str, host_sizes: Sequence[str]) -> str:
@@ -242,9 +199,16 @@ def validate_reservation(topology: Topology, kube_reserved: Any = None, system_r
     policy = memory_manager_policy if memory_manager_policy is not None else POLICY_NONE
     capacity = memory_capacity_bytes if memory_capacity_bytes is not None else topology.memory_total_bytes()
 
+    # SystemReservedHugepages (KEP-6252): kube/system-reserved may hold hugepages, which then count
+    # in the Node Allocatable reservation, so a hugepages reservedMemory entry can balance.
+    if kubelet is not None:
+        hugepages_reservable = kubelet.enabled(SYSTEM_RESERVED_HUGEPAGES)
+    else:
+        hugepages_reservable = gate_enabled(SYSTEM_RESERVED_HUGEPAGES, NEWEST_RELEASED)
+
     # 1. parse every input; a syntax error is fatal at kubelet start-up (flag/config parsing).
-    kube = _parse_map(kube_reserved, "kube_reserved", errors)
-    system = _parse_map(system_reserved, "system_reserved", errors)
+    kube = _parse_map(kube_reserved, "kube_reserved", errors, hugepages_reservable)
+    system = _parse_map(system_reserved, "system_reserved", errors, hugepages_reservable)
     eviction: Optional[EvictionSettings] = None
     try:
         eviction = effective_eviction_hard(eviction_hard, merge_default_eviction_settings, "eviction_hard")
@@ -349,16 +313,17 @@ def validate_reservation(topology: Topology, kube_reserved: Any = None, system_r
                                                _suggest_size(name, host_sizes), under_none),
                     "remove %s from reservedMemory" % name, None, static))
 
-    expected_memory: Optional[Quantity] = None
-    parts: List[AllocatablePart] = []
+    allocatable: Dict[str, Quantity] = {}
+    addends: Dict[str, List[AllocatablePart]] = {}
     inputs_ok = kube is not None and system is not None and eviction is not None
     if inputs_ok and kube is not None and system is not None:  # (inputs_ok says so; mypy does not see it)
-        expected_memory, parts = node_allocatable_reservation(kube, system, eviction, capacity, allocatable_ignore_eviction)
-    expected: Dict[str, Quantity] = {}
-    if expected_memory is not None:
-        expected[MEMORY] = expected_memory
-    if inputs_ok and kube is not None and system is not None:
-        finding = _node_allocatable_capacity(topology, kube, system, expected_memory, capacity, reserved_cpus, kubelet)
+        names = [CPU, MEMORY] + sorted(set(n for n in list(kube) + list(system) if n.startswith(HUGEPAGES_PREFIX)))
+        allocatable, addends = node_allocatable_reservation(system, kube, eviction, capacity, names,
+                                                            _reserved_cpus_count(reserved_cpus),
+                                                            allocatable_ignore_eviction)
+    expected: Dict[str, Quantity] = dict((n, q) for n, q in allocatable.items() if is_memory_type(n))
+    if inputs_ok:
+        finding = _node_allocatable_capacity(topology, allocatable, capacity, kubelet)
         if finding is not None:
             errors.append(finding)
 
@@ -371,14 +336,15 @@ def validate_reservation(topology: Topology, kube_reserved: Any = None, system_r
     if MEMORY not in types:
         types.insert(0, MEMORY)
     totals: Dict[str, Dict[str, Any]] = {}
+    sums = total_memory_type_reserved(reservations)  # getTotalMemoryTypeReserved, the one sum rule
     for name in types:
         entries = by_type.get(name, [])
-        reserved_total = _sum_like_kubelet([q for _n, q in entries])
+        reserved_total = Quantity(0, 0, DECIMAL_SI) + sums[name] if name in sums else Quantity(0, 0, DECIMAL_SI)
         wanted = Quantity(0, 0, DECIMAL_SI) + expected[name] if name in expected else Quantity(0, 0, DECIMAL_SI)
         balanced = reserved_total == wanted
         left_side = " + ".join("%s (node %d)" % (q, n) for n, q in entries) or "nothing"
-        if name == MEMORY:
-            right = " + ".join("%s %s" % (p.label, p.quantity) for p in parts) or "nothing"
+        if name == MEMORY or hugepages_reservable:
+            right = " + ".join("%s %s" % (p.label, p.quantity) for p in addends.get(name, [])) or "nothing"
         else:
             right = "nothing (kube-reserved and system-reserved cannot hold hugepages)"
         equation = "%s: reservedMemory %s = %s; Node Allocatable %s = %s: %s" % (
@@ -390,14 +356,22 @@ def validate_reservation(topology: Topology, kube_reserved: Any = None, system_r
             "balanced": balanced, "difference_bytes": wanted.value() - reserved_total.value(),
             "equation": equation,
         }
-        if name == MEMORY:
+        if name == MEMORY or (hugepages_reservable and addends.get(name)):
             totals[name]["parts"] = dict((p.label.split(" ")[0] if not p.label.startswith("hard") else "hard-eviction",
-                                          str(p.quantity)) for p in parts)
+                                          str(p.quantity)) for p in addends.get(name, []))
         if balanced or not inputs_ok:
             continue
         message = ("the total amount %s of type %s is not equal to the value %s determined by Node Allocatable feature"
                    % (go_quote(str(reserved_total)), go_quote(name), go_quote(str(wanted))))
-        if name.startswith(HUGEPAGES_PREFIX):
+        if name.startswith(HUGEPAGES_PREFIX) and hugepages_reservable:
+            rule = "reserved-memory-sum"
+            diff = wanted.value() - reserved_total.value()
+            detail = ("with the SystemReservedHugepages feature gate, Node Allocatable for %s is kube-reserved + "
+                      "system-reserved (eviction never holds hugepages): reservedMemory sums to %d bytes, Node "
+                      "Allocatable to %d bytes" % (name, reserved_total.value(), wanted.value()))
+            fix = ("make the %s entries of reservedMemory sum to %s, or change %s in kubeReserved/systemReserved"
+                   % (name, wanted, name))
+        elif name.startswith(HUGEPAGES_PREFIX):
             rule = "reserved-memory-hugepages"
             detail = ("kube-reserved and system-reserved cannot hold hugepages (the kubelet accepts only cpu, memory, "
                       "ephemeral-storage and pid there), so Node Allocatable for %s is always 0 and a hugepages entry "
@@ -497,70 +471,40 @@ def validate_reservation(topology: Topology, kube_reserved: Any = None, system_r
                             strategy=strategy, state=state, extra={"memory_capacity_bytes": capacity})
 
 
-def _go_value(quantity: Quantity) -> str:
-    """Go's ``%v`` of a Quantity; an inf.Dec prints a pointer address we cannot know."""
-    return quantity.go_struct() or "{{0 0} {<address>}  %s}" % quantity.format
-
-
-def node_allocatable_capacity_message(capacity: Mapping[str, Quantity], reservation: Mapping[str, Quantity],
-                                      version: Tuple[int, ...]) -> Optional[str]:
-    """``validateNodeAllocatable`` (pkg/kubelet/cm/node_container_manager_linux.go): the kubelet's
-    start-up error when a resource's Node Allocatable reservation exceeds its capacity, else
-    None. Resources in sorted order (the kubelet walks a Go map: with two failures the order may
-    differ). Wording changed in 1.29 (kubernetes/kubernetes#119764)."""
-    parts = []
-    for name in sorted(reservation):
-        if name not in capacity:
-            continue
-        left = capacity[name] - reservation[name]
-        if left.sign() >= 0:
-            continue
-        if tuple(version[:2]) >= (1, 29):
-            parts.append("Resource %s has a reservation of %s but capacity of %s. Expected capacity >= reservation."
-                         % (go_quote(name), _go_value(reservation[name]), _go_value(capacity[name])))
-        else:
-            parts.append("Resource %s has an allocatable of %s, capacity of %s"
-                         % (go_quote(name), _go_value(reservation[name]), _go_value(left)))
-    if not parts:
+def _reserved_cpus_count(reserved_cpus: Any) -> Optional[int]:
+    """The number of ``reservedSystemCPUs`` (kubelet cpuset syntax), None when unset, empty or
+    invalid (reported by the reservedSystemCPUs check)."""
+    if reserved_cpus in (None, ""):
         return None
-    return "invalid Node Allocatable configuration. %s" % " ".join(parts)
+    try:
+        return len(parse_go_cpuset(str(reserved_cpus))) or None
+    except InvalidCPUSet:
+        return None
 
 
-def _node_allocatable_capacity(topology: Topology, kube: Mapping[str, Quantity], system: Mapping[str, Quantity],
-                               memory_reservation: Optional[Quantity], memory_capacity_bytes: int,
-                               reserved_cpus: Any, kubelet: Any) -> Optional[Finding]:
-    """The Node Allocatable capacity check for memory and cpu as a Finding (fatal, every policy)."""
+def _node_allocatable_capacity(topology: Topology, reservation: Mapping[str, Quantity], memory_capacity_bytes: int,
+                               kubelet: Any) -> Optional[Finding]:
+    """The Node Allocatable capacity check (cpu, memory, and hugepages held by kube/system-reserved)
+    as a Finding (fatal, every policy)."""
     version = kubelet.version if kubelet is not None else NEWEST_RELEASED
     cpu_count = sum(len(node.cpus) for node in topology.nodes)
     capacity = {MEMORY: Quantity.from_int(memory_capacity_bytes, BINARY_SI),
-                "cpu": Quantity(cpu_count * 1000, -3, DECIMAL_SI)}  # cadvisor: NewMilliQuantity(cores*1000)
-    reservation: Dict[str, Quantity] = {}
-    if memory_reservation is not None:
-        reservation[MEMORY] = memory_reservation
-    system_cpu, kube_cpu = system.get("cpu"), kube.get("cpu")
-    if reserved_cpus not in (None, ""):
-        try:
-            count = len(parse_go_cpuset(str(reserved_cpus)))
-        except InvalidCPUSet:
-            count = 0  # reported by the reservedSystemCPUs check
-        if count:
-            system_cpu, kube_cpu = Quantity.from_int(count, DECIMAL_SI), None  # server.go overwrites both
-    cpu = Quantity(0, 0, DECIMAL_SI)
-    for part in (system_cpu, kube_cpu):
-        if part is not None:
-            cpu = cpu + part
-    if not cpu.is_zero():
-        reservation["cpu"] = cpu
+                CPU: Quantity(cpu_count * 1000, -3, DECIMAL_SI)}  # cadvisor: NewMilliQuantity(cores*1000)
+    for name in reservation:
+        if name.startswith(HUGEPAGES_PREFIX):  # cadvisor: the machine's pool, BinarySI
+            capacity[name] = Quantity.from_int(sum(n.hugepages[name].page_size_bytes * n.hugepages[name].total_pages
+                                                   for n in topology.nodes if name in n.hugepages), BINARY_SI)
     message = node_allocatable_capacity_message(capacity, reservation, version)
     if message is None:
         return None
     over = []
     for name in sorted(reservation):
-        if reservation[name] > capacity[name]:
-            shown = format_bytes if name == MEMORY else (lambda v: "%d CPUs" % v)
-            over.append("%s: reserved %s > capacity %s" % (
-                name, shown(reservation[name].value()) if name == MEMORY else str(reservation[name]),
-                shown(capacity[name].value()) if name == MEMORY else "%d CPUs" % cpu_count))
+        if name in capacity and reservation[name] > capacity[name]:
+            if name == CPU:
+                over.append("%s: reserved %s > capacity %d CPUs" % (name, reservation[name], cpu_count))
+            else:
+                over.append("%s: reserved %s > capacity %s" % (name, format_bytes(reservation[name].value()),
+                                                               format_bytes(capacity[name].value())))
     return Finding("node-allocatable-capacity", ERROR,
                    "kube-reserved + system-reserved + the hard eviction threshold exceed the node's capacity (%s); "
                    "the kubelet refuses to start: %s" % ("; ".join(over), message),
@@ -568,9 +512,9 @@ def _node_allocatable_capacity(topology: Topology, kube: Mapping[str, Quantity],
                    "reservedSystemCPUs) so that they fit the node", message, True)
 
 
-def _parse_map(value: Any, option: str, errors: List[Finding]) -> Optional[Dict[str, Quantity]]:
+def _parse_map(value: Any, option: str, errors: List[Finding], hugepages: bool = False) -> Optional[Dict[str, Quantity]]:
     try:
-        return parse_resource_map(value, option)
+        return parse_resource_map(value, option, hugepages)
     except ReservationSyntaxError as exc:
         errors.append(Finding(option.replace("_", "-") + "-syntax", ERROR, str(exc),
                               "%s accepts only cpu, memory, ephemeral-storage and pid with non-negative quantities, "

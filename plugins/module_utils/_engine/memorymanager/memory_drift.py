@@ -36,7 +36,7 @@ from __future__ import absolute_import, annotations, division, print_function
 __metaclass__ = type
 
 try:
-    from typing import Any, Dict, List, Mapping, Optional  # noqa: F401
+    from typing import Any, Dict, List, Mapping, Optional, Tuple  # noqa: F401
 except ImportError:  # pragma: no cover
     pass
 
@@ -46,6 +46,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memoryma
     NUMANodeState,
 )
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import InvalidQuantity, format_bytes, parse_quantity
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import NEWEST_KNOWN, option_availability_error
 
 GATE = "MemoryManagerDriftTolerance"
 OPTION = "memory-drift-tolerance"
@@ -102,11 +103,15 @@ class DriftTolerance:
                 "bound": format_bytes(self.bound) if self.bound else "0 (exact comparison)", "source": self.source}
 
 
-def drift_tolerance(kubelet_config: Mapping[str, Any], iomem_text: Optional[str] = None) -> DriftTolerance:
+def drift_tolerance(kubelet_config: Mapping[str, Any], iomem_text: Optional[str] = None,
+                    version: Optional[Tuple[int, ...]] = None) -> DriftTolerance:
     """The memory manager's drift bound for this configuration (``NewPolicyOptions``).
 
     Raises :class:`DriftOptionError` with the kubelet's message where it refuses to start.
-    ``iomem_text``: the host's ``/proc/iomem`` (None = not readable) for ``auto``.
+    ``iomem_text``: the host's ``/proc/iomem`` (None = not readable) for ``auto``. Whether the
+    option exists and its gate is on is the version x gate table's answer (``_k8s/versions.py``:
+    ``MemoryManagerDriftTolerance`` alpha in 1.38, ``AllAlpha`` included) for ``version``
+    (default: the newest release the table knows) and the config's ``featureGates``.
     """
     options = kubelet_config.get(POLICY_OPTIONS_FIELD) or {}
     if not isinstance(options, Mapping):
@@ -118,10 +123,9 @@ def drift_tolerance(kubelet_config: Mapping[str, Any], iomem_text: Optional[str]
     tolerance = DriftTolerance(0, None, "option not set: exact comparison")
     for name in sorted(options):
         value = options[name]
-        if name != OPTION:
-            raise DriftOptionError('unknown Memory Manager Policy option: "%s"' % name)
-        if not gates.get(GATE):
-            raise DriftOptionError('memory manager policy option "%s" requires the %s feature gate' % (name, GATE))
+        refused = option_availability_error("memory", str(name), version or NEWEST_KNOWN, gates)
+        if refused is not None:
+            raise DriftOptionError(refused)
         if policy != "Static":
             # KEP-6232: only the Static policy takes options (message not confirmed upstream)
             raise DriftOptionError('memory manager policy option "%s" is only supported by the Static policy, '

@@ -38,8 +38,8 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memoryma
     drift_tolerance,
 )
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.reserved import (
-    node_allocatable_reservation,
-    parse_reserved_memory,
+    ReservedMemoryError,
+    parse_reserved_memory_config,
     require_system_reserved_memory,
     system_reserved_memory,
 )
@@ -52,6 +52,8 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memoryma
     check_policy_name,
     validate_state,
 )
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.node_allocatable import reservation_from_config
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.reservation_flags import ReservationSyntaxError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.resources import CPU, MEMORY
 
 POLICY_NONE = "None"
@@ -90,23 +92,28 @@ def _reserved_cpus_count(kubelet_config: Mapping[str, Any]) -> Optional[int]:
 def system_reserved_from_config(topology: Any,
                                 kubelet_config: Mapping[str, Any],
                                 memory_capacity_bytes: Optional[int] = None,
-                                allocatable_reservation: Optional[Mapping[str, Any]] = None) -> Dict[int, Dict[str, int]]:
+                                allocatable_reservation: Optional[Mapping[str, Any]] = None,
+                                feature_gates: Optional[Mapping[str, Any]] = None) -> Dict[int, Dict[str, int]]:
     """Per-node reserved bytes per type for the Static policy, after the kubelet's checks.
 
     ``allocatable_reservation`` overrides the Node Allocatable reservation computed from
     systemReserved + kubeReserved + hard eviction (resource name -> Quantity).
     ``memory_capacity_bytes`` is the machine's memory capacity for percentage eviction
     thresholds (the kubelet uses /proc/meminfo MemTotal; default: the sum of the nodes).
+    ``feature_gates``: the effective gates (``SystemReservedHugepages``; default: the config's).
     """
     node_ids = [node.id for node in topology.nodes]
-    reservations = parse_reserved_memory(kubelet_config.get("reservedMemory"))
-    if allocatable_reservation is None:
-        capacity = memory_capacity_bytes
-        if capacity is None:
-            capacity = sum(node.memory_total_bytes for node in topology.nodes)
-        names = [CPU, MEMORY] + list(topology.hugepage_sizes())
-        allocatable_reservation = node_allocatable_reservation(
-            kubelet_config, names, capacity, _reserved_cpus_count(kubelet_config))
+    try:
+        reservations = parse_reserved_memory_config(kubelet_config.get("reservedMemory"))
+        if allocatable_reservation is None:
+            capacity = memory_capacity_bytes
+            if capacity is None:
+                capacity = sum(node.memory_total_bytes for node in topology.nodes)
+            names = [CPU, MEMORY] + list(topology.hugepage_sizes())
+            allocatable_reservation = reservation_from_config(
+                kubelet_config, names, capacity, _reserved_cpus_count(kubelet_config), feature_gates)
+    except ReservationSyntaxError as exc:
+        raise ReservedMemoryError(str(exc))
     system_reserved = system_reserved_memory(node_ids, allocatable_reservation, reservations)
     require_system_reserved_memory(system_reserved)
     return system_reserved
@@ -136,7 +143,7 @@ def new_memory_manager(topology: Any, kubelet_config: Mapping[str, Any], checkpo
         provider = MemoryManagerNone()
     elif policy == POLICY_STATIC:
         system_reserved = system_reserved_from_config(topology, kubelet_config, memory_capacity_bytes,
-                                                      allocatable_reservation)
+                                                      allocatable_reservation, gates)
     elif policy == POLICY_BEST_EFFORT:
         raise MemoryManagerConfigError('policy "BestEffort" is not available for platform "linux"')
     else:

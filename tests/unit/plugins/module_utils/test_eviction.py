@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.eviction import (
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.eviction import (
     DEFAULT_EVICTION_HARD,
     EvictionError,
     effective_eviction_hard,

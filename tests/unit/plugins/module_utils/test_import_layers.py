@@ -34,11 +34,9 @@ LAYERS = {
 
 #: Edges against the direction that are known and owned elsewhere: (importer, imported) module
 #: paths relative to module_utils, with the reason. Keep this list short and named.
-ALLOWED = {
-    # Issue 9 ("one reserved-memory model") merges _reservation/reservation.py with the engine's
-    # memorymanager/reserved.py; the eviction threshold this needs moves with that merge.
-    ("_engine.memorymanager.reserved", "_reservation.eviction"),
-}
+ALLOWED: set = set()  # empty: the reserved-memory model, the eviction thresholds and the Node
+# Allocatable reservation live in the engine (_engine/memorymanager/reserved.py, _engine/eviction.py,
+# _engine/node_allocatable.py) since issue 9, so the engine imports nothing above it.
 
 #: Import cycles (through function-level imports) that are known and owned elsewhere. Empty since
 #: boot_drift moved above the memory manager (memorymanager/boot_drift.py) and the node readers

@@ -11,19 +11,21 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.gostrconv import go_quote
-from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.flags import (
-    ReservationSyntaxError,
-    format_eviction_map,
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.reserved import (
     format_reserved_memory_flag,
-    format_resource_map,
-    parse_eviction_map,
     parse_reserved_memory,
     parse_reserved_memory_config,
     parse_reserved_memory_flag,
-    parse_resource_map,
     reservations_to_config,
 )
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.reservation_flags import (
+    ReservationSyntaxError,
+    format_eviction_map,
+    format_resource_map,
+    parse_eviction_map,
+    parse_resource_map,
+)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.gostrconv import go_quote
 
 WORKED = [{"numaNode": 0, "limits": {"memory": "3Gi"}}, {"numaNode": 1, "limits": {"memory": "2148Mi"}}]
 

@@ -122,10 +122,10 @@ def test_object_quantities_are_trimmed_flags_and_maps_are_not():
 
 
 def test_engine_reads_config_limits_trimmed_too():
-    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.reserved import convert_reserved, parse_reserved_memory
-    entries = parse_reserved_memory([{"numaNode": 0, "limits": {"memory": " 1Gi\n"}}])
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.reserved import convert_reserved, parse_reserved_memory_config
+    entries = parse_reserved_memory_config([{"numaNode": 0, "limits": {"memory": " 1Gi\n"}}])
     assert convert_reserved([0], entries) == {0: {"memory": GI}}
-    entries = parse_reserved_memory([{"numaNode": 0, "limits": {"memory": "1.0Gi"}}])
+    entries = parse_reserved_memory_config([{"numaNode": 0, "limits": {"memory": "1.0Gi"}}])
     with pytest.raises(ValueError) as err:
         convert_reserved([0], entries)
     assert str(err.value) == ASINT64

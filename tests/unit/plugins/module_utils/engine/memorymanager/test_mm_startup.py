@@ -29,8 +29,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memoryma
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.reserved import (  # noqa: E402
     ReservedMemoryError,
     convert_reserved,
-    node_allocatable_reservation,
-    parse_reserved_memory,
+    parse_reserved_memory_config,
     total_memory_type_reserved,
     validate_reserved_memory,
 )
@@ -38,6 +37,8 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memoryma
     MemoryStateError,
     validate_state,
 )
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.node_allocatable import reservation_from_config  # noqa: E402
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.reservation_flags import ReservationSyntaxError  # noqa: E402
 
 TWO = topology((0, 8 * GI), (1, 8 * GI))
 
@@ -45,9 +46,9 @@ TWO = topology((0, 8 * GI), (1, 8 * GI))
 # ---- reserved memory maths --------------------------------------------------------------------
 
 def test_totals_keep_kubelet_formats():
-    entries = parse_reserved_memory([{"numaNode": 0, "limits": {"memory": "3Gi"}},
+    entries = parse_reserved_memory_config([{"numaNode": 0, "limits": {"memory": "3Gi"}},
                                      {"numaNode": 1, "limits": {"memory": "2148Mi"}}])
-    totals = total_memory_type_reserved([0, 1], entries)
+    totals = total_memory_type_reserved(entries, [0, 1])
     assert str(totals["memory"]) == "5220Mi" and totals["memory"].value() == 5473566720
 
 
@@ -70,8 +71,8 @@ def test_totals_keep_kubelet_formats():
 ])
 def test_validate_reserved_memory(config, entries, message):
     names = ["cpu", "memory"]
-    allocatable = node_allocatable_reservation(config, names, 16 * GI)
-    parsed = parse_reserved_memory(entries)
+    allocatable = reservation_from_config(config, names, 16 * GI)
+    parsed = parse_reserved_memory_config(entries)
     if message is None:
         validate_reserved_memory([0, 1], allocatable, parsed)
         return
@@ -82,43 +83,45 @@ def test_validate_reserved_memory(config, entries, message):
 
 def test_node_allocatable_reservation_parts():
     config = {"systemReserved": {"cpu": "1", "memory": "1Gi"}, "kubeReserved": {"cpu": "4", "memory": "4Gi"}}
-    result = node_allocatable_reservation(config, ["cpu", "memory", "hugepages-2Mi"], 16 * GI)
+    result = reservation_from_config(config, ["cpu", "memory", "hugepages-2Mi"], 16 * GI)
     assert dict((k, str(v)) for k, v in result.items()) == {"cpu": "5", "memory": "5220Mi"}
-    with_cpus = node_allocatable_reservation(config, ["cpu"], 16 * GI, reserved_cpus_count=2)
+    with_cpus = reservation_from_config(config, ["cpu"], 16 * GI, reserved_cpus_count=2)
     assert str(with_cpus["cpu"]) == "2"
-    percent = node_allocatable_reservation({"evictionHard": {"memory.available": "5%"}}, ["memory"], 10 * GI)
+    percent = reservation_from_config({"evictionHard": {"memory.available": "5%"}}, ["memory"], 10 * GI)
     assert percent["memory"].value() == 536870920  # float32 percentage, as the kubelet computes it
-    assert node_allocatable_reservation({"evictionHard": {"nodefs.available": "10%"}}, ["memory"], GI) == {}
+    assert reservation_from_config({"evictionHard": {"nodefs.available": "10%"}}, ["memory"], GI) == {}
 
 
 def test_convert_reserved_later_entry_replaces():
-    entries = parse_reserved_memory([{"numaNode": 0, "limits": {"memory": "1Gi"}},
+    entries = parse_reserved_memory_config([{"numaNode": 0, "limits": {"memory": "1Gi"}},
                                      {"numaNode": 0, "limits": {"memory": "2Gi"}}])
-    assert str(total_memory_type_reserved([0, 1], entries)["memory"]) == "3Gi"
+    assert str(total_memory_type_reserved(entries, [0, 1])["memory"]) == "3Gi"
     assert convert_reserved([0, 1], entries) == {0: {"memory": 2 * GI}, 1: {}}
-    bad = parse_reserved_memory([{"numaNode": 0, "limits": {"memory": "1500m"}}])
+    bad = parse_reserved_memory_config([{"numaNode": 0, "limits": {"memory": "1500m"}}])
     with pytest.raises(ReservedMemoryError) as err:
         convert_reserved([0], bad)
     assert str(err.value) == "could not covert a variable of type Quantity to int64"
 
 
 @pytest.mark.parametrize("value, message", [
-    ("x", "reservedMemory must be a list of {numaNode, limits} entries, got 'x'"),
-    ([5], "reservedMemory[0] must be a mapping with numaNode and limits, got 5"),
-    ([{"numaNode": "a"}], "reservedMemory[0].numaNode must be an integer NUMA node id, got 'a'"),
-    ([{"numaNode": 0, "limit": {}}], "reservedMemory[0] has unknown field(s) limit (expected numaNode, limits)"),
+    ("x", "reservedMemory must be a list of {numaNode, limits} entries, got str"),
+    ([5], "reservedMemory[0] must be a dict with numaNode and limits, got int 5"),
+    ([{"numaNode": "a"}], "reservedMemory[0].numaNode must be an integer, got str 'a'"),
+    ([{"numaNode": 0, "limit": {}}], "reservedMemory[0] has unknown key(s) limit (expected numaNode and limits; the "
+                                     "kubelet's strict decoding refuses them)"),
     ([{"numaNode": 0, "limits": []}],
-     "reservedMemory[0].limits must be a mapping of resource name to quantity, got []"),
+     "reservedMemory[0].limits must be a map of type to quantity, got list []"),
 ])
 def test_parse_reserved_memory_errors(value, message):
-    with pytest.raises(ReservedMemoryError) as err:
-        parse_reserved_memory(value)
+    """One parser for the validator and the engine (the wording is the validator's)."""
+    with pytest.raises(ReservationSyntaxError) as err:
+        parse_reserved_memory_config(value)
     assert str(err.value) == message
 
 
 def test_bad_quantity_named():
-    with pytest.raises(ReservedMemoryError) as err:
-        parse_reserved_memory([{"numaNode": 0, "limits": {"memory": "1 Gi"}}])
+    with pytest.raises(ReservationSyntaxError) as err:
+        parse_reserved_memory_config([{"numaNode": 0, "limits": {"memory": "1 Gi"}}])
     assert str(err.value).startswith("reservedMemory[0].limits.memory: ")
 
 

@@ -26,16 +26,16 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Dict, List, Optional, Tuple
 
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.reservation_flags import (
+    ReservationSyntaxError,
+    parse_eviction_map,
+)
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.gostrconv import go_quote
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import (
     BINARY_SI,
     InvalidQuantity,
     Quantity,
     parse_quantity,
-)
-from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.flags import (
-    ReservationSyntaxError,
-    parse_eviction_map,
 )
 
 MEMORY_AVAILABLE = "memory.available"
