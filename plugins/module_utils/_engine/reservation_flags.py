@@ -61,7 +61,7 @@ def parse_resource_map(value: Any, option: str = "kube_reserved", hugepages: boo
     raw = string_map(value, "=", option)
     result: Dict[str, Quantity] = {}
     for key in raw:
-        if key not in RESERVABLE_RESOURCES and not (hugepages and is_hugepages(key)):
+        if not reservable(key, hugepages):
             message = "cannot reserve %s resource" % go_quote(key)
             extra = ""
             if key.startswith(HUGEPAGES_PREFIX):
@@ -82,6 +82,12 @@ def parse_resource_map(value: Any, option: str = "kube_reserved", hugepages: boo
             _check_whole_pages(key, quantity, option)
         result[key] = quantity
     return result
+
+
+def reservable(name: str, hugepages: bool = False) -> bool:
+    """Whether kube/system-reserved may hold ``name`` (``parseResourceList``): cpu, memory,
+    ephemeral-storage, pid, and ``hugepages-<size>`` with the ``SystemReservedHugepages`` gate."""
+    return name in RESERVABLE_RESOURCES or (hugepages and is_hugepages(name))
 
 
 def _check_whole_pages(key: str, quantity: Quantity, option: str) -> None:

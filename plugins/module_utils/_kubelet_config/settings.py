@@ -21,6 +21,8 @@ __metaclass__ = type
 
 import re
 
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.node_allocatable import SYSTEM_RESERVED_HUGEPAGES
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.reservation_flags import reservable
 from ansible_collections.numaguard.kubelet.plugins.module_utils._errors import NumaguardError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset import (
     InvalidCPUSet,
@@ -457,9 +459,10 @@ def validate_settings(settings: Dict[str, Any],
                 "cpuManagerPolicy: static: the static policy requires systemreserved.cpu + kubereserved.cpu to be "
                 "greater than zero; set reservedSystemCPUs (e.g. '0') or kubeReserved/systemReserved cpu"
             )
+    hugepages_reservable = assumed.enabled(SYSTEM_RESERVED_HUGEPAGES)
     for field in ("kubeReserved", "systemReserved"):
         for resource, value in sorted((effective.get(field) or {}).items()):
-            if resource not in RESERVABLE_RESOURCES:
+            if not reservable(resource, hugepages_reservable):
                 errors.append("%s.%s: only %s can be reserved" % (field, resource, ", ".join(RESERVABLE_RESOURCES)))
                 continue
             try:

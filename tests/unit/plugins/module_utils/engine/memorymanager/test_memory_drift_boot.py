@@ -166,3 +166,13 @@ def test_nothing_to_compare():
     none = config()
     none["memoryManagerPolicy"] = "None"
     assert boot_drift(machine(), none, checkpoint())["reason"] == "memory manager policy None keeps no machine state"
+
+
+def test_gate_and_option_come_from_the_versions_table():
+    """AllAlpha turns the alpha gate on (the table's rule); a release before 1.38 does not know the option."""
+    all_alpha = config("128Mi")
+    all_alpha["featureGates"] = {"AllAlpha": True}
+    assert drift_tolerance(all_alpha).bound == 128 << 20
+    with pytest.raises(DriftOptionError, match='unknown Memory Manager Policy option: "memory-drift-tolerance"'):
+        drift_tolerance(config("128Mi", True), version=(1, 37, 0))
+    assert drift_tolerance(config("128Mi", True), version=(1, 38, 0)).bound == 128 << 20
