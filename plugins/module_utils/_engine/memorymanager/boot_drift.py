@@ -9,10 +9,7 @@ from __future__ import absolute_import, annotations, division, print_function
 
 __metaclass__ = type
 
-try:
-    from typing import Any, Dict, List, Mapping, Optional  # noqa: F401
-except ImportError:  # pragma: no cover
-    pass
+from typing import Any, Dict, List, Mapping, Optional
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.machine_state import (
     MEMORY,
