@@ -47,7 +47,7 @@ TWO = topology((0, 8 * GI), (1, 8 * GI))
 
 def test_totals_keep_kubelet_formats():
     entries = parse_reserved_memory_config([{"numaNode": 0, "limits": {"memory": "3Gi"}},
-                                     {"numaNode": 1, "limits": {"memory": "2148Mi"}}])
+                                            {"numaNode": 1, "limits": {"memory": "2148Mi"}}])
     totals = total_memory_type_reserved(entries, [0, 1])
     assert str(totals["memory"]) == "5220Mi" and totals["memory"].value() == 5473566720
 
@@ -94,7 +94,7 @@ def test_node_allocatable_reservation_parts():
 
 def test_convert_reserved_later_entry_replaces():
     entries = parse_reserved_memory_config([{"numaNode": 0, "limits": {"memory": "1Gi"}},
-                                     {"numaNode": 0, "limits": {"memory": "2Gi"}}])
+                                            {"numaNode": 0, "limits": {"memory": "2Gi"}}])
     assert str(total_memory_type_reserved(entries, [0, 1])["memory"]) == "3Gi"
     assert convert_reserved([0, 1], entries) == {0: {"memory": 2 * GI}, 1: {}}
     bad = parse_reserved_memory_config([{"numaNode": 0, "limits": {"memory": "1500m"}}])
