@@ -216,7 +216,7 @@ class HintSet:
                 return TopologyHint(BitMask.from_value(mask), True)
             if first is None:
                 first = mask
-            if by_size and popcount(mask) > self.preferred_size:
+            if by_size and self.preferred_size is not None and popcount(mask) > self.preferred_size:
                 break  # every preferred mask has preferred_size nodes: none can come later
         if first is None:
             return None

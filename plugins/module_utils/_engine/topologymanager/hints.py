@@ -24,7 +24,7 @@ import operator
 from dataclasses import dataclass
 
 try:
-    from typing import Any, Dict, Iterable, List, Optional, Tuple  # noqa: F401
+    from typing import Any, Dict, Iterable, List, Optional, Tuple, cast  # noqa: F401
 except ImportError:  # pragma: no cover
     pass
 
@@ -189,7 +189,7 @@ def _best_candidates(hints: List[TopologyHint], limit: int) -> List[TopologyHint
     out: List[TopologyHint] = []
     size = 0
     for hint in hints:
-        count = hint.affinity.count()
+        count = cast(BitMask, hint.affinity).count()  # provider lists hold no nil mask
         if count != size and len(out) >= limit and not preferred_left:
             break
         size = count

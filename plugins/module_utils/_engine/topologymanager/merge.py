@@ -43,7 +43,7 @@ import operator
 import sys
 
 try:
-    from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple  # noqa: F401
+    from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, cast  # noqa: F401
 except ImportError:  # pragma: no cover
     pass
 
@@ -85,7 +85,7 @@ def filter_single_numa_hints(lists: Sequence[Sequence[TopologyHint]]) -> List[Li
     for hints in lists:
         if is_hint_set(hints):
             from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hint_sets import SingleNumaHintSet
-            single = SingleNumaHintSet(hints)
+            single = SingleNumaHintSet(cast(Any, hints))
             out.append(single if single.listed() else [])
             continue
         out.append([h for h in hints if h.preferred and (h.affinity is None or h.affinity.count() == 1)])
@@ -98,7 +98,7 @@ def best_non_preferred_affinity_count(lists: Sequence[Sequence[TopologyHint]]) -
     for hints in lists:
         narrowest: Optional[int] = None
         if is_hint_set(hints):
-            narrowest = hints.min_size()
+            narrowest = cast(Any, hints).min_size()
             if narrowest is not None and narrowest > best:
                 best = narrowest
             continue
@@ -171,7 +171,7 @@ def merge_exhaustive(lists: Sequence[Sequence[TopologyHint]],
                      numa_info: NUMAInfo,
                      prefer_closest: bool = False) -> TopologyHint:
     """The kubelet's HintMerger, literally: every permutation, sequential best-so-far rules."""
-    lists = [hints.hints() if is_hint_set(hints) else hints for hints in lists]
+    lists = [cast(Any, hints).hints() if is_hint_set(hints) else hints for hints in lists]
     default = numa_info.default_mask
     comparer = _Comparer(numa_info, best_non_preferred_affinity_count(lists), prefer_closest)
     best: List[Optional[Tuple[int, bool]]] = [None]
@@ -388,6 +388,7 @@ def _achievable_ands(masks_per_list: Sequence[set],
                 sums = _superset_sums(values, size)
             cache[present] = sums
         product = list(sums) if product is None else list(map(operator.mul, product, sums))
+    counts: Any
     if packed:
         counts = _to_array(_packed_superset_inverse(_from_array(array.array("Q", product)), size, 8), "Q", total)
     else:
@@ -461,7 +462,7 @@ def _rank_non_preferred(achieved: List[int],
 
 def _min_popcount(masks: set) -> int:
     """A mask of ``masks`` with the fewest bits (cheap path for big sets: bin().count in C)."""
-    best = None
+    best = 0  # masks is never empty here: the first mask replaces it
     best_count = 65
     for mask in masks:
         count = bin(mask).count("1")

@@ -22,7 +22,7 @@ from __future__ import absolute_import, annotations, division, print_function
 __metaclass__ = type
 
 try:
-    from typing import Any, Mapping, Optional, Sequence, Tuple  # noqa: F401
+    from typing import Any, Mapping, Optional, Sequence, Tuple, cast  # noqa: F401
 except ImportError:  # pragma: no cover
     pass
 
@@ -98,7 +98,7 @@ def new_topology_manager(topology: Any, policy_name: str = DEFAULT_POLICY, scope
         scope_name = DEFAULT_SCOPE
     if policy_name == POLICY_NONE:
         ids = [node.id for node in topology.nodes]
-        return NoneScope(NonePolicy(NUMAInfo(ids) if ids else _EmptyInfo()), providers)
+        return NoneScope(NonePolicy(cast(NUMAInfo, NUMAInfo(ids) if ids else _EmptyInfo())), providers)
     options = PolicyOptions.parse(policy_options, feature_gates, version)
     try:
         numa_info = NUMAInfo.from_topology(topology, options.prefer_closest_numa)
