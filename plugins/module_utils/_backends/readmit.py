@@ -305,7 +305,8 @@ def run_readmit(params: Mapping[str, Any]) -> Dict[str, Any]:
     result["devices"] = ("device allocations kept in both starts: %s (the device checkpoint is not reset)"
                          % sources.get("device_allocations"))
     result["fresh_without"] = options["reset"]
-    result["boot_drift"] = _boot_drift(topology, dict(config, featureGates=kubelet.gates), mem[1], iomem, capacity)
+    result["boot_drift"] = _boot_drift(topology, dict(config, featureGates=kubelet.gates), mem[1], iomem, capacity,
+                                       kubelet.version)
     result["hugepages"] = _hugepages(topology, config, mem[1])
     result["all_readmitted"] = all(outcome["kubelet_starts"] and outcome["all_readmitted"]
                                    for outcome in result["starts"].values())
@@ -317,7 +318,7 @@ def run_readmit(params: Mapping[str, Any]) -> Dict[str, Any]:
 
 
 def _boot_drift(topology: Any, config: Mapping[str, Any], mem_text: Optional[str], iomem: Optional[str],
-                capacity: Optional[int]) -> Dict[str, Any]:
+                capacity: Optional[int], version: Any = None) -> Dict[str, Any]:
     if mem_text is None:
         return {"checked": False, "reason": "no memory_manager_state: the kubelet starts fresh"}
     try:
@@ -325,7 +326,8 @@ def _boot_drift(topology: Any, config: Mapping[str, Any], mem_text: Optional[str
     except CheckpointError as exc:
         return {"checked": False, "reason": "memory_manager_state is not readable: %s" % exc}
     try:
-        return boot_drift(topology, config, checkpoint, proc_iomem=iomem, memory_capacity_bytes=capacity)
+        return boot_drift(topology, config, checkpoint, proc_iomem=iomem, memory_capacity_bytes=capacity,
+                          version=version)
     except StateError as exc:
         return {"checked": False, "reason": "the kubelet does not start with this configuration: %s" % exc}
 

@@ -164,7 +164,8 @@ class AdmissionSimulator:
         self.memory_manager = new_memory_manager(topology, self.config, memory_checkpoint,
                                                  state_file=memory_state_path,
                                                  feature_gates=self.feature_gates,
-                                                 memory_capacity_bytes=memory_capacity_bytes, proc_iomem=proc_iomem)
+                                                 memory_capacity_bytes=memory_capacity_bytes, proc_iomem=proc_iomem,
+                                                 version=version)
         providers = [_NamedProvider("device", self.device_manager)]
         providers.append(_NamedProvider("cpu", self.cpu_manager))
         providers.append(_NamedProvider("memory", self.memory_manager))

@@ -9,7 +9,7 @@ from __future__ import absolute_import, annotations, division, print_function
 
 __metaclass__ = type
 
-from typing import Any, Dict, List, Mapping, Optional
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.machine_state import (
     MEMORY,
@@ -50,7 +50,8 @@ def _rows(stored: Mapping[int, NUMANodeState], current: Mapping[int, NUMANodeSta
 
 
 def boot_drift(topology: Any, kubelet_config: Mapping[str, Any], checkpoint: Any,
-               proc_iomem: Optional[str] = None, memory_capacity_bytes: Optional[int] = None) -> Dict[str, Any]:
+               proc_iomem: Optional[str] = None, memory_capacity_bytes: Optional[int] = None,
+               version: Optional[Tuple[int, ...]] = None) -> Dict[str, Any]:
     """Would the Static memory manager start with ``checkpoint`` on the machine as it is now?
 
     ``topology``: the machine now (sysfs); ``checkpoint``: the restored ``memory_manager_state``
@@ -59,7 +60,8 @@ def boot_drift(topology: Any, kubelet_config: Mapping[str, Any], checkpoint: Any
     bytes and ``difference_human``, ``within_bound``), ``memory_sum_difference`` (over nodes; 0
     for a pure KASLR move), ``tolerance``, ``starts``, ``how`` (``exact``, ``tolerated`` =
     re-baselined, ``refused``), ``message`` / ``detail`` (the kubelet's error and what differs),
-    and ``starts_without_tolerance``.
+    and ``starts_without_tolerance``. ``version``: the kubelet release deciding the policy options
+    (None: the newest known).
     """
     policy = kubelet_config.get("memoryManagerPolicy") or "None"
     if policy != "Static":
@@ -71,7 +73,7 @@ def boot_drift(topology: Any, kubelet_config: Mapping[str, Any], checkpoint: Any
         return {"checked": False, "reason": "the state file has no machine state: the kubelet builds a fresh one"}
     entries = entries_from_plain(getattr(checkpoint, "entries", None) or {})
     try:
-        tolerance = drift_tolerance(kubelet_config, proc_iomem)
+        tolerance = drift_tolerance(kubelet_config, proc_iomem, version)
     except DriftOptionError as exc:
         return {"checked": False, "reason": "the kubelet does not start: %s" % exc, "starts": False,
                 "how": "refused", "message": str(exc), "detail": None, "starts_without_tolerance": None}

@@ -24,7 +24,7 @@ __metaclass__ = type
 import os
 
 try:
-    from typing import Any, Dict, Mapping, Optional  # noqa: F401
+    from typing import Any, Dict, Mapping, Optional, Tuple  # noqa: F401
 except ImportError:  # pragma: no cover
     pass
 
@@ -122,7 +122,7 @@ def system_reserved_from_config(topology: Any,
 def new_memory_manager(topology: Any, kubelet_config: Mapping[str, Any], checkpoint: Any = None,
                        state_file: Optional[str] = None, feature_gates: Optional[Mapping[str, bool]] = None,
                        memory_capacity_bytes: Optional[int] = None, allocatable_reservation: Optional[Mapping[str, Any]] = None,
-                       proc_iomem: Optional[str] = None) -> Any:
+                       proc_iomem: Optional[str] = None, version: Optional[Tuple[int, ...]] = None) -> Any:
     """The memory manager provider for a node, or :class:`StateError` where the kubelet would not start.
 
     ``checkpoint``: the restored ``memory_manager_state`` -- an object with ``policy_name``,
@@ -131,7 +131,9 @@ def new_memory_manager(topology: Any, kubelet_config: Mapping[str, Any], checkpo
     the file. ``state_file`` names the file in messages (default:
     ``<rootDir or /var/lib/kubelet>/memory_manager_state``). ``feature_gates`` defaults to the
     config's ``featureGates``. ``proc_iomem``: the host's ``/proc/iomem`` for the
-    ``memory-drift-tolerance: auto`` bound (None = unreadable: exact comparison).
+    ``memory-drift-tolerance: auto`` bound (None = unreadable: exact comparison). ``version``: the
+    kubelet release whose option table decides the memory manager's policy options (None: the newest
+    known release).
     """
     policy = kubelet_config.get("memoryManagerPolicy") or POLICY_NONE
     gates = dict(kubelet_config.get("featureGates") or {})
@@ -162,7 +164,7 @@ def new_memory_manager(topology: Any, kubelet_config: Mapping[str, Any], checkpo
                 "%s has pod-level memory assignments (podEntries) and PodLevelResourceManagers is enabled: "
                 "pod-level memory allocation (alpha) is not simulated" % state_file)
 
-    tolerance = drift_tolerance(dict(kubelet_config, featureGates=gates), proc_iomem)
+    tolerance = drift_tolerance(dict(kubelet_config, featureGates=gates), proc_iomem, version)
     if policy == POLICY_NONE:
         return provider
     default_state = default_machine_state(topology, system_reserved)

@@ -109,7 +109,8 @@ def test_option_with_the_gate_tolerates_and_rebaselines():
     assert report["starts_without_tolerance"] is False
     assert report["tolerance"]["bound_bytes"] == 128 << 20
     assert all(row["within_bound"] for row in report["nodes"])
-    simulator = AdmissionSimulator(machine(KASLR), config("128Mi", True), memory_checkpoint=checkpoint())
+    simulator = AdmissionSimulator(machine(KASLR), config("128Mi", True), memory_checkpoint=checkpoint(),
+                                   kubelet_version="1.38")
     # re-baselined: the machine's totals now, the recorded assignments kept
     tables = simulator.memory_map()
     assert tables["0"]["memory"]["total"] == 8 * GI - MOVED
@@ -156,7 +157,7 @@ def test_off_and_option_errors():
         drift_tolerance(bad)
     with pytest.raises(AdmissionSetupError if issubclass(DriftOptionError, AdmissionSetupError) else StateError,
                        match="requires the MemoryManagerDriftTolerance feature gate"):
-        AdmissionSimulator(machine(), config("128Mi"), memory_checkpoint=checkpoint())
+        AdmissionSimulator(machine(), config("128Mi"), memory_checkpoint=checkpoint(), kubelet_version="1.38")
     report = boot_drift(machine(), config("128Mi"), checkpoint())
     assert report["starts"] is False and "feature gate" in report["message"]
 
@@ -176,3 +177,18 @@ def test_gate_and_option_come_from_the_versions_table():
     with pytest.raises(DriftOptionError, match='unknown Memory Manager Policy option: "memory-drift-tolerance"'):
         drift_tolerance(config("128Mi", True), version=(1, 37, 0))
     assert drift_tolerance(config("128Mi", True), version=(1, 38, 0)).bound == 128 << 20
+
+
+@pytest.mark.parametrize("version", [(1, 37, 0), "1.37"])
+def test_the_admission_engine_and_boot_drift_decide_the_option_as_the_given_kubelet(version):
+    """The kubelet version reaches the memory manager: a 1.37 kubelet does not know the option
+    (it refuses to start), a 1.38 one with the gate tolerates the drift."""
+    with pytest.raises(StateError, match='unknown Memory Manager Policy option: "memory-drift-tolerance"'):
+        AdmissionSimulator(machine(KASLR), config("128Mi", True), memory_checkpoint=checkpoint(), kubelet_version=version)
+    report = boot_drift(machine(KASLR), config("128Mi", True), checkpoint(), version=(1, 37, 0))
+    assert report["starts"] is False and report["how"] == "refused"
+    assert 'unknown Memory Manager Policy option: "memory-drift-tolerance"' in report["message"]
+    simulator = AdmissionSimulator(machine(KASLR), config("128Mi", True), memory_checkpoint=checkpoint(),
+                                   kubelet_version="1.38")
+    assert simulator.memory_map()["0"]["memory"]["total"] == 8 * GI - MOVED
+    assert boot_drift(machine(KASLR), config("128Mi", True), checkpoint(), version=(1, 38, 0))["how"] == "tolerated"
