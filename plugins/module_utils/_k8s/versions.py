@@ -305,7 +305,7 @@ class KubeletAssumption:
         if source == "default":
             self.warnings.append(
                 "kubelet version unknown (no kubelet_version given and no kubelet binary found): decisions follow "
-                "kubelet %s, the newest release this collection knows" % format_version(self.version))
+                "kubelet %s, the newest released kubelet this collection knows" % format_version(self.version))
         elif tuple(self.version[:2]) > NEWEST_KNOWN:
             self.warnings.append(
                 "kubelet %s is newer than the newest release this collection knows (%s): decisions follow %s"

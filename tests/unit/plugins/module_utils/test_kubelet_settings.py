@@ -207,7 +207,7 @@ def test_partial_eviction_warning():
 def test_version_warnings():
     _errors, warnings = validate_settings({"topologyManagerPolicy": "none"}, effective(), kubelet_version=None)
     assert warnings == ["kubelet version unknown (no kubelet_version given and no kubelet binary found): decisions follow "
-                        "kubelet 1.37, the newest release this collection knows"]
+                        "kubelet 1.37, the newest released kubelet this collection knows"]
     _errors, warnings = validate_settings({"topologyManagerPolicy": "none"}, effective(), kubelet_version="1.40")
     assert warnings == ["kubelet 1.40 is newer than the newest release this collection knows (1.38): decisions follow 1.38"]
 

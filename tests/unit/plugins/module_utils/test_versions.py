@@ -203,7 +203,7 @@ def test_assumption_sources():
     default = KubeletAssumption.resolve(None, None)
     assert default.source == "default" and default.version == v.NEWEST_RELEASED
     assert default.warnings == ["kubelet version unknown (no kubelet_version given and no kubelet binary found): decisions "
-                                "follow kubelet 1.37, the newest release this collection knows"]
+                                "follow kubelet 1.37, the newest released kubelet this collection knows"]
 
     garbled = KubeletAssumption.resolve("", "kubelet: command not found")
     assert garbled.source == "default"
