@@ -14,8 +14,9 @@ from its allocatable. Offline we see the node through two windows, and say which
   hugepage blocks) and the device manager checkpoint (devices) only record the *exclusive*
   allocations of Guaranteed pods. From them we rebuild an estimate of those pods' requests: the
   union of the pod's exclusive CPUs (init containers' CPUs are reused by app containers, so a
-  union does not count them twice), the sum of its containers' memory blocks per type, and its
-  distinct devices per resource. Burstable and BestEffort pods are invisible there.
+  union does not count them twice), the sum of its containers' memory blocks per type (for a
+  pod-level pod with ``podEntries``: its pod blocks, the budget, once), and its distinct devices
+  per resource. Burstable and BestEffort pods are invisible there.
 
 :func:`combine` joins both (a listed pod's manifest wins over its state-file estimate; a pod only
 in the state files is still counted -- the state is what the managers hold -- and flagged) and
@@ -204,18 +205,23 @@ def state_pods(cpu_checkpoint: Any = None, memory_checkpoint: Any = None,
         record["cpus"].update(cpus)
         if cpus:
             note(record, SOURCE_CPU)
+    # a pod-level pod (podEntries, KEP-5526) holds its budget once; its containers' blocks are
+    # slices of it (the pod shared pool appears in every container that uses it)
+    pod_blocks = dict((str(uid), blocks) for uid, blocks in (_field(memory_checkpoint, "pod_entries") or {}).items()
+                      if blocks)
     for uid, containers in sorted((_field(memory_checkpoint, "entries") or {}).items()):
         record = entry(uid)
         for name, blocks in sorted(containers.items()):
             for block in blocks or []:
                 kind, size = _block_parts(block)
-                record["memory"][kind] = record["memory"].get(kind, 0) + size
+                if str(uid) not in pod_blocks:
+                    record["memory"][kind] = record["memory"].get(kind, 0) + size
                 held = record["exclusive"].setdefault(name, {}).setdefault("memory", {})
                 held[kind] = held.get(kind, 0) + size
                 note(record, SOURCE_MEMORY)
-    for uid, blocks in sorted((_field(memory_checkpoint, "pod_entries") or {}).items()):
+    for uid, blocks in sorted(pod_blocks.items()):
         record = entry(uid)
-        for block in blocks or []:
+        for block in blocks:
             kind, size = _block_parts(block)
             record["memory"][kind] = record["memory"].get(kind, 0) + size
             note(record, SOURCE_MEMORY)

@@ -105,9 +105,24 @@ DEVICE_HINTS_FROM_DEVICE_NUMA_NODES = "device-hints-from-device-numa-nodes"
 #: distribute-cpus-across-numa + full-pcpus-only no longer loops forever when free CPUs per NUMA
 #: node are not whole cores (kubernetes/kubernetes#140730).
 DISTRIBUTE_FULL_PCPUS_LOOP_FIXED = "distribute-full-pcpus-loop-fixed"
+#: Memory manager, pod scope (PodLevelResourceManagers): a pod-level pod whose blocks were restored
+#: from memory_manager_state gets its hint back from its pod-level blocks; before, from its first
+#: container's blocks compared with the whole pod budget (kubernetes/kubernetes#141070, listed in
+#: CHANGELOG v1.38.0-alpha.1 "since v1.37.0").
+MEMORY_POD_HINTS_FROM_POD_BLOCKS = "memory-pod-hints-from-pod-blocks"
+#: Memory manager ``AllocatePod`` keeps a restored pod-level allocation; before, it reserved the
+#: budget a second time (kubernetes/kubernetes#141077, merged on master in August 2026; release
+#: note NONE, so no changelog says whether 1.37.0 has it: see UNCONFIRMED).
+MEMORY_ALLOCATE_POD_KEEPS_RESTORED = "memory-allocate-pod-keeps-restored"
 BEHAVIOURS: Dict[str, int] = {
     DEVICE_HINTS_FROM_DEVICE_NUMA_NODES: 36,
     DISTRIBUTE_FULL_PCPUS_LOOP_FIXED: 37,
+    MEMORY_POD_HINTS_FROM_POD_BLOCKS: 38,
+    MEMORY_ALLOCATE_POD_KEEPS_RESTORED: 38,
+}
+#: Behaviour -> minors for which no source says whether they have it (callers refuse to guess).
+UNCONFIRMED: Dict[str, Tuple[int, ...]] = {
+    MEMORY_ALLOCATE_POD_KEEPS_RESTORED: (37,),
 }
 
 
@@ -283,6 +298,11 @@ def option_availability_error(manager: str, option: str, version: Tuple[int, ...
 def behaviour(name: str, version: Tuple[int, ...]) -> bool:
     """Whether the release has the behaviour ``name`` (see BEHAVIOURS)."""
     return table_minor(version) >= BEHAVIOURS[name]
+
+
+def behaviour_confirmed(name: str, version: Tuple[int, ...]) -> bool:
+    """False when no source says whether the release has the behaviour ``name`` (see UNCONFIRMED)."""
+    return table_minor(version) not in UNCONFIRMED.get(name, ())
 
 
 # ---- what a result assumed -------------------------------------------------------------------

@@ -34,6 +34,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memoryma
     MemoryStateError,
     check_policy_name,
     expected_machine_state,
+    restored_assignments,
     validate_state,
 )
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import format_bytes
@@ -52,11 +53,9 @@ def _finding(severity: str,
 
 
 def _assignments(checkpoint: Any) -> Dict[str, Dict[str, List[Any]]]:
-    """Container blocks, plus pod-level blocks (replayed instead of the pod's container blocks)."""
-    assignments = dict((pod, dict(containers)) for pod, containers in checkpoint.entries.items())
-    for pod, blocks in checkpoint.pod_entries.items():
-        assignments[pod] = {"": list(blocks)}
-    return assignments
+    """What validateState replays: container blocks, a pod-level pod's pod blocks instead of its
+    containers' (a file holds podEntries only when PodLevelResourceManagers was on)."""
+    return restored_assignments(checkpoint.entries, checkpoint.pod_entries, True)
 
 
 def predict_state(topology: Any,

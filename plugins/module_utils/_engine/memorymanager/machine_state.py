@@ -410,6 +410,17 @@ def entries_from_plain(plain: Any, where: str = "entries") -> Assignments:
     return assignments
 
 
+def pod_entries_from_plain(plain: Any, where: str = "pod_entries") -> Dict[str, List[Block]]:
+    """Pod UID -> pod-level blocks, from the checkpoint's ``pod_entries`` (lists of blocks) or the
+    file's ``podEntries`` spelling (``{"memoryBlocks": [...]}``). Raises :class:`MachineStateError`."""
+    wrapped: Dict[str, Any] = {}
+    for pod_uid, value in _mapping(plain, where).items():
+        if isinstance(value, _MappingABC):
+            value = value.get("memoryBlocks", value.get("memory_blocks"))
+        wrapped[pod_uid] = {"memoryBlocks": value}
+    return dict((pod_uid, per_pod["memoryBlocks"]) for pod_uid, per_pod in entries_from_plain(wrapped, where).items())
+
+
 def group_totals(state: Mapping[int, NUMANodeState],
                  node_id: int,
                  resource: str) -> Tuple[int, int]:

@@ -15,6 +15,13 @@ kubelet's message, exactly where the kubelet would refuse to start:
    not restore state from checkpoint: ..., please drain this node and delete ...");
 3. ``Static`` start: ``validateState`` (empty machine state with assignments; machine state that
    does not match the replayed assignments).
+
+Pod-level entries (``podEntries``, KEP-5526): restored only with PodLevelResourceManagers on
+(``state_checkpoint.go`` restoreState); ``validateState`` then replays a pod's pod-level blocks
+instead of its containers' blocks (:func:`.validate_state.restored_assignments`). With the gate
+off they are dropped, and the containers' blocks of a pod-level pod usually add up to more than
+the machine state holds: the kubelet then refuses to start ("the expected machine state is
+different from the real one").
 """
 
 from __future__ import absolute_import, annotations, division, print_function
@@ -33,6 +40,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memoryma
     default_machine_state,
     entries_from_plain,
     machine_state_from_plain,
+    pod_entries_from_plain,
 )
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.memory_drift import (
     drift_tolerance,
@@ -50,6 +58,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memoryma
 )
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.validate_state import (
     check_policy_name,
+    restored_assignments,
     validate_state,
 )
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.node_allocatable import reservation_from_config
@@ -153,20 +162,21 @@ def new_memory_manager(topology: Any, kubelet_config: Mapping[str, Any], checkpo
 
     machine_state: Dict[int, Any] = {}
     entries: Dict[str, Any] = {}
+    pod_entries: Dict[str, Any] = {}
+    pod_level = bool(gates.get(POD_LEVEL_RESOURCE_MANAGERS))
     if checkpoint is not None:
         stored_policy = _checkpoint_field(checkpoint, "policy_name", "policyName")
         check_policy_name(policy, "" if stored_policy is None else str(stored_policy), state_file)
         machine_state = machine_state_from_plain(_checkpoint_field(checkpoint, "machine_state", "machineState"))
         entries = entries_from_plain(_checkpoint_field(checkpoint, "entries", "Entries"))
-        pod_entries = _checkpoint_field(checkpoint, "pod_entries", "podEntries")
-        if pod_entries and gates.get(POD_LEVEL_RESOURCE_MANAGERS):
-            raise MemoryManagerConfigError(
-                "%s has pod-level memory assignments (podEntries) and PodLevelResourceManagers is enabled: "
-                "pod-level memory allocation (alpha) is not simulated" % state_file)
+        if pod_level:
+            # restoreState keeps podEntries only with the gate on (state_checkpoint.go)
+            pod_entries = pod_entries_from_plain(_checkpoint_field(checkpoint, "pod_entries", "podEntries") or {})
 
     tolerance = drift_tolerance(dict(kubelet_config, featureGates=gates), proc_iomem, version)
     if policy == POLICY_NONE:
         return provider
     default_state = default_machine_state(topology, system_reserved)
-    machine_state = validate_state(machine_state, entries, default_state, tolerance.bound)
-    return MemoryManagerStatic(machine_state, entries, feature_gates=gates)
+    replayed = restored_assignments(entries, pod_entries, pod_level)
+    machine_state = validate_state(machine_state, replayed, default_state, tolerance.bound)
+    return MemoryManagerStatic(machine_state, entries, feature_gates=gates, pod_entries=pod_entries, version=version)

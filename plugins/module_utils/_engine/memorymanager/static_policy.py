@@ -13,7 +13,12 @@ init containers, and it reproduces the kubelet's rules exactly, including the su
   ignored unless the gate PodLevelResourceManagers is on (alpha 1.36, beta but off by default
   in 1.37, kubernetes/kubernetes#141209); with it, pod scope allocates the pod budget once (:meth:`allocate_pod`: exclusive
   blocks for containers whose requests equal their limits, the rest as the pod shared pool) and
-  a container qualifies for exclusive memory only when its requests equal its limits;
+  a container qualifies for exclusive memory only when its requests equal its limits; a pod
+  whose pod-level blocks were restored from the state file is admitted again as its kubelet
+  release does it (``_k8s/versions.py``): 1.36 and 1.37 regenerate the pod hint from its first
+  container's blocks, 1.38 from its pod blocks (kubernetes/kubernetes#141070); ``AllocatePod``
+  reserves the budget again in 1.36 (#140906), keeps the restored allocation in 1.38 (#141077)
+  and is refused as not simulated for 1.37 (no source says which of the two 1.37.0 does);
 * hints: every NUMA mask whose *allocatable* memory could hold the request decides what is
   "preferred" (the smallest such size), but a mask is offered only if its *free* memory (plus
   this pod's reusable init-container memory for exactly that mask) holds the request and it
@@ -72,6 +77,14 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topology
 from ansible_collections.numaguard.kubelet.plugins.module_utils._errors import NumaguardError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import INT64_MAX, INT64_MIN, parse_quantity
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.resources import is_memory_type
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import (
+    MEMORY_ALLOCATE_POD_KEEPS_RESTORED,
+    MEMORY_POD_HINTS_FROM_POD_BLOCKS,
+    NEWEST_KNOWN,
+    behaviour,
+    behaviour_confirmed,
+    format_version,
+)
 
 GUARANTEED = "Guaranteed"
 POLICY_STATIC = "Static"
@@ -372,8 +385,12 @@ class MemoryManagerStatic:
     """The Static policy provider: hints, Allocate, release, on an in-memory machine state.
 
     ``machine_state``: NUMA id -> :class:`NUMANodeState` (already validated, e.g. by
-    :func:`...memorymanager.manager.new_memory_manager`); ``entries``: pod UID -> container ->
-    blocks. Both are copied. ``feature_gates``: only PodLevelResourceManagers matters here.
+    :func:`...memorymanager.memory_manager.new_memory_manager`); ``entries``: pod UID -> container
+    -> blocks; ``pod_entries``: pod UID -> the pod budget's blocks of pod-level pods (restored
+    from the state file; only kept with PodLevelResourceManagers on, as the kubelet restores
+    them). All are copied. ``feature_gates``: only PodLevelResourceManagers matters here.
+    ``version``: the kubelet release (None: the newest known); it decides how a pod whose
+    pod-level blocks were restored is admitted again (``_k8s/versions.py``).
     """
 
     policy_name = POLICY_STATIC
@@ -383,13 +400,18 @@ class MemoryManagerStatic:
     def __init__(self,
                  machine_state: Mapping[int, Any],
                  entries: Optional[Mapping[str, Mapping[str, List[Block]]]] = None,
-                 feature_gates: Optional[Mapping[str, bool]] = None) -> None:
+                 feature_gates: Optional[Mapping[str, bool]] = None,
+                 pod_entries: Optional[Mapping[str, Sequence[Block]]] = None,
+                 version: Optional[Tuple[int, ...]] = None) -> None:
         self._state = clone_machine_state(machine_state)
         self._entries = clone_assignments(entries or {})
         self._reusable: Dict[str, Dict[int, Dict[str, int]]] = {}
+        self._gates = dict(feature_gates or {})
         #: pod UID -> the pod budget's blocks of pod-level pods (the checkpoint's podEntries)
         self._pod_entries: Dict[str, List[Block]] = {}
-        self._gates = dict(feature_gates or {})
+        if self._gates.get(POD_LEVEL_RESOURCE_MANAGERS):
+            self._pod_entries = dict((str(uid), list(blocks)) for uid, blocks in (pod_entries or {}).items())
+        self._version = tuple(version) if version is not None else NEWEST_KNOWN
         self.counters = PinningCounters()
         self._alloc_cache = _ALLOC_CACHE
         self._fit_cache = _FIT_CACHE
@@ -525,6 +547,10 @@ class MemoryManagerStatic:
             return dict((name, []) for name in requested)
         if not requested:
             return None
+        pod_blocks = self._pod_entries.get(pod.uid) if self.pod_level_managed(pod) else None
+        if pod_blocks is not None and behaviour(MEMORY_POD_HINTS_FROM_POD_BLOCKS, self._version):
+            # kubernetes/kubernetes#141070 (1.38): the pod budget's blocks give the hint back
+            return self._regenerate(pod_blocks, requested)
         for container in tuple(pod.init_containers) + tuple(pod.containers):
             blocks = self._entries.get(pod.uid, {}).get(container.name)
             if blocks is not None:
@@ -561,6 +587,16 @@ class MemoryManagerStatic:
             budget = self.pod_requests(pod)
         except _RequestError:
             return  # the kubelet logs and admits without memory pinning
+        if pod.uid in self._pod_entries:
+            if not behaviour_confirmed(MEMORY_ALLOCATE_POD_KEEPS_RESTORED, self._version):
+                raise UnsupportedPod(
+                    "pod %s/%s already holds pod-level memory blocks (podEntries, e.g. restored from "
+                    "memory_manager_state): admitting it again is not simulated for kubelet %s: no source says whether "
+                    "that release keeps a restored pod-level allocation (kubernetes/kubernetes#141077, "
+                    "kubelet 1.38) or reserves the pod budget a second time (kubelet 1.36)"
+                    % (pod.namespace, pod.name, format_version(self._version[:2])))
+            if behaviour(MEMORY_ALLOCATE_POD_KEEPS_RESTORED, self._version):
+                return  # kubernetes/kubernetes#141077: the restored allocation stays as it is
         self.counters.requests += 1
         try:
             self._allocate_pod(pod, budget, ZERO_HINT if affinity is None else affinity)
@@ -1020,5 +1056,8 @@ def _to_checkpoint(plain: Dict[str, Any]) -> Any:
                                                 size=b["size"]) for b in blocks])
                               for name, blocks in containers.items()))
                    for pod, containers in plain["entries"].items())
+    pod_entries = dict((pod, [_cp.Block(numa_affinity=tuple(b["numaAffinity"]), type=b["type"], size=b["size"])
+                              for b in blocks])
+                       for pod, blocks in (plain.get("pod_entries") or {}).items())
     return _cp.MemoryManagerCheckpoint(policy_name=plain["policy_name"], machine_state=plain["machine_state"],
-                                       entries=entries, pod_entries={})
+                                       entries=entries, pod_entries=pod_entries)
