@@ -27,6 +27,10 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanag
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.devicemanager_inputs import DeviceInventory
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.checkpoint import restore_memory_manager_state
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.hugepages_truth import RUNTIME_FAILURE, Backing
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.pod import pod_requests
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.resource_fit import ResourceFit
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.kubelet_cost import pod_cost
+from ansible_collections.numaguard.kubelet.plugins.module_utils._host.resize import ResizeMatch, find_resized, judge_resize
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.running_pods import combine, listed_pods, resource_fit_for_node, state_pods
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import KubeletAssumption, host_kubelet_version
 from ansible_collections.numaguard.kubelet.plugins.module_utils._report.classes import hardware_class
@@ -123,6 +127,12 @@ def run_check(params):
             pod = simulator.pod_from_manifest(manifest, index)
         except ValueError as exc:
             raise AdmissionInputError("%s: %s" % (label, exc))
+        match = find_resized(manifest, pod, params.get("running_pods"), running, simulator.feature_gates)
+        if match is not None:
+            result = _resize_result(simulator, pod, match, config)
+            result.update(source=label, runtime=None, runtime_shortfalls=[])
+            results.append(result)
+            continue
         result = simulator.admit(pod)
         result["source"] = label
         # hugepages truth: the state's counters admitted it; can the OS back its pages?
@@ -140,6 +150,63 @@ def run_check(params):
             memory_version=getattr(memory_checkpoint, "version", None) if memory_checkpoint is not None else None)
     run["msg"] = format_table(run) + "".join(
         "\n%s/%s: %s: %s" % (r["namespace"], r["name"], RUNTIME_FAILURE, "; ".join(r["runtime_shortfalls"]))
-        for r in results if r["runtime"])
+        for r in results if r["runtime"]) + "".join("\n" + resize_line(r) for r in results if r.get("resize"))
     run["table"] = run["msg"].split("\n")
     return run
+
+
+def resize_line(result: Dict[str, Any]) -> str:
+    """The ``msg`` line of a resize: ``ns/name: resize of <running pod>: <verdict>[: reason: message]``."""
+    resize = result["resize"]
+    of = resize["of"]
+    running = "%s/%s" % (of["namespace"], of["name"]) if of.get("name") else "uid %s" % of["uid"]
+    line = "%s/%s: resize of %s (kubelet %s): %s" % (result["namespace"], result["name"], running,
+                                                    resize["kubelet_version"], resize["verdict"].replace("_", " "))
+    if resize.get("reason") or resize.get("message"):
+        line += ": %s" % ": ".join(part for part in (resize.get("reason"), resize.get("message")) if part)
+    elif resize["verdict"] == "feasible":
+        line += " (resize handler rules and resource fit only; the managers' re-allocation is not simulated)"
+    return line
+
+
+def _resize_result(simulator: Any, pod: Any, match: ResizeMatch, config: Dict[str, Any]) -> Dict[str, Any]:
+    """The result of a pod that resizes a running one: judged by the kubelet's resize rules, never
+    admitted as a new pod. The result has every field of an admission result (no containers, merges
+    or NUMA nodes: the managers' handling of a resize is not simulated) plus ``resize``."""
+    resize = judge_resize(match, pod, simulator.kubelet, config.get("cpuManagerPolicy") or "none",
+                          config.get("memoryManagerPolicy") or "None")
+    requests = pod_requests(pod)
+    fit: Dict[str, Any] = {"evaluated": False}
+    admitted, verdict, reason, message, undecided = False, "rejected", resize["reason"] or "", resize["message"] or "", ""
+    if resize["verdict"] == "cannot_check":
+        verdict, reason, message, undecided = "cannot_check", "", "", resize["message"]
+    elif resize["verdict"] == "unchanged":
+        admitted, verdict = True, "admitted"
+    elif resize["verdict"] == "feasible":
+        current = simulator.resource_fit
+        used = dict(current.used)
+        for name, value in match.requests.items():
+            used[name] = used.get(name, 0) - int(value)
+        others = ResourceFit(current.allocatable, current.extended_known, used=used,
+                             pod_count=max(current.pod_count - 1, 0))
+        fit = dict(others.check(requests), evaluated=True)
+        resize["checked"].append("resource fit of the new requests against node allocatable minus the node's "
+                                 "other pods (the kubelet's predicate admit handler)")
+        if not fit["fits"]:
+            reason, message = fit["reason"], fit["message"]
+        elif fit["unchecked"]:
+            verdict = "cannot_check"
+            undecided = "; ".join("%s: %s" % (u["resource"], u["why"]) for u in fit["unchecked"])
+        else:
+            admitted, verdict = True, "admitted"
+            for name, value in requests.items():  # the node now holds the new requests
+                used[name] = used.get(name, 0) + int(value)
+            current.used = dict((name, value) for name, value in used.items() if value)
+    return {
+        "name": pod.name, "namespace": pod.namespace, "uid": pod.uid, "admitted": admitted, "verdict": verdict,
+        "reason": reason, "message": message, "cannot_check": undecided, "resource_fit": fit,
+        "qos_class": pod.qos_class,
+        "topology_manager": {"policy": simulator.topology_manager.policy.name, "scope": simulator.topology_manager.name},
+        "merges": [], "kubelet_cost": pod_cost([]), "containers": [], "failed_container": None,
+        "failed_provider": None, "numa_nodes": [], "resize": resize,
+    }

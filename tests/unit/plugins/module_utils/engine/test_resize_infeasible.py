@@ -17,6 +17,8 @@ import pytest
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.allocation import (
     infeasible_resize_message,
     resize_infeasible,
+    resize_not_allowed,
+    resources_changed,
 )
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.pod import Pod
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import effective_gates
@@ -75,3 +77,47 @@ def test_memory_rule_follows_its_own_gate_and_comes_after_the_cpu_rule():
     assert resize_infeasible(pod("1", "1Gi"), pod("2", "2Gi"), "static", "Static", gates)[1] == CPU_MESSAGE
     memory_gate = effective_gates((1, 37), {"InPlacePodVerticalScalingExclusiveMemory": True})
     assert resize_infeasible(pod("1", "1Gi"), pod("1", "2Gi"), "static", "Static", memory_gate) is None
+
+
+LEGACY_CPU = "Resize is infeasible for Guaranteed Pods alongside CPU Manager static policy"
+LEGACY_MEMORY = "Resize is infeasible for Guaranteed Pods alongside Memory Manager static policy"
+
+
+def test_before_1_32_there_is_no_rule_for_guaranteed_pods():
+    gates = effective_gates((1, 31), {"InPlacePodVerticalScaling": True})
+    assert resize_infeasible(pod("1"), pod("2"), "static", "Static", gates, minor=31) is None
+
+
+@pytest.mark.parametrize("minor", [32, 33])
+def test_1_32_and_1_33_refuse_any_resize_with_the_old_wording_behind_the_cpu_gate(minor):
+    gates = effective_gates((1, minor))
+    # a memory-only resize is refused for the CPU manager, as canResizePod did
+    assert resize_infeasible(pod("1", "1Gi"), pod("1", "2Gi"), "static", "None", gates, minor=minor) == (
+        "Infeasible", LEGACY_CPU, None)
+    assert resize_infeasible(pod("1", "1Gi"), pod("2", "1Gi"), "none", "Static", gates, minor=minor) == (
+        "Infeasible", LEGACY_MEMORY, None)
+    # the exclusive-CPU gate lifts both; no resize at all is no refusal
+    cpus = effective_gates((1, minor), {"InPlacePodVerticalScalingExclusiveCPUs": True})
+    assert resize_infeasible(pod("1", "1Gi"), pod("1", "2Gi"), "static", "Static", cpus, minor=minor) is None
+    assert resize_infeasible(pod("1"), pod("1000m"), "static", "Static", gates, minor=minor) is None
+
+
+def test_from_1_34_the_wording_quotes_the_policy_and_only_the_resized_resource_counts():
+    gates = effective_gates((1, 34))
+    assert infeasible_resize_message("CPU Manager", "static", 33) == LEGACY_CPU
+    assert infeasible_resize_message("CPU Manager", "static", 34) == CPU_MESSAGE
+    assert resize_infeasible(pod("1", "1Gi"), pod("1", "2Gi"), "static", "None", gates, minor=34) is None
+
+
+def test_resources_changed_compares_requests_and_limits_by_value():
+    assert not resources_changed(pod("1"), pod("1000m"))
+    assert resources_changed(pod("1"), pod("1", limits=False))
+    assert resources_changed(pod("1", sidecar_cpu="1"), pod("1", sidecar_cpu="2"))
+
+
+def test_resize_not_allowed_gate_then_static_pod():
+    assert resize_not_allowed({"InPlacePodVerticalScaling": False}, True) == (
+        "Infeasible", "InPlacePodVerticalScaling is disabled", "feature_gate_off")
+    assert resize_not_allowed({"InPlacePodVerticalScaling": True}, True) == (
+        "Infeasible", "In-place resize of static-pods is not supported", "static_pod")
+    assert resize_not_allowed({"InPlacePodVerticalScaling": True}, False) is None
