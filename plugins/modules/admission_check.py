@@ -35,6 +35,12 @@ description:
   - A pod needing a resource whose node capacity is not known here (C(ephemeral-storage), an extended
     resource without O(devices)) gets C(verdict=cannot_check), never C(admitted=true).
   - Node selectors, affinity, taints, host ports and critical-pod preemption are not simulated.
+  - A pod that is already on the node (same C(metadata.uid) as a pod of O(running_pods) or of the state
+    files, else, for a manifest without uid, the same namespace and name as a pod of O(running_pods)) is an
+    in-place resize request, not a new pod. It is judged by the kubelet's resize rules of the assumed release
+    (RV(pods[].resize)) - a Guaranteed pod's CPU under CPU Manager C(static) is C(Infeasible) unless
+    C(InPlacePodVerticalScalingExclusiveCPUs) is on - and, when these let it through, by the resource fit
+    against the node's other pods. The managers' re-allocation of a resize is not simulated.
 author:
   - numaguard.kubelet contributors (@numaguard)
 extends_documentation_fragment:
@@ -50,6 +56,7 @@ options:
       - Pods without C(metadata.uid) get a deterministic uid derived from namespace and name; a
         repeated pod in the sequence gets a distinct one, so it counts as a new pod.
       - Evaluated after the manifests of O(pod_file).
+      - A pod that is already running on the node is a resize request (see the notes above).
     type: raw
   pod_file:
     description:
@@ -121,6 +128,8 @@ options:
         CPUs, memory or devices but missing here are still counted (and named in a warning).
       - Default is the pods rebuilt from the state files only (Guaranteed pods' exclusive allocations); other
         pods and the pod count are then unknown, which the result says.
+      - A checked pod that matches one of these pods is a resize of it; a listed pod's
+        C(status.containerStatuses[].allocatedResources), where present, is taken as what the kubelet allocated.
     type: raw
   node_allocatable:
     description:
@@ -305,6 +314,23 @@ pods:
       description: Provider whose allocation failed (C(device), C(cpu), C(memory)), null otherwise.
       type: str
       returned: always
+    resize:
+      description:
+        - Only for a pod that resizes a running pod (the pod is then not admitted as a new pod; its C(containers),
+          C(merges) and C(numa_nodes) are empty). C(of) (the running pod - C(uid), C(namespace), C(name),
+          C(matched_by) C(uid) or C(namespace/name), C(sources)), C(verdict), C(reason) and C(message) (the
+          kubelet's, e.g. C(Infeasible) and C(Resize is infeasible for Guaranteed Pods alongside CPU Manager policy
+          "static")), C(metric_reason) (the kubelet's C(pod_infeasible_resizes_total) label), C(changed) (C(cpu),
+          C(memory), C(any) - true, false or null when the state files do not show it), C(kubelet_version),
+          C(gates) (C(InPlacePodVerticalScaling), C(InPlacePodVerticalScalingExclusiveCPUs),
+          C(InPlacePodVerticalScalingExclusiveMemory) as assumed), C(checked) (the rules applied) and
+          C(not_simulated).
+        - C(verdict) is C(infeasible), C(not_resized) (the kubelet resizes no pod - C(InPlacePodVerticalScaling)
+          off), C(unchanged) (the requests are the allocated ones), C(cannot_check) (the state files do not show
+          what decides) or C(feasible) (the resize rules let it through; the pod's C(verdict), C(reason) and
+          C(resource_fit) then say whether the new requests fit beside the node's other pods).
+      type: dict
+      returned: for a resize of a running pod
     runtime:
       description:
         - C(admitted, then fails at runtime) when the pod is admitted on the strength of the memory manager's

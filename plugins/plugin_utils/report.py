@@ -262,13 +262,18 @@ def check_pod_report(results: Mapping[str, Any], topologies: Mapping[str, Any], 
         pods = list(result.get("pods") or [])
         verdicts = [_verdict(p) for p in pods]
         for pod, verdict in zip(pods, verdicts):
-            entry["pods"].append({"pod": _pod_name(pod), "verdict": verdict, "reason": pod.get("reason") or "",
-                                  "message": pod.get("message") or pod.get("cannot_check") or "",
-                                  "numa_nodes": pod.get("numa_nodes") or []})
+            row = {"pod": _pod_name(pod), "verdict": verdict, "reason": pod.get("reason") or "",
+                   "message": pod.get("message") or pod.get("cannot_check") or "",
+                   "numa_nodes": pod.get("numa_nodes") or []}
+            resize = pod.get("resize")
+            if isinstance(resize, Mapping):  # an in-place resize of a running pod, not a new pod
+                row["resize"] = dict((k, resize.get(k)) for k in ("of", "verdict", "reason", "message",
+                                                                   "kubelet_version", "gates"))
+            entry["pods"].append(row)
             cost = pod.get("kubelet_cost")
             if isinstance(cost, Mapping) and cost.get("warning"):
                 entry["warnings"].append("%s: %s" % (_pod_name(pod), cost["warning"]))
-            if verdict == "cannot_check":
+            if verdict == "cannot_check" and not pod.get("resize"):
                 entry["details"].append("%s cannot check: %s" % (_pod_name(pod), pod.get("cannot_check") or ""))
             else:
                 entry["details"].append(describe_pod(pod))

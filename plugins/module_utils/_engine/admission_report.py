@@ -34,9 +34,29 @@ def _gib(size: int) -> str:
     return "%d" % size
 
 
-def describe_pod(pod: Mapping[str, Any]) -> str:
-    """One line for one pod result: placement when admitted, reason and message when not."""
+def describe_resize(pod: Mapping[str, Any]) -> str:
+    """One line for a pod result that resizes a running pod (``pod["resize"]``)."""
     name = "%s/%s" % (pod.get("namespace", "default"), pod.get("name", "?"))
+    resize = pod.get("resize") or {}
+    verdict = str(resize.get("verdict") or "?").replace("_", " ")
+    head = "%s resize %s (kubelet %s)" % (name, verdict, resize.get("kubelet_version") or "?")
+    if resize.get("reason") or resize.get("message"):
+        return "%s: %s" % (head, ": ".join(str(p) for p in (resize.get("reason"), resize.get("message")) if p))
+    if pod.get("verdict") == "cannot_check":
+        return "%s, cannot check the fit: %s" % (head, pod.get("cannot_check") or "")
+    if not pod.get("admitted"):
+        return "%s, does not fit: %s: %s" % (head, pod.get("reason") or "?", pod.get("message") or "")
+    if resize.get("verdict") == "feasible":
+        return "%s, fits (the managers' re-allocation is not simulated)" % head
+    return head
+
+
+def describe_pod(pod: Mapping[str, Any]) -> str:
+    """One line for one pod result: placement when admitted, reason and message when not; for a
+    resize of a running pod, the resize verdict (:func:`describe_resize`)."""
+    name = "%s/%s" % (pod.get("namespace", "default"), pod.get("name", "?"))
+    if pod.get("resize"):
+        return describe_resize(pod)
     if not pod.get("admitted"):
         line = "%s rejected: %s: %s" % (name, pod.get("reason") or "?", pod.get("message") or "")
         if pod.get("reason") == "TopologyAffinityError" and pod.get("merges"):
@@ -97,7 +117,7 @@ def admission_report(results: Mapping[str, Any],
             entry["pods"] = [{"name": p.get("name"), "namespace": p.get("namespace"),
                               "admitted": bool(p.get("admitted")), "reason": p.get("reason", ""),
                               "message": p.get("message", ""), "numa_nodes": p.get("numa_nodes", []),
-                              "line": describe_pod(p)} for p in pods]
+                              "resize": p.get("resize"), "line": describe_pod(p)} for p in pods]
             entry["status"] = "admitted" if pods and all(p["admitted"] for p in entry["pods"]) else "rejected"
             numa: set = set()
             for pod in entry["pods"]:

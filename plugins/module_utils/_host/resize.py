@@ -57,8 +57,8 @@ NOT_SIMULATED = (
     "blocks); the result's containers and numa_nodes are empty for a resize",
     "the eviction, sysctl and other admit handlers",
     "swap: the kubelet refuses a memory resize of a container that uses swap",
-    "the requests' upper bound of older kubelets (1.32-1.34 mark a resize beyond node allocatable "
-    "Infeasible with 'Node didn't have enough capacity: ...'); the resource fit below covers it",
+    "the requests' upper bound of older kubelets (the 1.32-1.34 sources mark a resize beyond the whole node "
+    "allocatable Infeasible with 'Node didn't have enough capacity: ...'); the resource fit reports it as OutOf...",
     "the retry of a pending resize when other pods leave or shrink",
 )
 

@@ -162,3 +162,16 @@ def test_bad_input_names_the_host():
     from ansible_collections.numaguard.kubelet.plugins.plugin_utils.report import ReportError
     with pytest.raises(ReportError, match="host h1"):
         discover_report({"h1": {"nodes": "x"}}, {}, ["h1"])
+
+
+def test_check_pod_report_names_a_resize():
+    message = 'Resize is infeasible for Guaranteed Pods alongside CPU Manager policy "static"'
+    resize = {"of": {"uid": "u-1", "namespace": "default", "name": "web", "matched_by": "uid", "sources": []},
+              "verdict": "infeasible", "reason": "Infeasible", "message": message, "kubelet_version": "1.37",
+              "gates": {"InPlacePodVerticalScalingExclusiveCPUs": False}, "checked": [], "not_simulated": []}
+    pod = dict(_pod("rejected", "Infeasible", message), resize=resize)
+    report = check_pod_report({"a": {"pods": [pod], "memory": {}}}, {}, {}, ["a"])
+    (entry,) = report["hosts"]
+    assert entry["status"] == "rejected"
+    assert entry["pods"][0]["resize"]["verdict"] == "infeasible"
+    assert entry["details"] == ["shop/db resize infeasible (kubelet 1.37): Infeasible: " + message]
