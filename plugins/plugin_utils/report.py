@@ -223,6 +223,10 @@ def validate_report(results: Mapping[str, Any], topologies: Mapping[str, Any],
 
 # ---- check_pod ----------------------------------------------------------------------------
 
+#: what a check_pod report keeps of an admission_check result's ``resize`` (a resize of a running pod)
+_RESIZE_FIELDS = ("of", "verdict", "reason", "message", "kubelet_version", "gates")
+
+
 def _pod_name(pod: Mapping[str, Any]) -> str:
     return "%s/%s" % (pod.get("namespace") or "default", pod.get("name") or "?")
 
@@ -267,8 +271,7 @@ def check_pod_report(results: Mapping[str, Any], topologies: Mapping[str, Any], 
                    "numa_nodes": pod.get("numa_nodes") or []}
             resize = pod.get("resize")
             if isinstance(resize, Mapping):  # an in-place resize of a running pod, not a new pod
-                row["resize"] = dict((k, resize.get(k)) for k in ("of", "verdict", "reason", "message",
-                                                                   "kubelet_version", "gates"))
+                row["resize"] = dict((k, resize.get(k)) for k in _RESIZE_FIELDS)
             entry["pods"].append(row)
             cost = pod.get("kubelet_cost")
             if isinstance(cost, Mapping) and cost.get("warning"):

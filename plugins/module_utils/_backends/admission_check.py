@@ -23,6 +23,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._backends.node_i
 from ansible_collections.numaguard.kubelet.plugins.module_utils._backends.readmit import run_readmit
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission import AdmissionSimulator, format_table
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission_inputs import AdmissionInputError, pods_from_documents
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission_report import describe_resize
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.checkpoint import restore_cpu_manager_state
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.devicemanager_inputs import DeviceInventory
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.checkpoint import restore_memory_manager_state
@@ -150,23 +151,9 @@ def run_check(params):
             memory_version=getattr(memory_checkpoint, "version", None) if memory_checkpoint is not None else None)
     run["msg"] = format_table(run) + "".join(
         "\n%s/%s: %s: %s" % (r["namespace"], r["name"], RUNTIME_FAILURE, "; ".join(r["runtime_shortfalls"]))
-        for r in results if r["runtime"]) + "".join("\n" + resize_line(r) for r in results if r.get("resize"))
+        for r in results if r["runtime"]) + "".join("\n" + describe_resize(r) for r in results if r.get("resize"))
     run["table"] = run["msg"].split("\n")
     return run
-
-
-def resize_line(result: Dict[str, Any]) -> str:
-    """The ``msg`` line of a resize: ``ns/name: resize of <running pod>: <verdict>[: reason: message]``."""
-    resize = result["resize"]
-    of = resize["of"]
-    running = "%s/%s" % (of["namespace"], of["name"]) if of.get("name") else "uid %s" % of["uid"]
-    line = "%s/%s: resize of %s (kubelet %s): %s" % (result["namespace"], result["name"], running,
-                                                    resize["kubelet_version"], resize["verdict"].replace("_", " "))
-    if resize.get("reason") or resize.get("message"):
-        line += ": %s" % ": ".join(part for part in (resize.get("reason"), resize.get("message")) if part)
-    elif resize["verdict"] == "feasible":
-        line += " (resize handler rules and resource fit only; the managers' re-allocation is not simulated)"
-    return line
 
 
 def _resize_result(simulator: Any, pod: Any, match: ResizeMatch, config: Dict[str, Any]) -> Dict[str, Any]:

@@ -38,8 +38,10 @@ def describe_resize(pod: Mapping[str, Any]) -> str:
     """One line for a pod result that resizes a running pod (``pod["resize"]``)."""
     name = "%s/%s" % (pod.get("namespace", "default"), pod.get("name", "?"))
     resize = pod.get("resize") or {}
+    of = resize.get("of") or {}
+    running = "%s/%s" % (of.get("namespace"), of.get("name")) if of.get("name") else "uid %s" % of.get("uid")
     verdict = str(resize.get("verdict") or "?").replace("_", " ")
-    head = "%s resize %s (kubelet %s)" % (name, verdict, resize.get("kubelet_version") or "?")
+    head = "%s resize of %s: %s (kubelet %s)" % (name, running, verdict, resize.get("kubelet_version") or "?")
     if resize.get("reason") or resize.get("message"):
         return "%s: %s" % (head, ": ".join(str(p) for p in (resize.get("reason"), resize.get("message")) if p))
     if pod.get("verdict") == "cannot_check":

@@ -33,7 +33,7 @@ from __future__ import absolute_import, annotations, division, print_function
 __metaclass__ = type
 
 try:
-    from typing import Any, Dict, Mapping, Optional, Tuple  # noqa: F401
+    from typing import Any, Mapping, Optional, Tuple  # noqa: F401
 except ImportError:  # pragma: no cover
     pass
 

@@ -22,7 +22,7 @@ import copy
 from dataclasses import dataclass, field
 
 try:
-    from typing import Any, Dict, List, Mapping, Optional, Tuple  # noqa: F401
+    from typing import Any, Dict, Mapping, Optional, Tuple  # noqa: F401
 except ImportError:  # pragma: no cover
     pass
 

@@ -75,7 +75,7 @@ def test_cpu_resize_found_by_uid_is_infeasible_under_static_and_not_admitted(vm)
     assert resize["kubelet_version"] == "1.37"
     # never run through admission as a new pod: no merges, no CPUs taken
     assert web["merges"] == [] and web["containers"] == [] and web["numa_nodes"] == []
-    assert "default/web: resize of default/web (kubelet 1.37): infeasible: Infeasible: " + CPU_MESSAGE in result["msg"]
+    assert "default/web resize of default/web: infeasible (kubelet 1.37): Infeasible: " + CPU_MESSAGE in result["msg"]
 
 
 def test_resize_found_by_namespace_and_name_when_the_manifest_has_no_uid(vm):
@@ -191,4 +191,4 @@ def test_module_reports_the_resize(vm, capsys):
     out = json.loads(capsys.readouterr().out)
     (web,) = out["pods"]
     assert web["resize"]["verdict"] == "infeasible" and web["message"] == CPU_MESSAGE
-    assert any(line.startswith("default/web: resize of default/web") for line in out["table"])
+    assert any(line.startswith("default/web resize of default/web: infeasible") for line in out["table"])

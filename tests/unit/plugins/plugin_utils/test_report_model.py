@@ -174,4 +174,4 @@ def test_check_pod_report_names_a_resize():
     (entry,) = report["hosts"]
     assert entry["status"] == "rejected"
     assert entry["pods"][0]["resize"]["verdict"] == "infeasible"
-    assert entry["details"] == ["shop/db resize infeasible (kubelet 1.37): Infeasible: " + message]
+    assert entry["details"] == ["shop/db resize of default/web: infeasible (kubelet 1.37): Infeasible: " + message]

@@ -67,16 +67,19 @@ def test_resize_lines():
     infeasible = dict(base, admitted=False, verdict="rejected", reason="Infeasible",
                       message='Resize is infeasible for Guaranteed Pods alongside CPU Manager policy "static"',
                       resize={"verdict": "infeasible", "kubelet_version": "1.37", "reason": "Infeasible",
+                              "of": {"uid": "u-1", "namespace": "shop", "name": "web"},
                               "message": 'Resize is infeasible for Guaranteed Pods alongside CPU Manager policy "static"'})
-    assert describe_pod(infeasible) == ('shop/web resize infeasible (kubelet 1.37): Infeasible: Resize is infeasible '
-                                        'for Guaranteed Pods alongside CPU Manager policy "static"')
+    assert describe_pod(infeasible) == ('shop/web resize of shop/web: infeasible (kubelet 1.37): Infeasible: Resize is '
+                                        'infeasible for Guaranteed Pods alongside CPU Manager policy "static"')
     feasible = dict(base, admitted=True, verdict="admitted", reason="", message="",
-                    resize={"verdict": "feasible", "kubelet_version": "1.37", "reason": None, "message": None})
-    assert describe_pod(feasible) == ("shop/web resize feasible (kubelet 1.37), fits (the managers' re-allocation "
-                                      "is not simulated)")
+                    resize={"verdict": "feasible", "kubelet_version": "1.37", "reason": None, "message": None,
+                            "of": {"uid": "u-1"}})
+    assert describe_pod(feasible) == ("shop/web resize of uid u-1: feasible (kubelet 1.37), fits (the managers' "
+                                      "re-allocation is not simulated)")
     too_big = dict(feasible, admitted=False, verdict="rejected", reason="OutOfcpu", message="Node didn't ...")
-    assert describe_pod(too_big) == "shop/web resize feasible (kubelet 1.37), does not fit: OutOfcpu: Node didn't ..."
+    assert describe_pod(too_big) == ("shop/web resize of uid u-1: feasible (kubelet 1.37), does not fit: OutOfcpu: "
+                                     "Node didn't ...")
     report = admission_report({"h1": {"pods": [infeasible]}}, ["h1"])
     assert report["rejected"] == ["h1"]
     assert report["hosts"]["h1"]["pods"][0]["resize"]["verdict"] == "infeasible"
-    assert report["lines"][1].startswith("h1: shop/web resize infeasible")
+    assert report["lines"][1].startswith("h1: shop/web resize of shop/web: infeasible")

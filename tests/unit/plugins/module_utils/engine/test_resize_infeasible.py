@@ -13,6 +13,8 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.allocation import (
     infeasible_resize_message,
@@ -121,3 +123,13 @@ def test_resize_not_allowed_gate_then_static_pod():
     assert resize_not_allowed({"InPlacePodVerticalScaling": True}, True) == (
         "Infeasible", "In-place resize of static-pods is not supported", "static_pod")
     assert resize_not_allowed({"InPlacePodVerticalScaling": True}, False) is None
+
+
+@given(old=st.integers(min_value=1, max_value=64000), new=st.integers(min_value=1, max_value=64000),
+       minor=st.sampled_from([32, 33, 34, 35, 36, 37, 38]))
+def test_a_guaranteed_cpu_resize_under_static_is_refused_exactly_when_the_request_changes(old, new, minor):
+    gates = effective_gates((1, minor))
+    outcome = resize_infeasible(pod("%dm" % old), pod("%dm" % new), "static", "None", gates, minor=minor)
+    assert (outcome is not None) == (old != new)
+    if outcome is not None:
+        assert outcome[1] == (LEGACY_CPU if minor < 34 else CPU_MESSAGE)
