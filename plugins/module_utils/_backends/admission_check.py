@@ -20,7 +20,6 @@ from typing import Any, Dict
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._backends.admission_check_options import argument_spec
 from ansible_collections.numaguard.kubelet.plugins.module_utils._backends.node_inputs import device_allocations, device_inventory, node_inputs
-from ansible_collections.numaguard.kubelet.plugins.module_utils._backends.readmit import run_readmit
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission import AdmissionSimulator, format_table
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission_inputs import AdmissionInputError, pods_from_documents
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission_report import describe_resize
@@ -84,6 +83,9 @@ def _collect_pods(params):
 def run_check(params):
     """Everything the module does, returning the result dict; raises ValueError subclasses."""
     if params.get("readmit") not in (None, False):
+        # imported here: a plain check does not compile the re-admission code (issue 12)
+        from ansible_collections.numaguard.kubelet.plugins.module_utils._backends.readmit import run_readmit
+
         return run_readmit(params)
     root = params.get("root") or "/"
     sources = {}

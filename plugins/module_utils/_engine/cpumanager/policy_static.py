@@ -31,12 +31,6 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanag
     take_distributed,
     take_packed,
 )
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.mask_table import (
-    hint as interned_hint,
-)
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.mask_table import (
-    table_for,
-)
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors import (
     AdmissionError,
     StateError,
@@ -265,6 +259,14 @@ class StaticPolicy:
 
         Same result as :meth:`generate_hints_literal` (the per-mask loop), which tests compare.
         """
+        # the per-mask table, imported here: machines whose hints stay implicit never need it (issue 12)
+        from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.mask_table import (
+            hint as interned_hint,
+        )
+        from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.mask_table import (
+            table_for,
+        )
+
         topo = self.topology
         table = table_for(topo.numa_ids)
         totals = getattr(self, "_totals", None)

@@ -46,8 +46,6 @@ try:
 except ImportError:  # pragma: no cover
     pass
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.mask_table import gc_paused, table_for
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.mask_table import hint as interned_hint
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors import AdmissionError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.machine_state import (
     MEMORY,
@@ -249,7 +247,9 @@ def _mask_tables(node_ids: Tuple[int, ...]) -> Tuple[List[int], List[int], List[
     ``node_ids`` is sorted, so positional masks (bit i = i-th smallest id) are exactly the compact
     masks of the mask table the CPU and device managers use: one shared, cached table per machine.
     """
-    table = table_for(node_ids)
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.mask_table import table_for
+
+    table = table_for(node_ids)  # imported here: implicit hint sets never need it (issue 12)
     return table.order, table.count, table.real
 
 
@@ -259,6 +259,9 @@ _HINT_TABLE_CACHE: Dict[Tuple[Tuple[int, ...], int], List[Any]] = {}
 def _hint_table(node_ids: Tuple[int, ...], min_size: int) -> List[Any]:
     """Interned hint by positional mask (index 0 unused): preferred iff the mask has ``min_size``
     nodes. Turning 65535 candidates into hints is then one C-level lookup each."""
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.mask_table import gc_paused, table_for
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.mask_table import hint as interned_hint
+
     key = (node_ids, min_size)
     table = _HINT_TABLE_CACHE.get(key)
     if table is None:
@@ -722,6 +725,8 @@ class MemoryManagerStatic:
     # ---- hints -----------------------------------------------------------------------------
     def _hint(self, value: int, preferred: bool) -> TopologyHint:
         """Hints are immutable: one object per (mask, preferred), shared by every provider."""
+        from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.mask_table import hint as interned_hint
+
         return interned_hint(value, preferred)
 
     def _regenerate(self,

@@ -35,24 +35,30 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topology
     POLICY_SINGLE_NUMA_NODE,
     Policy,
 )
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.policy_best_effort import BestEffortPolicy
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.policy_none import NonePolicy
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.policy_options import PolicyOptions
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.policy_restricted import RestrictedPolicy
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.policy_single_numa_node import SingleNumaNodePolicy
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.scope import SCOPE_CONTAINER, SCOPE_POD, SCOPES, Scope
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.scope_container import ContainerScope
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.scope_none import NoneScope
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.scope_pod import PodScope
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.gostrconv import go_quote
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import NEWEST_RELEASED
 
-_POLICY_CLASSES = {
-    POLICY_NONE: NonePolicy,
-    POLICY_BEST_EFFORT: BestEffortPolicy,
-    POLICY_RESTRICTED: RestrictedPolicy,
-    POLICY_SINGLE_NUMA_NODE: SingleNumaNodePolicy,
-}
+
+def _policy_class(name: str) -> Any:
+    """The class of policy ``name`` (None if unknown), imported here: a run imports only the
+    policy and the scope it configures (issue 12: fresh-process cost). Plain import statements,
+    not importlib: Ansible ships the module_utils its static imports name."""
+    if name == POLICY_NONE:
+        return NonePolicy
+    if name == POLICY_BEST_EFFORT:
+        from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.policy_best_effort import BestEffortPolicy
+        return BestEffortPolicy
+    if name == POLICY_RESTRICTED:
+        from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.policy_restricted import RestrictedPolicy
+        return RestrictedPolicy
+    if name == POLICY_SINGLE_NUMA_NODE:
+        from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.policy_single_numa_node import SingleNumaNodePolicy
+        return SingleNumaNodePolicy
+    return None
 
 
 def create_policy(name: str,
@@ -60,10 +66,10 @@ def create_policy(name: str,
                   options: Optional[PolicyOptions] = None,
                   merger: str = "fast") -> Policy:
     """The policy called ``name``; the kubelet's ``unknown policy: "<name>"`` otherwise."""
-    cls = _POLICY_CLASSES.get(name)
+    cls = _policy_class(name)
     if cls is None:
         raise TopologyManagerError('unknown policy: "%s"' % (name,))
-    return cls(numa_info, options, merger)
+    return cast(Policy, cls(numa_info, options, merger))
 
 
 def create_scope(scope_name: str,
@@ -73,8 +79,10 @@ def create_scope(scope_name: str,
     if policy.name == POLICY_NONE:
         return NoneScope(policy, providers)
     if scope_name == SCOPE_CONTAINER:
+        from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.scope_container import ContainerScope
         return ContainerScope(policy, providers)
     if scope_name == SCOPE_POD:
+        from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.scope_pod import PodScope
         return PodScope(policy, providers)
     raise TopologyManagerError('unknown scope: "%s"' % (scope_name,))
 

@@ -1,0 +1,92 @@
+# -*- coding: utf-8 -*-
+# Copyright: numaguard.kubelet contributors
+# Apache License 2.0 (see LICENSE)
+"""Fresh-process cost (issue 12): what an admission imports, and the stand-ins that avoid heavy
+standard-library modules giving the same values as the modules they replace."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import os
+import subprocess
+import sys
+import uuid
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine import pod as pod_module
+
+
+@settings(max_examples=200)
+@given(st.text())
+def test_uuid5_hex_is_uuid5(name):
+    assert pod_module._uuid5_hex(name) == uuid.uuid5(uuid.NAMESPACE_URL, name).hex
+
+
+@settings(max_examples=100)
+@given(st.text(min_size=1), st.text(min_size=1))
+def test_default_uid_is_uuid5_text(namespace, name):
+    expected = str(uuid.uuid5(uuid.NAMESPACE_URL, "numaguard.kubelet/pod/%s/%s" % (namespace, name)))
+    assert pod_module._default_uid(namespace, name) == expected
+
+
+def test_generate_name_suffix():
+    manifest = {"apiVersion": "v1", "kind": "Pod", "metadata": {"generateName": "web-", "namespace": "prod"},
+                "spec": {"containers": [{"name": "c"}]}}
+    pod = pod_module.Pod.from_manifest(manifest)
+    assert pod.name == "web-" + uuid.uuid5(uuid.NAMESPACE_URL, "web-").hex[:5]
+
+
+_ADMISSION = """
+import json, sys
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission import AdmissionSimulator
+from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import CPU, NumaNode, Topology
+n = 16
+nodes = tuple(NumaNode(id=i, cpus=(2 * i, 2 * i + 1), memory_total_bytes=16 << 30, memory_free_bytes=16 << 30,
+                       distances=dict((j, 10 if i == j else 20) for j in range(n))) for i in range(n))
+cpus = tuple(CPU(id=c, node=c // 2, core=c, socket=0, die=0, online=True, siblings=(c,), cache_id=c // 2)
+             for c in range(2 * n))
+config = {"cpuManagerPolicy": "static", "memoryManagerPolicy": "Static", "topologyManagerPolicy": "restricted",
+          "topologyManagerScope": "pod", "topologyManagerPolicyOptions": {"max-allowable-numa-nodes": "16"},
+          "reservedSystemCPUs": "0", "systemReserved": {"memory": "1Gi"},
+          "evictionHard": {"memory.available": "100Mi"},
+          "reservedMemory": [{"numaNode": 0, "limits": {"memory": "1124Mi"}}]}
+simulator = AdmissionSimulator(Topology(nodes=nodes, cpus=cpus), config)
+pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+       "spec": {"containers": [{"name": "c", "image": "x", "resources": {
+           "requests": {"cpu": "1", "memory": "1Gi"}, "limits": {"cpu": "1", "memory": "1Gi"}}}]}}
+result = simulator.admit(simulator.pod_from_manifest(pod))
+engine = sorted(sys.modules)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._backends import admission_check  # noqa: F401
+print(json.dumps({"admitted": result["admitted"], "engine": engine, "backend": sorted(sys.modules)}))
+"""
+
+_ENGINE = "ansible_collections.numaguard.kubelet.plugins.module_utils._engine."
+
+#: modules a plain 16-node admission (restricted, pod scope, no devices, no percentage eviction
+#: threshold) must not load: each costs a fresh process compile and execution time (issue 12)
+_NOT_NEEDED = (
+    "uuid", "platform", "fractions", "statistics", "shutil", "tempfile", "random",
+    _ENGINE + "cpumanager.mask_table",
+    _ENGINE + "devicemanager",
+    _ENGINE + "readmit",
+    _ENGINE + "topologymanager.policy_best_effort",
+    _ENGINE + "topologymanager.policy_single_numa_node",
+    _ENGINE + "topologymanager.scope_container",
+)
+
+
+def test_fresh_admission_imports_only_what_it_uses():
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    done = subprocess.run([sys.executable, "-c", _ADMISSION], capture_output=True, env=env, check=False)
+    assert done.returncode == 0, done.stderr.decode()
+    out = json.loads(done.stdout.decode().strip().splitlines()[-1])
+    assert out["admitted"] is True
+    engine = set(out["engine"])
+    assert [name for name in _NOT_NEEDED if name in engine] == []
+    # the admission_check backend leaves the re-admission code to runs that ask for it
+    backend = set(out["backend"])
+    assert [name for name in backend if name.endswith(".readmit")] == []
