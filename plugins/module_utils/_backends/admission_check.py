@@ -23,9 +23,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._backends.node_i
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission import AdmissionSimulator, format_table
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission_inputs import AdmissionInputError, pods_from_documents
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission_report import describe_resize
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.checkpoint import restore_cpu_manager_state
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.devicemanager_inputs import DeviceInventory
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.checkpoint import restore_memory_manager_state
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.hugepages_truth import RUNTIME_FAILURE, Backing
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.pod import pod_requests
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.resource_fit import ResourceFit
@@ -80,6 +78,21 @@ def _collect_pods(params):
     return pods
 
 
+def _restore_states(config, mem_path, mem_text, cpu_path, cpu_text):
+    """(memory, CPU) checkpoints restored as the kubelet restores them (None = no file). The
+    checkpoint code is imported only when there is a file to read (issue 12: fresh-process cost)."""
+    memory_checkpoint = cpu_checkpoint = None
+    if mem_text is not None:
+        from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.checkpoint import restore_memory_manager_state
+
+        memory_checkpoint = restore_memory_manager_state(mem_text, config.get("memoryManagerPolicy") or "None", mem_path)
+    if cpu_text is not None:
+        from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.checkpoint import restore_cpu_manager_state
+
+        cpu_checkpoint = restore_cpu_manager_state(cpu_text, config.get("cpuManagerPolicy") or "none", cpu_path)
+    return memory_checkpoint, cpu_checkpoint
+
+
 def run_check(params):
     """Everything the module does, returning the result dict; raises ValueError subclasses."""
     if params.get("readmit") not in (None, False):
@@ -94,8 +107,7 @@ def run_check(params):
     topology, capacity, hugepages, config, root_dir = (node["topology"], node["capacity"], node["hugepages"],
                                                        node["config"], node["root_dir"])
     (mem_path, mem_text), (cpu_path, cpu_text) = node["memory_manager_state"], node["cpu_manager_state"]
-    memory_checkpoint = restore_memory_manager_state(mem_text, config.get("memoryManagerPolicy") or "None", mem_path)
-    cpu_checkpoint = restore_cpu_manager_state(cpu_text, config.get("cpuManagerPolicy") or "none", cpu_path)
+    memory_checkpoint, cpu_checkpoint = _restore_states(config, mem_path, mem_text, cpu_path, cpu_text)
     devices = device_inventory(params, root, root_dir, topology, sources)
     allocations = device_allocations(params, root, root_dir, sources)
     kubelet = KubeletAssumption.resolve(params.get("kubelet_version"), params.get("host_kubelet_version"),
