@@ -15,7 +15,6 @@ from __future__ import absolute_import, annotations, division, print_function
 
 __metaclass__ = type
 
-import json
 import re
 
 try:
@@ -184,6 +183,8 @@ def parse_device_checkpoint(text: str) -> Dict[str, Any]:
     [ids]}}``. The checksum is not verified (its Go struct hash is not specified here); the NUMA
     node of each device is not in this file, so it still comes from the declared inventory.
     """
+    import json  # here: a run without a device checkpoint does not import it (issue 12)
+
     try:
         document = json.loads(text)
     except ValueError as exc:

@@ -23,7 +23,6 @@ from __future__ import absolute_import, annotations, division, print_function
 
 __metaclass__ = type
 
-import hashlib
 import re
 from dataclasses import dataclass, field
 
@@ -496,12 +495,19 @@ _NAMESPACE_URL = bytes.fromhex("6ba7b8119dad11d180b400c04fd430c8")
 
 def _uuid5_hex(name: str) -> str:
     """``uuid.uuid5(uuid.NAMESPACE_URL, name).hex``, computed here: the uuid module imports
-    platform (~5 ms of every fresh process; issue 12)."""
+    platform and hashlib (~5 ms of every fresh process; issue 12)."""
     data = _NAMESPACE_URL + name.encode("utf-8")
-    try:
-        digest = hashlib.sha1(data, usedforsecurity=False).digest()  # type: ignore[call-arg]
-    except TypeError:  # pragma: no cover  (Python 3.8: no usedforsecurity)
-        digest = hashlib.sha1(data).digest()
+    try:  # CPython's own SHA-1: hashlib would load OpenSSL first (~3 ms more)
+        from _sha1 import sha1 as builtin_sha1  # type: ignore[import-not-found,unused-ignore]
+
+        digest = builtin_sha1(data).digest()
+    except ImportError:  # pragma: no cover  (a build without the builtin hashes)
+        import hashlib
+
+        try:
+            digest = hashlib.sha1(data, usedforsecurity=False).digest()  # type: ignore[call-arg,unused-ignore]
+        except TypeError:  # Python 3.8: no usedforsecurity
+            digest = hashlib.sha1(data).digest()
     raw = bytearray(digest[:16])
     raw[6] = (raw[6] & 0x0F) | 0x50  # version 5
     raw[8] = (raw[8] & 0x3F) | 0x80  # RFC 4122 variant

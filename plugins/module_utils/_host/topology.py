@@ -19,8 +19,6 @@ from __future__ import absolute_import, annotations, division, print_function
 
 __metaclass__ = type
 
-import hashlib
-import json
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
@@ -211,6 +209,9 @@ class Topology:
                 "distances": dict(("%d" % p, d) for p, d in n.distances.items()),
             } for n in self.nodes],
         }
+        import hashlib  # here: an admission in a fresh process does not need them (issue 12)
+        import json
+
         text = json.dumps(shape, sort_keys=True, separators=(",", ":"))
         return "sha256:" + hashlib.sha256(text.encode("ascii")).hexdigest()
 

@@ -41,7 +41,7 @@ def test_generate_name_suffix():
 
 
 _ADMISSION = """
-import json, sys
+import sys
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission import AdmissionSimulator
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import CPU, NumaNode, Topology
 n = 16
@@ -61,6 +61,7 @@ pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
 result = simulator.admit(simulator.pod_from_manifest(pod))
 engine = sorted(sys.modules)
 from ansible_collections.numaguard.kubelet.plugins.module_utils._backends import admission_check  # noqa: F401
+import json
 print(json.dumps({"admitted": result["admitted"], "engine": engine, "backend": sorted(sys.modules)}))
 """
 
@@ -69,7 +70,7 @@ _ENGINE = "ansible_collections.numaguard.kubelet.plugins.module_utils._engine."
 #: modules a plain 16-node admission (restricted, pod scope, no devices, no percentage eviction
 #: threshold) must not load: each costs a fresh process compile and execution time (issue 12)
 _NOT_NEEDED = (
-    "uuid", "platform", "fractions", "statistics", "shutil", "tempfile", "random",
+    "uuid", "platform", "hashlib", "json", "fractions", "statistics", "shutil", "tempfile", "random",
     _ENGINE + "cpumanager.mask_table",
     _ENGINE + "devicemanager",
     _ENGINE + "readmit",
