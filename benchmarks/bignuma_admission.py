@@ -22,6 +22,7 @@ restricted, pod scope) with a pod that fits one node (``one``) and one that need
 (``four``); the GB200-like tray (2 Grace nodes with 72 CPUs each + 34 CPU-less memory nodes,
 Static memory); and the upstream worst case of the merge alone (8 nodes, four hint lists of all
 255 masks, no preferred result; kubernetes/kubernetes#137700 reports 258 s and 407 GB for it).
+The first row, ``baseline``, is a child that only starts: the interpreter and this harness.
 
 Run: ``.venv/bin/python benchmarks/bignuma_admission.py [--nodes 2,4,8,16,24,32,64]
 [--bytecode none|cached] [--before /path/to/older/checkout]``. ``--bytecode none`` (default)
@@ -31,7 +32,6 @@ A script that prints figures, not a test: nothing fails on time.
 
 from __future__ import absolute_import, division, print_function
 
-import json
 import os
 import sys
 import time
@@ -39,11 +39,17 @@ import time
 GIB = 1 << 30
 
 
-from _collection import ROOT, importable  # noqa: E402  (benchmarks/ is the script's directory)
-
-
 def _importable():
-    """The checkout under test: this one, or the one named by NUMAGUARD_BENCH_ROOT (--before)."""
+    """The checkout under test: the ``ansible_collections`` link directory the parent made for
+    it (NUMAGUARD_BENCH_PATH), so that a row's child imports no tempfile/shutil/json of its own
+    (the harness's share of "fresh" stays the interpreter's start); or, run by hand, this
+    checkout or the one named by NUMAGUARD_BENCH_ROOT."""
+    path = os.environ.get("NUMAGUARD_BENCH_PATH")
+    if path:
+        sys.path.insert(0, path)
+        return
+    from _collection import ROOT, importable  # benchmarks/ is the script's directory
+
     importable(os.environ.get("NUMAGUARD_BENCH_ROOT") or ROOT)
 
 
@@ -155,18 +161,25 @@ def _child_upstream(repeat):
     return fresh, steady, result
 
 
-def child(argv):
-    """Entry of the per-row child process: print one JSON line."""
-    import resource
-    import statistics
+def _child_baseline():
+    """Nothing but the child's own start: the floor under every "fresh" figure."""
+    return (_cpu_so_far(), 0.0), [], {}
 
-    row = json.loads(argv[0])
-    repeat = int(argv[1])
+
+def child(argv):
+    """Entry of the per-row child process: print one JSON line (json, statistics and resource
+    are imported after the row's figures are taken)."""
+    row = {"kind": argv[0], "nodes": int(argv[1])}
+    repeat = int(argv[2])
     try:
-        if row["kind"] == "upstream":
+        if row["kind"] == "baseline":
+            fresh, steady, result = _child_baseline()
+        elif row["kind"] == "upstream":
             fresh, steady, result = _child_upstream(repeat)
         else:
             fresh, steady, result = _child_admission(row, repeat)
+        import statistics
+
         out = {"fresh_ms": fresh[0] * 1000.0, "fresh_wall_ms": fresh[1] * 1000.0,
                "steady_ms": statistics.median(steady) * 1000.0 if steady else None,
                "admitted": result.get("admitted"), "numa_nodes": result.get("numa_nodes"),
@@ -175,6 +188,9 @@ def child(argv):
         out = {"error": "MemoryError"}
     except Exception as exc:  # a benchmark row reports its failure instead of stopping the table
         out = {"error": "%s: %s" % (type(exc).__name__, str(exc)[:160])}
+    import json
+    import resource
+
     out["rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
     print(json.dumps(out))
     return 0
@@ -187,14 +203,24 @@ def _limit_memory(limit_mb):
     return apply
 
 
+def _link_dir(args, root):
+    """A directory with ``ansible_collections/numaguard/kubelet`` -> the checkout (made once)."""
+    checkout = os.path.abspath(root or os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    path = os.path.join(args.cache_dir, "link-before" if root else "link-this")
+    if not os.path.isdir(path):
+        os.makedirs(os.path.join(path, "ansible_collections", "numaguard"))
+        os.symlink(checkout, os.path.join(path, "ansible_collections", "numaguard", "kubelet"))
+    return path
+
+
 def run_row(row, args, root=None):
+    import json
     import subprocess  # the parent's only: a row's child process does not import it
 
-    command = [sys.executable, os.path.abspath(__file__), "--child", json.dumps(row), str(args.repeat)]
+    command = [sys.executable, os.path.abspath(__file__), "--child", row["kind"], str(row["nodes"]), str(args.repeat)]
     env = dict(os.environ)
     env.pop("PYTHONPATH", None)
-    if root:
-        env["NUMAGUARD_BENCH_ROOT"] = os.path.abspath(root)
+    env["NUMAGUARD_BENCH_PATH"] = _link_dir(args, root)
     # bytecode: "none" compiles every module from source, as an AnsiballZ module run does (its
     # zip carries no bytecode): an empty cache directory, nothing written; "cached": a cache
     # directory per checkout, written by a warm-up run (a module_utils tree installed with pyc)
@@ -204,7 +230,7 @@ def run_row(row, args, root=None):
         env["PYTHONDONTWRITEBYTECODE"] = "1"
         env.pop("PYTHONPYCACHEPREFIX", None)
     else:
-        env["PYTHONPYCACHEPREFIX"] = os.path.join(args.cache_dir, "before" if root else "this")
+        env["PYTHONPYCACHEPREFIX"] = os.path.join(args.cache_dir, "pyc-before" if root else "pyc-this")
         env.pop("PYTHONDONTWRITEBYTECODE", None)
     start = time.perf_counter()
     try:
@@ -266,8 +292,16 @@ def main(argv=None):
         shutil.rmtree(args.cache_dir, True)
 
 
+def _pycache_dirs(root):
+    """__pycache__ directories under a checkout's plugins/ (``--bytecode none`` would read them)."""
+    found = []
+    for top, dirs, _files in os.walk(os.path.join(root, "plugins")):
+        found.extend(os.path.join(top, d) for d in dirs if d == "__pycache__")
+    return found
+
+
 def _table(args):
-    rows = []
+    rows = [{"name": "baseline", "kind": "baseline", "nodes": 0}]
     for n in [int(x) for x in args.nodes.split(",") if x]:
         rows.append({"name": "%d/one" % n, "kind": "one", "nodes": n})
         if n >= 4:
@@ -276,10 +310,14 @@ def _table(args):
     rows.append({"name": "upstream", "kind": "upstream", "nodes": 8})
     if args.only:
         wanted = set(args.only.split(","))
-        rows = [row for row in rows if row["name"] in wanted]
+        rows = [row for row in rows if row["name"] in wanted or row["kind"] == "baseline"]
     print("python %s; limits per row: %d s, %d MB address space; steady = median of %d; bytecode: %s"
           % (sys.version.split()[0], args.timeout, args.memory_limit, args.repeat, args.bytecode))
     print("load average %s" % " ".join("%.1f" % x for x in os.getloadavg()))
+    if args.bytecode == "none":
+        for root in [os.path.dirname(os.path.dirname(os.path.abspath(__file__)))] + ([args.before] if args.before else []):
+            if _pycache_dirs(root):
+                print("warning: %s has __pycache__ directories under plugins/: --bytecode none reads them" % root)
     print("%-17s %9s %10s %10s %11s %7s  %s"
           % ("row", "fresh ms", "fresh wall", "steady ms", "peak RSS MB", "wall s", "result"))
     for row in rows:
@@ -295,6 +333,8 @@ def _table(args):
                                                               wall, out["error"]))
                 continue
             result = "admitted=%s numa=%s %s" % (out["admitted"], out["numa_nodes"], out.get("reason") or "")
+            if row["kind"] == "baseline":
+                result = "the child's interpreter start and harness alone (the floor of every fresh figure)"
             print("%-17s %9.1f %10.1f %10s %11.0f %7.1f  %s; %s" % (
                 name, out["fresh_ms"], out["fresh_wall_ms"],
                 "%.2f" % out["steady_ms"] if out["steady_ms"] is not None else "-",
