@@ -21,8 +21,13 @@ __metaclass__ = type
 
 import re
 
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.reserved import (
+    ReservedMemoryError,
+    convert_reserved,
+    parse_reserved_memory_config,
+)
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.node_allocatable import SYSTEM_RESERVED_HUGEPAGES
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.reservation_flags import reservable
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.reservation_flags import ReservationSyntaxError, reservable
 from ansible_collections.numaguard.kubelet.plugins.module_utils._errors import NumaguardError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset import (
     InvalidCPUSet,
@@ -48,6 +53,11 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions im
     option_gate,
     option_introduced,
     option_maturity,
+)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.reservation import (
+    POLICY_STATIC,
+    reserved_quantity_finding,
+    static_needs_reservation,
 )
 
 try:
@@ -386,6 +396,30 @@ def _cpu_reserved_milli(config: Dict[str, Any], errors: Optional[List[str]] = No
     return total
 
 
+def static_reserved_memory_errors(entries: Any) -> List[str]:
+    """``memoryManagerPolicy: Static``: what the memory manager refuses whatever the host, through
+    the one reserved-memory model (``_engine/memorymanager/reserved.py``: the config parser, which
+    trims quantities as the kubelet's decoder does; ``convertReserved``'s ``AsInt64``; the Static
+    policy's "you should specify the system reserved memory" on the converted bytes) and worded as
+    ``reserved_memory`` words it (``reservedMemory: [rule] ...``). The host-dependent rules (sums,
+    NUMA ids, capacity) are the reservation validator's."""
+    try:
+        reservations = parse_reserved_memory_config(entries, "reservedMemory")
+    except ReservationSyntaxError as exc:
+        return [str(exc)]
+    problems = []
+    for reservation in reservations:
+        for name, quantity in reservation.limits_map().items():
+            finding = reserved_quantity_finding(reservation.numa_node, name, quantity, POLICY_STATIC)
+            if finding is not None:
+                problems.append("reservedMemory: %s" % finding)
+    if not problems:
+        needs = static_needs_reservation(reservations)
+        if needs is not None:
+            problems.append("reservedMemory: %s" % needs)
+    return problems
+
+
 def validate_settings(settings: Dict[str, Any],
                       effective: Dict[str, Any],
                       kubelet_version: Any = None,
@@ -493,20 +527,7 @@ def validate_settings(settings: Dict[str, Any],
 
     # Memory manager
     if mm_policy == "Static":
-        entries = effective.get("reservedMemory") or []
-        total = 0
-        for index, entry in enumerate(entries):
-            memory = (entry.get("limits") or {}).get("memory")
-            if memory is not None:
-                try:
-                    total += parse_quantity(memory).value()
-                except InvalidQuantity as exc:
-                    errors.append("reservedMemory[%d].limits.memory: %s" % (index, exc))
-        if total <= 0:
-            errors.append(
-                "memoryManagerPolicy: Static: [memorymanager] you should specify the system reserved memory; set "
-                "reservedMemory per NUMA node so that it sums to kubeReserved + systemReserved + evictionHard memory"
-            )
+        errors.extend(static_reserved_memory_errors(effective.get("reservedMemory")))
     elif effective.get("reservedMemory"):
         warnings.append("reservedMemory is only used by memoryManagerPolicy: Static (it is %r)" % mm_policy)
 
@@ -616,16 +637,15 @@ def render_flags(settings: Dict[str, Any]) -> List[str]:
 # --------------------------------------------------------------------------------------------
 
 
-def _reserved_memory_bytes(config: Dict[str, Any]) -> Dict[Tuple[int, str], int]:
-    """(node, resource) -> bytes, later entries overwriting (as the kubelet converts them)."""
-    result: Dict[Tuple[int, str], int] = {}
-    for entry in config.get("reservedMemory") or []:
-        for resource, value in (entry.get("limits") or {}).items():
-            try:
-                result[(int(entry.get("numaNode")), str(resource))] = parse_quantity(value).value()
-            except (InvalidQuantity, TypeError, ValueError):
-                result[(entry.get("numaNode"), str(resource))] = -1
-    return result
+def _reserved_memory_bytes(config: Dict[str, Any]) -> Optional[Dict[int, Dict[str, int]]]:
+    """Per NUMA node, per type, the bytes the Static memory manager holds as ``systemReserved``
+    (the one model: the config parser, then ``convertReserved``: later entries replace earlier
+    ones, ``AsInt64``, unsigned). None when the kubelet could not read or convert it."""
+    try:
+        converted = convert_reserved((), parse_reserved_memory_config(config.get("reservedMemory"), "reservedMemory"))
+    except (ReservationSyntaxError, ReservedMemoryError):
+        return None
+    return dict((node, limits) for node, limits in converted.items() if limits)
 
 
 def _cpuset_or_text(value: Any) -> Any:
@@ -689,7 +709,8 @@ def reset_decision(old: Dict[str, Any],
                 memory = True
                 reasons.append("memoryManagerPolicy %r differs from the memory_manager_state checkpoint policy %r" % (new_policy, state_policy))
             elif new_policy == "Static":
-                if _reserved_memory_bytes(old) != _reserved_memory_bytes(new):
+                old_reserved, new_reserved = _reserved_memory_bytes(old), _reserved_memory_bytes(new)
+                if old_reserved is None or new_reserved is None or old_reserved != new_reserved:
                     memory = True
                     reasons.append("reservedMemory changed, so the checkpoint's systemReserved per NUMA node no longer matches")
                 drift = _memory_drift(memory_state, topology)

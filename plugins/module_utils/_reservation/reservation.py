@@ -31,8 +31,11 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.eviction import EvictionSettings, effective_eviction_hard
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.reserved import (
     MemoryReservation,
+    ReservedMemoryError,
+    convert_reserved,
     format_reserved_memory_flag,
     parse_reserved_memory,
+    require_system_reserved_memory,
     reservations_to_config,
     total_memory_type_reserved,
 )
@@ -173,6 +176,60 @@ def _suggest_size(name: str, host_sizes: Sequence[str]) -> str:
     return ""
 
 
+def _under_none(policy: Any) -> str:
+    """The sentence a Static-only finding gets when the policy is not Static ("" under Static)."""
+    if policy == POLICY_STATIC:
+        return ""
+    return (" memoryManagerPolicy is %s, so the kubelet ignores this today, but it will refuse to start once the "
+            "policy is switched to Static." % policy)
+
+
+def reserved_quantity_finding(node_id: int, name: str, quantity: Quantity, policy: Any) -> Optional[Finding]:
+    """The finding for one ``reservedMemory`` limit the memory manager cannot use, or None.
+
+    A negative quantity (our check: the kubelet converts it to an unsigned number of bytes), or one
+    ``Quantity.AsInt64`` refuses (``convertReserved`` in memory_manager.go: a fraction with a binary
+    suffix, a negative scale such as ``1.0`` or ``1000m``, more than 18 significant digits) -- the
+    kubelet's "could not covert a variable of type Quantity to int64" (typo kept). Errors under
+    Static, warnings otherwise. Shared by :func:`validate_reservation` and ``kubelet_config``'s
+    own Static check, so both word it alike.
+    """
+    static = policy == POLICY_STATIC
+    sev = ERROR if static else WARNING
+    if quantity.sign() < 0:
+        return Finding("reserved-memory-negative", sev,
+                       "reservedMemory %s for NUMA node %d is negative (%s); the kubelet converts it to an unsigned "
+                       "64-bit number of bytes.%s" % (name, node_id, quantity, _under_none(policy)),
+                       "use a positive quantity", None, False)
+    if quantity.as_int64() is not None:
+        return None
+    message = "could not covert a variable of type Quantity to int64"
+    canonical = parse_quantity(str(quantity))
+    written = (str(quantity) if _is_integral(quantity) and canonical.as_int64() is not None
+               else format_bytes(quantity.value()))
+    what = ("is not a whole number of bytes" if not _is_integral(quantity) else
+            "is written in a form the kubelet holds as a decimal (a fraction with a binary suffix, a "
+            "negative scale such as 1.0 or 1000m, or more than 18 significant digits)")
+    return Finding("reserved-memory-integer", sev,
+                   "reservedMemory %s=%s for NUMA node %d %s: %s.%s"
+                   % (name, quantity.written(), node_id, what, message, _under_none(policy)),
+                   "use a whole number of bytes, e.g. %s" % written, message, static)
+
+
+def static_needs_reservation(reservations: Sequence[MemoryReservation]) -> Optional[Finding]:
+    """``NewPolicyStatic``'s check on ``convertReserved``'s bytes (the one model): no ``memory``
+    reserved on any node. None when the reservation passes, or when a limit cannot be converted
+    (the kubelet stops at that first; :func:`reserved_quantity_finding` reports it)."""
+    try:
+        require_system_reserved_memory(convert_reserved((), reservations))
+    except ReservedMemoryError as exc:
+        return Finding("static-needs-reservation", ERROR,
+                       "memoryManagerPolicy Static needs a non-empty reservedMemory: %s" % exc,
+                       "reserve at least kube-reserved + system-reserved + the hard eviction threshold "
+                       "(default memory.available<100Mi), e.g. 0:memory=100Mi", str(exc), True)
+    return None
+
+
 # -- validation -----------------------------------------------------------------------------------
 
 def validate_reservation(topology: Topology, kube_reserved: Any = None, system_reserved: Any = None, eviction_hard: Any = None,
@@ -242,8 +299,7 @@ def validate_reservation(topology: Topology, kube_reserved: Any = None, system_r
     static = policy == POLICY_STATIC
     # Rules the memory manager enforces only with Static are warnings under None (they bite on a switch).
     sev = ERROR if static else WARNING
-    under_none = "" if static else (" memoryManagerPolicy is %s, so the kubelet ignores this today, but it will refuse "
-                                    "to start once the policy is switched to Static." % policy)
+    under_none = _under_none(policy)
 
     # 2. KubeletConfiguration validation (validation_reserved_memory.go): fatal for every policy.
     host_ids = topology.node_ids()
@@ -276,25 +332,9 @@ def validate_reservation(topology: Topology, kube_reserved: Any = None, system_r
                 errors.append(Finding("reserved-memory-duplicate", ERROR, message,
                                       "merge the %s entries of NUMA node %d into one" % (name, node_id), message, True))
             seen[node_id][name] = True
-            if quantity.sign() < 0:
-                (errors if static else warnings).append(Finding("reserved-memory-negative", sev,
-                                                                "reservedMemory %s for NUMA node %d is negative (%s); the kubelet converts it "
-                                                                "to an unsigned 64-bit number of bytes.%s" % (name, node_id, quantity, under_none),
-                                                                "use a positive quantity", None, False))
-            elif quantity.as_int64() is None:
-                # memory_manager.go getSystemReservedMemory: Quantity.AsInt64 fails by representation
-                # (1.5Gi, 1.0, 1000m, > 18 digits), not only for fractions (kubelet typo kept)
-                message = "could not covert a variable of type Quantity to int64"
-                canonical = parse_quantity(str(quantity))
-                written = (str(quantity) if _is_integral(quantity) and canonical.as_int64() is not None
-                           else format_bytes(quantity.value()))
-                what = ("is not a whole number of bytes" if not _is_integral(quantity) else
-                        "is written in a form the kubelet holds as a decimal (a fraction with a binary suffix, a "
-                        "negative scale such as 1.0 or 1000m, or more than 18 significant digits)")
-                (errors if static else warnings).append(Finding("reserved-memory-integer", sev,
-                                                                "reservedMemory %s=%s for NUMA node %d %s: %s.%s"
-                                                                % (name, quantity.written(), node_id, what, message, under_none),
-                                                                "use a whole number of bytes, e.g. %s" % written, message, static))
+            finding = reserved_quantity_finding(node_id, name, quantity, policy)
+            if finding is not None:
+                (errors if finding.severity == ERROR else warnings).append(finding)
 
     # 3. Memory manager start-up (Static): NUMA ids, per-type sums, non-empty reservation.
     for node_id in sorted(set(r.numa_node for r in reservations)):
@@ -388,13 +428,10 @@ def validate_reservation(topology: Topology, kube_reserved: Any = None, system_r
         (errors if static else warnings).append(Finding(
             rule, sev, "%s (%s; %s).%s" % (message, equation, detail, under_none), fix, message, static))
 
-    reserved_mem_total = sum(q.value() for n, q in by_type.get(MEMORY, []))
-    if static and reserved_mem_total == 0:
-        message = "[memorymanager] you should specify the system reserved memory"
-        errors.append(Finding("static-needs-reservation", ERROR,
-                              "memoryManagerPolicy Static needs a non-empty reservedMemory: %s" % message,
-                              "reserve at least kube-reserved + system-reserved + the hard eviction threshold "
-                              "(default memory.available<100Mi), e.g. 0:memory=100Mi", message, True))
+    if static:
+        needs = static_needs_reservation(reservations)
+        if needs is not None:
+            errors.append(needs)
 
     # 4. Our own checks: per-node capacity (the kubelet subtracts unsigned), memory-only nodes.
     per_node: Dict[int, Dict[str, int]] = {}

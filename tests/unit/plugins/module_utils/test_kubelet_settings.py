@@ -145,8 +145,9 @@ def test_stdlib_validator_agrees_with_jsonschema(data):
          ["topologyManagerPolicyOptions.prefer-closest-numa-nodes: Topology Manager Policy Alpha-level Options not enabled, but option "
           "\"prefer-closest-numa-nodes\" provided; set featureGates.TopologyManagerPolicyAlphaOptions: true"]),
         ({"memoryManagerPolicy": "Static"}, "1.31",
-         ["memoryManagerPolicy: Static: [memorymanager] you should specify the system reserved memory; set reservedMemory per NUMA "
-          "node so that it sums to kubeReserved + systemReserved + evictionHard memory"]),
+         ["reservedMemory: [static-needs-reservation] memoryManagerPolicy Static needs a non-empty reservedMemory: "
+          "[memorymanager] you should specify the system reserved memory Fix: reserve at least kube-reserved + "
+          "system-reserved + the hard eviction threshold (default memory.available<100Mi), e.g. 0:memory=100Mi"]),
         ({"kubeReserved": {"gpu": "1"}}, "1.31", ["kubeReserved.gpu: only cpu, memory, ephemeral-storage, pid can be reserved"]),
     ],
 )
