@@ -22,21 +22,7 @@ __metaclass__ = type
 
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.checkpointmanager import CheckpointError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors import StateError
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.checkpoint import load_memory_manager_state
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.machine_state import (
-    default_machine_state,
-    machine_state_from_plain,
-)
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.validate_state import (
-    RESTORE_WRAP,
-    MemoryStateError,
-    check_policy_name,
-    expected_machine_state,
-    restored_assignments,
-    validate_state,
-)
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import format_bytes
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.resources import MEMORY
 from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.findings import Finding
@@ -55,6 +41,10 @@ def _finding(severity: str,
 def _assignments(checkpoint: Any) -> Dict[str, Dict[str, List[Any]]]:
     """What validateState replays: container blocks, a pod-level pod's pod blocks instead of its
     containers' (a file holds podEntries only when PodLevelResourceManagers was on)."""
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.validate_state import (
+        restored_assignments,
+    )
+
     return restored_assignments(checkpoint.entries, checkpoint.pod_entries, True)
 
 
@@ -67,6 +57,24 @@ def predict_state(topology: Any,
 
     ``reserved_per_node``: node id -> type -> bytes, the reservation the kubelet would apply.
     """
+    # The state format and its checks are imported here, when a state is given: kubelet_config and
+    # reserved_memory runs without one do not pay for them at start-up.
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.checkpointmanager import CheckpointError
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.checkpoint import (
+        load_memory_manager_state,
+    )
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.machine_state import (
+        default_machine_state,
+        machine_state_from_plain,
+    )
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.validate_state import (
+        RESTORE_WRAP,
+        MemoryStateError,
+        check_policy_name,
+        expected_machine_state,
+        validate_state,
+    )
+
     where = state_file or DEFAULT_STATE_FILE
     fix = ("drain the node, stop the kubelet, move %s away (keep it as a backup), start the kubelet, uncordon "
            "(the rollout role's state handling does this)" % where)
