@@ -176,6 +176,19 @@ def discover_report(topologies: Mapping[str, Any], groups_of: Mapping[str, Seque
 
 # ---- validate -----------------------------------------------------------------------------
 
+def _reserved_memory_summary(flag: str, policy: Any) -> str:
+    """The line of a valid host. The kubelet reads --reserved-memory only with memoryManagerPolicy Static
+    (memory_manager.go NewManager: policy None never looks at it, nor at its sums), so say so instead of
+    calling a flag "needed" or not."""
+    policy = str(policy or "None")
+    if policy == "Static":
+        return "--reserved-memory=%s" % flag if flag else "memoryManagerPolicy Static: no --reserved-memory"
+    if flag:
+        return "--reserved-memory=%s (ignored while memoryManagerPolicy is %s: the kubelet reads it only with Static)" % (
+            flag, policy)
+    return "memoryManagerPolicy %s: no --reserved-memory (the kubelet reads it only with Static)" % policy
+
+
 def validate_report(results: Mapping[str, Any], topologies: Mapping[str, Any],
                     groups_of: Mapping[str, Sequence[str]], hosts: Optional[Sequence[str]] = None) -> Dict[str, Any]:
     """From ``reserved_memory_check`` results per host (``errors='report'`` shape)."""
@@ -196,8 +209,7 @@ def validate_report(results: Mapping[str, Any], topologies: Mapping[str, Any],
             entry["errors"] = [str(e) for e in result.get("errors") or []]
             if result.get("valid"):
                 entry["status"] = "warning" if entry["warnings"] else "ok"
-                entry["summary"] = ("--reserved-memory=%s" % flag) if flag else \
-                    "no --reserved-memory needed (%s)" % (result.get("memory_manager_policy") or "memory manager policy None")
+                entry["summary"] = _reserved_memory_summary(flag, result.get("memory_manager_policy"))
             else:
                 entry["status"] = "invalid"
                 entry["summary"] = "%d error(s): %s" % (len(entry["errors"]), entry["errors"][0] if entry["errors"] else "")

@@ -37,13 +37,13 @@ def flag_with_units(summary: str) -> str:
     """Append human units to raw byte values of a ``--reserved-memory=`` summary."""
     if not summary.startswith("--reserved-memory="):
         return summary
-    parts = summary[len("--reserved-memory="):].split(";")
+    flag, _space, note = summary[len("--reserved-memory="):].partition(" ")  # a note may follow the flag
     human = []
-    for part in parts:
+    for part in flag.split(";"):
         match = _FLAG_PART.match(part)
         if match:
             human.append("node %s %s" % (match.group(1), human_bytes(int(match.group(2)))))
-    return summary + (" (%s)" % ", ".join(human) if human else "")
+    return "--reserved-memory=" + flag + (" (%s)" % ", ".join(human) if human else "") + (" " + note if note else "")
 
 
 #: a host line is cut here in the text rendering (the full text is in details / JSON / HTML)

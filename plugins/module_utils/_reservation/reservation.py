@@ -401,6 +401,10 @@ def validate_reservation(topology: Topology, kube_reserved: Any = None, system_r
                                           str(p.quantity)) for p in addends.get(name, []))
         if balanced or not inputs_ok:
             continue
+        if not static and not reservations:
+            # the kubelet checks the sums only under Static (memory_manager.go NewManager: policy None never
+            # calls getSystemReservedMemory): with nothing written there is nothing to warn about
+            continue
         message = ("the total amount %s of type %s is not equal to the value %s determined by Node Allocatable feature"
                    % (go_quote(str(reserved_total)), go_quote(name), go_quote(str(wanted))))
         if name.startswith(HUGEPAGES_PREFIX) and hugepages_reservable:
