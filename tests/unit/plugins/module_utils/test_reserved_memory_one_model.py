@@ -25,16 +25,21 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.
 )
 from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.reservation import evaluate, validate_reservation
 
-GI = 1 << 30
-MI = 1 << 20
+#: the kubelet's words (typo included) when Quantity.AsInt64 fails in convertReserved
 COVERT = "could not covert a variable of type Quantity to int64"
+MI = 1 << 20
+GI = 1024 * MI
 
 
 def topo():
-    pools = {"hugepages-2Mi": HugePages(page_size_bytes=2 * MI, total_pages=512, free_pages=512),
-             "hugepages-1Gi": HugePages(page_size_bytes=GI, total_pages=2, free_pages=2)}
-    return Topology(nodes=tuple(NumaNode(id=i, cpus=(2 * i, 2 * i + 1), memory_total_bytes=16 * GI,
-                                         memory_free_bytes=GI, hugepages=dict(pools)) for i in (0, 1)))
+    """Two 16Gi nodes, each with a 2Mi pool (512 pages) and a 1Gi pool (2 pages)."""
+    nodes = []
+    for node_id in (0, 1):
+        pools = dict((name, HugePages(page_size_bytes=size, total_pages=count, free_pages=count))
+                     for name, size, count in (("hugepages-2Mi", 2 * MI, 512), ("hugepages-1Gi", GI, 2)))
+        nodes.append(NumaNode(id=node_id, cpus=(2 * node_id, 2 * node_id + 1), memory_total_bytes=16 * GI,
+                              memory_free_bytes=GI, hugepages=pools))
+    return Topology(nodes=tuple(nodes))
 
 
 def effective(**fields):
