@@ -16,7 +16,7 @@ import pytest
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation import state_drift
 
-ROOT = state_drift.__file__.split(os.sep + "ansible_collections" + os.sep)[0]
+ROOT = state_drift.__file__.split(os.sep + "ansible_collections" + os.sep, maxsplit=1)[0]
 PREFIX = "ansible_collections.numaguard.kubelet.plugins.module_utils."
 STATE_FORMAT = ("_engine.memorymanager.checkpoint", "_engine.memorymanager.validate_state",
                 "_engine.memorymanager.machine_state", "_engine.checkpointmanager")
@@ -24,9 +24,9 @@ STATE_FORMAT = ("_engine.memorymanager.checkpoint", "_engine.memorymanager.valid
 
 @pytest.mark.parametrize("backend", ["kubelet_config", "reserved_memory"])
 def test_module_start_does_not_load_the_state_format(backend):
+    module = PREFIX + "_backends." + backend
     code = ("import sys, importlib; importlib.import_module(%r); "
-            "print('\\n'.join(m for m in %r if %r + m in sys.modules))" % (PREFIX + "_backends." + backend,
-                                                                         STATE_FORMAT, PREFIX))
+            "print('\\n'.join(m for m in %r if %r + m in sys.modules))" % (module, STATE_FORMAT, PREFIX))
     env = dict(os.environ, PYTHONPATH=ROOT)
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True, timeout=120)
     assert out.stdout.split() == []
