@@ -56,6 +56,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions im
 )
 from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.reservation import (
     POLICY_STATIC,
+    reserved_numa_node_findings,
     reserved_quantity_finding,
     static_needs_reservation,
 )
@@ -569,14 +570,12 @@ def validate_settings(settings: Dict[str, Any],
                 "of sockets are more than number of NUMA"
             )
         if mm_policy == "Static":
-            node_ids = set(topology.node_ids())
-            for index, entry in enumerate(effective.get("reservedMemory") or []):
-                if entry.get("numaNode") not in node_ids:
-                    errors.append(
-                        "reservedMemory[%d].numaNode: the reserved memory configuration references a NUMA node %s that "
-                        "does not exist on this machine (nodes: %s)"
-                        % (index, entry.get("numaNode"), ", ".join(str(n) for n in sorted(node_ids)))
-                    )
+            try:
+                reservations = parse_reserved_memory_config(effective.get("reservedMemory"), "reservedMemory")
+            except ReservationSyntaxError:
+                reservations = []  # reported by the Static check above
+            errors.extend("reservedMemory: %s" % finding
+                          for finding in reserved_numa_node_findings(reservations, topology.node_ids(), POLICY_STATIC))
     if reservation_validator is not None and not errors:
         found = reservation_validator(effective, topology)
         found_errors, found_warnings = found if isinstance(found, tuple) else (found, [])

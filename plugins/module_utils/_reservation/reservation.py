@@ -216,6 +216,22 @@ def reserved_quantity_finding(node_id: int, name: str, quantity: Quantity, polic
                    "use a whole number of bytes, e.g. %s" % written, message, static)
 
 
+def reserved_numa_node_findings(reservations: Sequence[MemoryReservation], host_ids: Sequence[int],
+                                policy: Any) -> List[Finding]:
+    """``getTotalMemoryTypeReserved``'s start-up error for each NUMA node the reservation names and the
+    host lacks (errors under Static, warnings otherwise); shared with ``kubelet_config``."""
+    static = policy == POLICY_STATIC
+    found = []
+    for node_id in sorted(set(r.numa_node for r in reservations)):
+        if node_id not in host_ids:
+            message = "the reserved memory configuration references a NUMA node %d that does not exist on this machine" % node_id
+            found.append(Finding(
+                "reserved-memory-numa-node", ERROR if static else WARNING,
+                "%s (host NUMA nodes: %s).%s" % (message, _join_ids(host_ids), _under_none(policy)),
+                "move the NUMA node %d reservation to one of %s" % (node_id, _join_ids(host_ids)), message, static))
+    return found
+
+
 def static_needs_reservation(reservations: Sequence[MemoryReservation]) -> Optional[Finding]:
     """``NewPolicyStatic``'s check on ``convertReserved``'s bytes (the one model): no ``memory``
     reserved on any node. None when the reservation passes, or when a limit cannot be converted
@@ -337,12 +353,8 @@ def validate_reservation(topology: Topology, kube_reserved: Any = None, system_r
                 (errors if finding.severity == ERROR else warnings).append(finding)
 
     # 3. Memory manager start-up (Static): NUMA ids, per-type sums, non-empty reservation.
-    for node_id in sorted(set(r.numa_node for r in reservations)):
-        if node_id not in host_ids:
-            message = "the reserved memory configuration references a NUMA node %d that does not exist on this machine" % node_id
-            (errors if static else warnings).append(Finding(
-                "reserved-memory-numa-node", sev, "%s (host NUMA nodes: %s).%s" % (message, _join_ids(host_ids), under_none),
-                "move the NUMA node %d reservation to one of %s" % (node_id, _join_ids(host_ids)), message, static))
+    for finding in reserved_numa_node_findings(reservations, host_ids, policy):
+        (errors if static else warnings).append(finding)
     for reservation in reservations:
         for name in reservation.limits_map():
             if name.startswith(HUGEPAGES_PREFIX) and name not in host_sizes:

@@ -183,8 +183,9 @@ def test_host_checks():
     assert errors == ["topologyManagerPolicyOptions.prefer-closest-numa-nodes: cannot discover NUMA topology: error getting NUMA "
                       "distances from cadvisor (no distances for node(s) 0, 1)"]
     errors, _warnings = check({"memoryManagerPolicy": "Static", "reservedMemory": [{"numaNode": 3, "limits": {"memory": "1Gi"}}]}, topology=host)
-    assert errors == ["reservedMemory[0].numaNode: the reserved memory configuration references a NUMA node 3 that does not exist "
-                      "on this machine (nodes: 0, 1)"]
+    assert errors == ["reservedMemory: [reserved-memory-numa-node] the reserved memory configuration references a NUMA node 3 "
+                      "that does not exist on this machine (host NUMA nodes: 0, 1). Fix: move the NUMA node 3 reservation to "
+                      "one of 0, 1"]
 
 
 def test_reservation_validator_is_called_only_when_otherwise_valid():

@@ -98,6 +98,16 @@ def test_validate_settings_static_check_goes_through_the_model():
     assert errors == []
 
 
+def test_host_check_reads_numa_node_as_the_kubelet_decodes_it():
+    # no numaNode in a config file entry: Go's zero value, node 0 (it was "NUMA node None does not exist")
+    errors, _warnings = validate_settings({"memoryManagerPolicy": "Static"}, static({"limits": {"memory": "100Mi"}}),
+                                          "1.37", topo())
+    assert errors == []
+    errors, _warnings = validate_settings({"memoryManagerPolicy": "Static"}, static(entry(3, memory="100Mi")), "1.37", topo())
+    found = validate_reservation(topo(), reserved_memory=[entry(3, memory="100Mi")], memory_manager_policy="Static")
+    assert errors == ["reservedMemory: %s" % f for f in found.errors if f.rule == "reserved-memory-numa-node"] != []
+
+
 def test_plan_accepts_a_trimmed_quantity_in_the_main_config_file(tmp_path):
     config = tmp_path / "config.yaml"
     config.write_text("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
