@@ -1,0 +1,146 @@
+# -*- coding: utf-8 -*-
+# Copyright: numaguard.kubelet contributors
+# Apache License 2.0 (see LICENSE)
+"""CPU time of one real ``admission_check`` module run (an AnsiballZ payload), and the module_utils it compiles.
+
+What a playbook task pays on a managed host besides ssh: Python starts the AnsiballZ wrapper,
+which imports the module and every module_utils it reaches from the zip (no bytecode: each one is
+compiled from source) and runs the admission. This script builds that payload the way Ansible
+does (an ad hoc ``ansible localhost -c local`` run with ``ANSIBLE_KEEP_REMOTE_FILES``) for this
+checkout and, with ``--before``, for an older one, then runs each payload ``--runs`` times,
+alternating (so background load hits both alike), and prints the minimum and median CPU time of
+the process (user + system), next to ``ansible.builtin.ping``'s payload for the floor, and how
+many of the collection's module_utils files a run imports with their source size.
+
+The node is a bundled fleet topology (``--topology``, default ``big16``: 16 NUMA nodes) written
+under a scratch directory; no state files; the pod is Guaranteed (2 CPUs, 1Gi); restricted
+policy, pod scope. A script that prints figures, not a test.
+
+    .venv/bin/python benchmarks/module_run_cost.py [--before /path/to/older/checkout] [--runs 9]
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+KUBELET_CONFIG = """apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+cpuManagerPolicy: static
+memoryManagerPolicy: Static
+topologyManagerPolicy: restricted
+topologyManagerScope: pod
+topologyManagerPolicyOptions: {max-allowable-numa-nodes: "16"}
+reservedSystemCPUs: "0"
+systemReserved: {memory: 1Gi}
+reservedMemory:
+  - numaNode: 0
+    limits: {memory: 1124Mi}
+"""
+POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "bench", "namespace": "default"},
+       "spec": {"containers": [{"name": "c", "image": "x", "resources": {
+           "requests": {"cpu": "2", "memory": "1Gi"}, "limits": {"cpu": "2", "memory": "1Gi"}}}]}}
+
+
+def _payload(work, name, checkout, module, args):
+    """Build and keep the AnsiballZ file of ``module`` from ``checkout``; returns its path."""
+    coll = os.path.join(work, name, "collections", "ansible_collections", "numaguard")
+    os.makedirs(coll)
+    os.symlink(os.path.abspath(checkout), os.path.join(coll, "kubelet"))
+    remote = os.path.join(work, name, "remote")
+    os.makedirs(remote)
+    bindir = os.path.dirname(sys.executable)
+    env = dict(os.environ, ANSIBLE_KEEP_REMOTE_FILES="1", ANSIBLE_REMOTE_TMP=remote,
+               ANSIBLE_COLLECTIONS_PATH=os.path.join(work, name, "collections"),
+               ANSIBLE_PYTHON_INTERPRETER=sys.executable, ANSIBLE_LOCALHOST_WARNING="0", ANSIBLE_NOCOLOR="1")
+    command = [os.path.join(bindir, "ansible"), "localhost", "-c", "local", "-m", module]
+    if args:
+        command += ["-a", json.dumps(args)]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+    found = glob.glob(os.path.join(remote, "*", "AnsiballZ_*.py"))
+    if done.returncode != 0 or not found:
+        raise SystemExit("benchmark: building the %s payload failed:\n%s%s" % (name, done.stdout[-2000:], done.stderr[-2000:]))
+    path = os.path.join(work, name, os.path.basename(found[0]))
+    shutil.copy(found[0], path)
+    return path
+
+
+def _cpu_ms(path):
+    """CPU ms of one run of a payload (user + system of the child)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    done = subprocess.run([sys.executable, path], capture_output=True, cwd=os.path.dirname(path), check=False)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0 or b'"failed": true' in done.stdout:
+        raise SystemExit("benchmark: %s failed:\n%s" % (path, (done.stdout + done.stderr).decode()[-2000:]))
+    return (after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime) * 1000.0
+
+
+def _compiled(path, checkout):
+    """(files, bytes) of the collection's modules one run of the payload imports."""
+    done = subprocess.run([sys.executable, "-X", "importtime", path], capture_output=True, text=True,
+                          cwd=os.path.dirname(path), check=False)
+    prefix = "ansible_collections.numaguard.kubelet."
+    files, size = 0, 0
+    for line in done.stderr.splitlines():
+        name = line.rsplit("|", 1)[-1].strip()
+        if not name.startswith(prefix):
+            continue
+        source = os.path.join(checkout, *name[len(prefix):].split(".")) + ".py"
+        if os.path.isfile(source):
+            files += 1
+            size += os.path.getsize(source)
+    return files, size
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", maxsplit=1)[0])
+    parser.add_argument("--before", default="", help="a checkout of an earlier version, run alternately as 'before'")
+    parser.add_argument("--runs", type=int, default=9, help="runs of each payload (default 9)")
+    parser.add_argument("--topology", default="big16", help="bundled fleet topology of the node (default big16)")
+    args = parser.parse_args()
+    sys.path.insert(0, os.path.join(REPO, "tests", "fleet"))
+    import topologies  # noqa: E402 (the bundled fleet)
+
+    work = tempfile.mkdtemp(prefix="numaguard-modrun-")
+    try:
+        tree = os.path.join(work, "tree")
+        topologies.write_tree(args.topology, tree, hostname="h01")
+        kubelet = os.path.join(tree, "var", "lib", "kubelet")
+        os.makedirs(kubelet, exist_ok=True)
+        with open(os.path.join(kubelet, "config.yaml"), "w") as handle:
+            handle.write(KUBELET_CONFIG)
+        check = {"root": tree, "pod": [POD], "kubelet_config": "/var/lib/kubelet/config.yaml"}
+        payloads = [("ping", _payload(work, "ping", REPO, "ansible.builtin.ping", {}), None)]
+        if args.before:
+            payloads.append(("before", _payload(work, "before", args.before, "numaguard.kubelet.admission_check", check),
+                             args.before))
+        payloads.append(("this", _payload(work, "this", REPO, "numaguard.kubelet.admission_check", check), REPO))
+        samples = dict((name, []) for name, _path, _checkout in payloads)
+        for _round in range(args.runs):
+            for name, path, _checkout in payloads:
+                samples[name].append(_cpu_ms(path))
+        print("admission_check AnsiballZ payload, %s, %d runs each, python %s, load average %s"
+              % (args.topology, args.runs, sys.version.split()[0], " ".join("%.1f" % x for x in os.getloadavg())))
+        print("%-8s %8s %9s  %s" % ("payload", "min ms", "median ms", "collection modules imported (source)"))
+        for name, path, checkout in payloads:
+            values = sorted(samples[name])
+            compiled = "-"
+            if checkout:
+                files, size = _compiled(path, checkout)
+                compiled = "%d files, %d KB" % (files, size // 1024)
+            print("%-8s %8.1f %9.1f  %s" % (name, values[0], values[len(values) // 2], compiled))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
