@@ -16,6 +16,15 @@ and the explanation ask, without the list:
   taken together) above, ``None`` when that would exceed its bound;
 * ``projects(part, within)``: does some listed mask meet ``within`` in exactly ``part`` (what
   the non-preferred merge needs when the providers' NUMA ids differ);
+* ``exists_between(low, high)``: is some listed mask ``m`` with ``low <= m <= high`` (as sets)
+  -- the interval query of the ranked non-preferred merge. A set is answered through its
+  monotone parts: every set here is a union of an upward-closed family inside a sub-universe
+  (the "general" multi-node masks: sums that only grow with the mask, nodes that must be held
+  or touched; the widest mask of the interval inside that sub-universe decides) and a few
+  explicitly listed masks (single-node masks, memory-manager NUMA groups, masks with this pod's
+  reusable memory, the 1.36 device fallback mask over every node), each tested on its own.
+  Only uint64 sums that can wrap around (more nodes, less memory) have no such split;
+  ``interval_exact()`` says so;
 * ``members()``: listed masks by size, then numerically, for explanations and Allocate.
 
 Searches are bounded (:data:`MAX_MASK_VISITS` masks examined); beyond that
@@ -178,6 +187,22 @@ class HintSet:
             return any(mask & within == part for mask, _flag in self.listed())
         return self._projects_large(part, within)
 
+    def exists_between(self, low: int, high: int) -> bool:
+        """Some listed mask ``m`` holds every node of ``low`` and none outside ``high``.
+
+        Exact for every set where :meth:`interval_exact` is true (small sets: walked); else
+        SearchBoundExceeded.
+        """
+        if low & ~high or low & ~self.universe:
+            return False
+        if self.small():
+            return any(not low & ~mask and not mask & ~high for mask, _flag in self.listed())
+        return self._between_large(low, high & self.universe)
+
+    def interval_exact(self) -> bool:
+        """:meth:`exists_between` is answered exactly (no SearchBoundExceeded)."""
+        return self.small() or self.monotone()
+
     def members(self, superset_of: int = 0, start_size: int = 1) -> Iterator[Tuple[int, int]]:
         """(mask, flag) of listed masks containing ``superset_of``, by size then numerically.
 
@@ -254,6 +279,13 @@ class HintSet:
 
     def _projects_large(self, part: int, within: int) -> bool:
         raise SearchBoundExceeded("%d NUMA nodes: cannot project this hint set" % len(self.ids))
+
+    def _between_large(self, low: int, high: int) -> bool:
+        # ``high`` is inside the universe; an upward-closed set holds a mask of the interval
+        # exactly when it holds its widest mask
+        if self.monotone():
+            return bool(high) and self.member(high) > 0
+        raise SearchBoundExceeded("%d NUMA nodes: cannot search this hint set between two masks" % len(self.ids))
 
 
 class ThresholdHintSet(HintSet):
@@ -356,7 +388,35 @@ class ThresholdHintSet(HintSet):
         return result
 
     def _singles(self) -> List[Tuple[int, int]]:
-        return [(1 << node, flag) for node in self.ids for flag in (self.member(1 << node),) if flag]
+        found = self._cache.get("singles")
+        if found is None:
+            found = [(1 << node, flag) for node in self.ids for flag in (self.member(1 << node),) if flag]
+            self._cache["singles"] = found
+        return found
+
+    def interval_exact(self) -> bool:
+        return self.small() or not self._wraps()
+
+    def _between_large(self, low: int, high: int) -> bool:
+        """The listed masks as monotone parts (see the module doc): the general multi-node
+        masks -- upward-closed inside :meth:`_general`, since every need only grows with the
+        mask when no uint64 sum wraps --, the listed single-node masks and the special masks
+        (NUMA groups, exact-mask bonuses), each tested against the interval."""
+        if self._wraps():
+            raise SearchBoundExceeded("%d NUMA nodes: memory sums wrap around uint64; cannot search this hint "
+                                      "set between two masks" % len(self.ids))
+        widest = high & self._general()
+        if not low & ~widest and popcount(widest) >= 2 and self.member(widest):
+            return True
+        if popcount(low) <= 1:
+            for mask, _flag in self._singles():
+                if not low & ~mask and not mask & ~high:
+                    return True
+        specials = self._cache.get("listed specials")
+        if specials is None:
+            specials = [mask for mask in self._specials() if self.member(mask)]
+            self._cache["listed specials"] = specials
+        return any(not low & ~mask and not mask & ~high for mask in specials)
 
     def _count_large(self, preferred_only: bool) -> Optional[int]:
         if preferred_only and self.extra_preferred is not None:
@@ -553,6 +613,17 @@ class FallbackHintSet(HintSet):
 
     def projects(self, part: int, within: int) -> bool:
         return self.universe & within == part or self.inner.projects(part, within)
+
+    def exists_between(self, low: int, high: int) -> bool:
+        """Two parts: the fallback mask (every node) and the inner set over the device nodes."""
+        if low & ~high or low & ~self.universe:
+            return False
+        if not self.universe & ~high:
+            return True
+        return self.inner.exists_between(low, high & self.inner.universe)
+
+    def interval_exact(self) -> bool:
+        return self.inner.interval_exact()
 
     def members(self, superset_of: int = 0, start_size: int = 1) -> Iterator[Tuple[int, int]]:
         if not superset_of & ~self.inner.universe:

@@ -43,7 +43,7 @@ import operator
 import sys
 
 try:
-    from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, cast  # noqa: F401
+    from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, cast  # noqa: F401
 except ImportError:  # pragma: no cover
     pass
 
@@ -489,6 +489,8 @@ def merge_implicit(lists: Sequence[Any],
     :data:`MAX_FAST_MERGE_NODES` of them.
     """
     default = numa_info.default_mask
+    if not any(is_hint_set(hints) for hints in lists):
+        return merge_fast(lists, numa_info, prefer_closest)
     if any(not is_hint_set(hints) and len(hints) == 0 for hints in lists):
         return TopologyHint(BitMask.from_value(default), False)
     preferred = _implicit_preferred(lists, numa_info, prefer_closest)
@@ -552,7 +554,8 @@ def closest_member(numa_info: NUMAInfo,
                    budget: List[int],
                    limit: int,
                    what: str,
-                   error: Any = SearchBoundExceeded) -> Optional[int]:
+                   error: Any = SearchBoundExceeded,
+                   holdable: Optional[Callable[[int], bool]] = None) -> Optional[int]:
     """The accepted mask of ``size`` nodes of ``within`` with the smallest average distance, then
     numerically smallest (prefer-closest-numa-nodes' order within a count); None: none accepted.
 
@@ -563,7 +566,8 @@ def closest_member(numa_info: NUMAInfo,
     uniform or socket-shaped distances the first accepted masks are near the optimum and almost
     everything else is cut. ``budget`` (a one-item list, shared across calls) counts the masks
     and branches examined (``limit`` at first); past it ``error`` names ``what`` could not be
-    decided, and what was found so far.
+    decided, and what was found so far. ``holdable``: a test of partial masks; a branch it
+    refuses is dropped (it must refuse every extension of a mask it refuses).
     """
     nodes = list(bits_of(within))
     if not 1 <= size <= len(nodes):
@@ -602,7 +606,8 @@ def closest_member(numa_info: NUMAInfo,
                 return
         for index in range(start, len(nodes) - left + 1):
             chosen.append(nodes[index])
-            visit(index + 1, chosen, total + adds[index - start], left - 1)
+            if holdable is None or holdable(sum(1 << node for node in chosen)):
+                visit(index + 1, chosen, total + adds[index - start], left - 1)
             chosen.pop()
 
     visit(0, [], 0, size)
@@ -645,14 +650,15 @@ def _implicit_non_preferred(lists: Sequence[Any], numa_info: NUMAInfo, prefer_cl
         return TopologyHint(BitMask.from_value(default), False)
     sets = sum(1 for hints in lists if is_hint_set(hints))
     too_big = len(nodes) > MAX_FAST_MERGE_NODES or sets * ((1 << len(nodes)) - 1) > MAX_MASK_VISITS
-    if all(not is_hint_set(hints) or hints.monotone() for hints in lists) and (
+    if all(not is_hint_set(hints) or hints.interval_exact() for hints in lists) and (
             too_big or len(nodes) >= RANKED_FROM_NODES[0]):
         best = _ranked_non_preferred(lists, within, best_count, numa_info, prefer_closest)
         return TopologyHint(BitMask.from_value(default if best is None else best), False)
     if too_big:
         raise NoPreferredMerge(
             "no preferred merged hint exists; the best non-preferred one would need the ANDs of hints "
-            "over %d NUMA nodes (2^%d masks per resource), more than this simulator examines (%d masks)"
+            "over %d NUMA nodes (2^%d masks per resource), more than this simulator examines (%d masks), "
+            "and a rank-order search cannot split memory sums that wrap around uint64"
             % (len(nodes), len(nodes), MAX_MASK_VISITS))
     compressor = Compressor(nodes)
     masks_per_list = []
@@ -686,51 +692,85 @@ def _ranked_non_preferred(lists: Sequence[Any],
                           prefer_closest: bool) -> Optional[int]:
     """The kubelet's best non-preferred merged mask, searched in its ranking order (count B, then
     just below B, larger first, then above B, smaller first; in a count, numerically or by
-    average distance) and tested one by one (:func:`_achievable`). Needs every hint set
-    monotone (a listed mask stays listed with more nodes); None: no AND is non-empty."""
+    average distance) and tested one by one (:func:`_achievable`); None: no AND is non-empty.
+
+    Exact for any hint set that answers the interval query ``exists_between`` exactly --
+    monotone sets, and sets split into monotone parts (memory-manager NUMA groups, the 1.36
+    device fallback hint; ``hint_sets``). Masks are built from their highest node down, and a
+    partial mask no list can hold (no hint of some list contains it) is dropped with every
+    mask that extends it.
+    """
     from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hint_sets import MAX_MASK_VISITS
     nodes = bits_of(within)
     size = len(nodes)
     counts = ([best_count] if 1 <= best_count <= size else []) + list(range(min(best_count - 1, size), 0, -1)) \
         + list(range(max(best_count + 1, 1), size + 1))
-    compressor = Compressor(nodes)
     projections = [None if is_hint_set(hints) else
                    set((within if h.affinity is None else h.affinity.value & within) for h in hints) for hints in lists]
+    holdable = _holdable(lists, projections)
     if prefer_closest:
         budget = [MAX_MASK_VISITS]
         for count in counts:
             best = closest_member(numa_info, within, count, lambda m: _achievable(m, within, lists, projections),
                                   budget, MAX_MASK_VISITS,
                                   "no preferred merged hint exists; the search for the best non-preferred one",
-                                  NoPreferredMerge)
+                                  NoPreferredMerge, holdable)
             if best is not None:
                 return best
         return None
-    visits = 0
-    for count in counts:
-        for mask in masks_of_size(compressor, count):
-            visits += 1
-            if visits > MAX_MASK_VISITS:
+    visits = [0]
+
+    def numeric(count: int, below: int, chosen: int) -> Iterator[int]:
+        """Masks of ``count`` more nodes among nodes[:below], added to ``chosen``, numerically
+        ascending (the highest node decides first), skipping what no list can hold."""
+        if not count:
+            yield chosen
+            return
+        for index in range(count - 1, below):
+            visits[0] += 1
+            if visits[0] > MAX_MASK_VISITS:
                 raise NoPreferredMerge(
                     "no preferred merged hint exists; the search for the best non-preferred one examined %d masks "
                     "of %d NUMA nodes without an answer" % (MAX_MASK_VISITS, size))
+            mask = chosen | (1 << nodes[index])
+            if holdable(mask):
+                yield from numeric(count - 1, index, mask)
+
+    for count in counts:
+        for mask in numeric(count, size, 0):
             if _achievable(mask, within, lists, projections):
                 return mask
     return None
+
+
+def _holdable(lists: Sequence[Any], projections: Sequence[Any]) -> Callable[[int], bool]:
+    """A test of a (partial) mask: every list has a hint containing it (needed for every AND
+    that contains it)."""
+    def holdable(mask: int) -> bool:
+        for hints, projected in zip(lists, projections):
+            if projected is None:
+                if not hints.exists_between(mask, hints.universe):
+                    return False
+            elif not any(not mask & ~p for p in projected):
+                return False
+        return True
+    return holdable
 
 
 def _achievable(target: int, within: int, lists: Sequence[Any], projections: Sequence[Any]) -> bool:
     """Some choice of one hint per list ANDs (within ``within``) to exactly ``target``.
 
     Each list must give a mask holding ``target``; every other node of ``within`` must be
-    left out by at least one list. Leaving nodes out only gets harder for a list (its hints
-    are monotone), so the nodes are handed out one by one to lists that can still leave them
-    out, backtracking on failure (bounded by :data:`MAX_COVER_STEPS`).
+    left out by at least one list. A list can leave out the nodes ``dropped`` when it has a
+    hint between ``target`` and its universe without ``dropped`` (the interval query; hint
+    sets split into monotone parts answer it exactly), and leaving out fewer nodes is never
+    harder, so the nodes are handed out one by one to lists that can still leave them out,
+    backtracking on failure (bounded by :data:`MAX_COVER_STEPS`).
     """
     checks = []
     for hints, projected in zip(lists, projections):
         if projected is None:
-            checks.append(lambda dropped, hints=hints: hints.projects(within & ~dropped, within))
+            checks.append(lambda dropped, hints=hints: hints.exists_between(target, hints.universe & ~dropped))
         else:
             holding = [p for p in projected if not target & ~p]
             checks.append(lambda dropped, holding=holding: any(not p & dropped for p in holding))

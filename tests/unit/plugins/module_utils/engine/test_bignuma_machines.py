@@ -106,28 +106,29 @@ def test_24_nodes_no_preferred_merge_searched_in_rank_order():
         assert "note" not in result["merges"][0]
 
 
-def test_24_nodes_group_rules_are_bounded_with_a_message():
+def test_24_nodes_group_rules_are_decided():
     # after pod a, NUMA nodes 0 and 1 form a memory group: the memory hints are no longer
-    # monotone (a mask with node 0 must be exactly {0,1}), so the non-preferred merge over 24
-    # nodes is out of this simulator's bounds
+    # monotone (a multi-node mask with node 0 or 1 must be exactly {0,1}, and neither makes a
+    # single-node hint). Pod b: 2 CPUs prefer one node, 20Gi two: no preferred merge, B = 2.
+    # Masks of 2 nodes in numeric order: every one holding node 0 or 1 has no memory hint
+    # containing it ({0,1} itself has 10.9Gi left); {2,3} is a memory hint and CPU's {2,3} ANDs
+    # to it: the kubelet's best is {2,3}
     sim = machine([(n, 4, 16) for n in range(24)], policy="best-effort")
     first = admit(sim, pod(2, "20Gi", "a"))
     assert first["admitted"] and first["numa_nodes"] == [0, 1]
-    second = admit(sim, pod(2, "20Gi", "b"))  # a bounded answer for this pod, not an exception
-    assert (second["admitted"], second["verdict"]) == (False, "cannot_check")
-    assert "no preferred merged hint exists" in second["cannot_check"]
-    assert "24 NUMA nodes" in second["cannot_check"]
-    assert second["merges"][0]["merged_hint"] is None
+    second = admit(sim, pod(2, "20Gi", "b"))
+    assert (second["admitted"], second["verdict"]) == (True, "admitted"), second.get("cannot_check")
+    assert second["merges"][0]["merged_hint"] == {"numa_affinity": [2, 3], "preferred": False}
+    assert second["numa_nodes"] == [2, 3]
     assert second["merges"][0]["kubelet_cost"]["permutations"] > 0
-    assert second["released"]
     # restricted: pod a (6 CPUs and 20Gi both prefer two nodes) forms the group on {0,1}; pod b is
-    # rejected with certainty (no preferred merge) and the merge says why its mask is not shown
+    # rejected (no preferred merge), and its merged hint is the same {2,3} (it used to be out of bounds)
     restricted = machine([(n, 4, 16) for n in range(24)])
     assert admit(restricted, pod(6, "20Gi", "a"))["numa_nodes"] == [0, 1]
     second = admit(restricted, pod(2, "20Gi", "b"))
     assert (second["admitted"], second["reason"]) == (False, "TopologyAffinityError")
-    assert "rejected whatever" in second["merges"][0]["note"]
-    assert second["merges"][0]["merged_hint"] == {"numa_affinity": None, "preferred": False}
+    assert "note" not in second["merges"][0]
+    assert second["merges"][0]["merged_hint"] == {"numa_affinity": [2, 3], "preferred": False}
 
 
 def test_single_numa_node_at_40_nodes_is_exact():
