@@ -39,6 +39,7 @@ from __future__ import absolute_import, annotations, division, print_function
 
 __metaclass__ = type
 
+import heapq
 import itertools
 import math
 
@@ -213,7 +214,12 @@ class HintSet:
             found.sort(key=lambda item: (popcount(item[0]), item[0]))
             yield from found
             return
-        rest = Compressor([node for node in self.ids if not (superset_of >> node) & 1])
+        yield from self._walk(self.universe, superset_of, start_size)
+
+    def _walk(self, pool: int, superset_of: int, start_size: int) -> Iterator[Tuple[int, int]]:
+        """Listed masks made of ``superset_of`` plus nodes of ``pool``, by size then
+        numerically, each tested with :meth:`member` (bounded by :data:`MAX_MASK_VISITS`)."""
+        rest = Compressor([node for node in self.ids if (pool >> node) & 1 and not (superset_of >> node) & 1])
         base = popcount(superset_of)
         visits = 0
         for extra in range(max(0, start_size - base), rest.size + 1):
@@ -319,6 +325,7 @@ class ThresholdHintSet(HintSet):
         self.groups = tuple(groups)
         self.extra_preferred = extra_preferred
         self._cache: Dict[Any, Any] = {}
+        self._widest: Dict[int, bool] = {}
 
     def member(self, mask: int, with_bonus: bool = True) -> int:
         if not mask or mask & ~self.universe or self.required & ~mask:
@@ -397,6 +404,31 @@ class ThresholdHintSet(HintSet):
     def interval_exact(self) -> bool:
         return self.small() or not self._wraps()
 
+    def members(self, superset_of: int = 0, start_size: int = 1) -> Iterator[Tuple[int, int]]:
+        """As :meth:`HintSet.members`, by parts: a listed multi-node mask is either made of
+        :meth:`_general` nodes only (walked over those nodes alone) or is a NUMA-group mask
+        (listed explicitly), and single-node masks are listed explicitly; the three streams
+        are merged in (size, numeric) order. Nodes in groups or with single-NUMA allocations
+        then cost nothing in the walk."""
+        if self.small():
+            yield from super().members(superset_of, start_size)
+            return
+        general = self._general()
+        explicit: List[Tuple[int, int]] = []
+        if start_size <= 1 and popcount(superset_of) <= 1:
+            explicit.extend(item for item in self._singles() if not superset_of & ~item[0])
+        for mask in self._specials():
+            if mask & ~general and not superset_of & ~mask and popcount(mask) >= start_size:
+                flag = self.member(mask)
+                if flag:
+                    explicit.append((mask, flag))
+        explicit.sort(key=_size_then_value)
+        if superset_of & ~general:
+            yield from explicit
+            return
+        walked = self._walk(general, superset_of, max(2, start_size))
+        yield from heapq.merge(explicit, walked, key=_size_then_value)
+
     def _between_large(self, low: int, high: int) -> bool:
         """The listed masks as monotone parts (see the module doc): the general multi-node
         masks -- upward-closed inside :meth:`_general`, since every need only grows with the
@@ -406,8 +438,16 @@ class ThresholdHintSet(HintSet):
             raise SearchBoundExceeded("%d NUMA nodes: memory sums wrap around uint64; cannot search this hint "
                                       "set between two masks" % len(self.ids))
         widest = high & self._general()
-        if not low & ~widest and popcount(widest) >= 2 and self.member(widest):
-            return True
+        if not low & ~widest and popcount(widest) >= 2:
+            # the ranked merge asks about the same widest masks again and again
+            known = self._widest
+            listed = known.get(widest)
+            if listed is None:
+                if len(known) > 4096:
+                    known.clear()
+                listed = known[widest] = self.member(widest) > 0
+            if listed:
+                return True
         if popcount(low) <= 1:
             for mask, _flag in self._singles():
                 if not low & ~mask and not mask & ~high:
@@ -476,6 +516,10 @@ class ThresholdHintSet(HintSet):
         if not part and any(self.member(1 << node) for node in bits_of(outside)):
             return True
         return any(mask & within == part and self.member(mask) for mask in self._specials())
+
+
+def _size_then_value(item: Tuple[int, int]) -> Tuple[int, int]:
+    return popcount(item[0]), item[0]
 
 
 def _count_by_size(nodes: Sequence[int],

@@ -417,6 +417,10 @@ def merge_fast(lists: Sequence[Sequence[TopologyHint]],
     if preferred:
         key = _preferred_key(numa_info, prefer_closest)
         return _to_hint(min(preferred, key=key), True)
+    if len(numa_info.nodes) > MAX_FAST_MERGE_NODES:
+        # the transform's 2^N tables are out of reach: search in rank order (e.g. every
+        # provider said "cannot satisfy" on a 24-node machine)
+        return _implicit_non_preferred(lists, numa_info, prefer_closest)
     # no preferred merged hint: rank every achievable AND (all of them are non-preferred)
     masks_per_list = []
     best_count = 0
@@ -708,16 +712,23 @@ def _ranked_non_preferred(lists: Sequence[Any],
     projections = [None if is_hint_set(hints) else
                    set((within if h.affinity is None else h.affinity.value & within) for h in hints) for hints in lists]
     holdable = _holdable(lists, projections)
+    forced = _forced(lists, projections, within)
+    counts = [count for count in counts if count >= popcount(forced)]
     if prefer_closest:
+        def closest_holdable(mask: int) -> bool:
+            # nodes are added in id order: a forced node below the highest one chosen was skipped
+            return not forced & ((1 << mask.bit_length()) - 1) & ~mask and holdable(mask)
+
         budget = [MAX_MASK_VISITS]
         for count in counts:
             best = closest_member(numa_info, within, count, lambda m: _achievable(m, within, lists, projections),
                                   budget, MAX_MASK_VISITS,
                                   "no preferred merged hint exists; the search for the best non-preferred one",
-                                  NoPreferredMerge, holdable)
+                                  NoPreferredMerge, closest_holdable)
             if best is not None:
                 return best
         return None
+    nodes = bits_of(within & ~forced)  # a merged mask holds every forced node: the rest is chosen
     visits = [0]
 
     def numeric(count: int, below: int, chosen: int) -> Iterator[int]:
@@ -737,10 +748,26 @@ def _ranked_non_preferred(lists: Sequence[Any],
                 yield from numeric(count - 1, index, mask)
 
     for count in counts:
-        for mask in numeric(count, size, 0):
+        if not holdable(forced):
+            return None
+        for mask in numeric(count - popcount(forced), len(nodes), forced):
             if _achievable(mask, within, lists, projections):
                 return mask
     return None
+
+
+def _forced(lists: Sequence[Any], projections: Sequence[Any], within: int) -> int:
+    """Nodes of ``within`` in every merged mask: no list has a hint without them."""
+    forced = within
+    for hints, projected in zip(lists, projections):
+        for node in bits_of(forced):
+            bit = 1 << node
+            if projected is None:
+                if hints.exists_between(0, hints.universe & ~bit):
+                    forced &= ~bit
+            elif any(not p & bit for p in projected):
+                forced &= ~bit
+    return forced
 
 
 def _holdable(lists: Sequence[Any], projections: Sequence[Any]) -> Callable[[int], bool]:
@@ -768,18 +795,32 @@ def _achievable(target: int, within: int, lists: Sequence[Any], projections: Seq
     backtracking on failure (bounded by :data:`MAX_COVER_STEPS`).
     """
     checks = []
+    holds = []
     for hints, projected in zip(lists, projections):
         if projected is None:
             checks.append(lambda dropped, hints=hints: hints.exists_between(target, hints.universe & ~dropped))
+            holds.append(lambda node, hints=hints: hints.exists_between(target | node, hints.universe))
         else:
             holding = [p for p in projected if not target & ~p]
             checks.append(lambda dropped, holding=holding: any(not p & dropped for p in holding))
+            holds.append(lambda node, holding=holding: any(p & node for p in holding))
     if not all(check(0) for check in checks):
         return False
-    rest = list(bits_of(within & ~target))
     everything = within & ~target
     if any(check(everything) for check in checks):
         return True  # one list holds exactly target: the others take their widest hint
+    # a node no hint of some list holds together with ``target`` is left out by that list
+    # whatever it gives: only the other nodes are handed out, those fewest lists can leave
+    # out first
+    choices = []
+    for node in bits_of(everything):
+        bit = 1 << node
+        if all(hold(bit) for hold in holds):
+            able = sum(1 for check in checks if check(bit))
+            if not able:
+                return False
+            choices.append((able, node))
+    rest = [node for _able, node in sorted(choices)]
     dropped = [0] * len(checks)
     steps = [0]
 

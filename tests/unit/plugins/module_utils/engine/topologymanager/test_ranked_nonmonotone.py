@@ -99,6 +99,24 @@ def test_exists_between_equals_walking_every_mask(seed, monkeypatch):
         assert hint_set.exists_between(low, high) == want, (bin(low), bin(high))
 
 
+@pytest.mark.parametrize("seed", range(200))
+def test_members_by_parts_equal_walking_every_mask(seed, monkeypatch):
+    """members() (what findBestHint, the explanation and the narrowest size walk) through the
+    parts: singles, group masks and the general nodes' walk, merged by size then value."""
+    rnd = random.Random(seed)
+    ids = sorted(rnd.sample(range(10), rnd.randint(1, 8)))
+    hint_set = random_fallback(rnd, ids) if rnd.random() < 0.2 else random_set(rnd, ids)
+    listed = walked(hint_set)
+    monkeypatch.setattr(hint_sets, "BRUTE_NODES", 0)
+    for _query in range(8):
+        superset_of = sum(1 << n for n in ids if rnd.random() < 0.25)
+        start = rnd.choice([1, 1, 2, 3])
+        want = sorted(((m, hint_set.member(m)) for m in listed if not superset_of & ~m and bin(m).count("1") >= start),
+                      key=lambda item: (bin(item[0]).count("1"), item[0]))
+        assert list(hint_set.members(superset_of, start)) == want
+    assert hint_set.min_size() == (min(bin(m).count("1") for m in listed) if listed else None)
+
+
 def test_wrapping_sums_are_not_split():
     wraps = ThresholdHintSet(list(range(14)), [Need(dict((n, 1 << 62) for n in range(14)), 1 << 62, wrap64=True)],
                              1, groups=[(1, 3), (2, 3)], no_single=3)
