@@ -364,10 +364,13 @@ class ThresholdHintSet(HintSet):
     # -- large sets -----------------------------------------------------------------------------
     def _general(self) -> int:
         """Nodes a multi-node mask other than a group mask may hold."""
-        grouped = 0
-        for bit, _group in self.groups:
-            grouped |= bit
-        return self.universe & ~self.multi_forbidden & ~grouped
+        found = self._cache.get("general")
+        if found is None:
+            grouped = 0
+            for bit, _group in self.groups:
+                grouped |= bit
+            found = self._cache["general"] = self.universe & ~self.multi_forbidden & ~grouped
+        return found
 
     def _specials(self) -> List[int]:
         """Multi-node masks the general rule does not decide: group masks and bonus masks."""
@@ -494,6 +497,12 @@ class ThresholdHintSet(HintSet):
 
     def _wraps(self) -> bool:
         """Some uint64 sum could wrap around (then more nodes can mean less memory)."""
+        found = self._cache.get("wraps")
+        if found is None:
+            found = self._cache["wraps"] = self._wraps_now()
+        return found
+
+    def _wraps_now(self) -> bool:
         return any(need.wrap64 and sum(need.weights.values()) + max(list(need.bonus.values()) + [0]) >= _UINT64
                    for need in self.needs)
 

@@ -687,6 +687,8 @@ def _implicit_non_preferred(lists: Sequence[Any], numa_info: NUMAInfo, prefer_cl
 RANKED_FROM_NODES = [MAX_FAST_MERGE_NODES + 1]
 #: assignment steps one achievability test may take
 MAX_COVER_STEPS = 200000
+#: node tests (one per node and list) all achievability tests of one search may take together
+MAX_SEARCH_WORK = 1000000
 
 
 def _ranked_non_preferred(lists: Sequence[Any],
@@ -711,17 +713,22 @@ def _ranked_non_preferred(lists: Sequence[Any],
         + list(range(max(best_count + 1, 1), size + 1))
     projections = [None if is_hint_set(hints) else
                    set((within if h.affinity is None else h.affinity.value & within) for h in hints) for hints in lists]
-    holdable = _holdable(lists, projections)
-    forced = _forced(lists, projections, within)
+    needed = _needed_nodes(lists, projections, within)
+    forced = needed(0)
+    if forced is None:
+        return None  # some list has no hint at all within ``within``
     counts = [count for count in counts if count >= popcount(forced)]
+    work = [0]
     if prefer_closest:
         def closest_holdable(mask: int) -> bool:
-            # nodes are added in id order: a forced node below the highest one chosen was skipped
-            return not forced & ((1 << mask.bit_length()) - 1) & ~mask and holdable(mask)
+            # nodes are added in id order: every node up to the highest one chosen is decided
+            more = needed(mask)
+            return more is not None and not more & ((1 << mask.bit_length()) - 1)
 
         budget = [MAX_MASK_VISITS]
         for count in counts:
-            best = closest_member(numa_info, within, count, lambda m: _achievable(m, within, lists, projections),
+            best = closest_member(numa_info, within, count,
+                                  lambda m: _achievable(m, within, lists, projections, work),
                                   budget, MAX_MASK_VISITS,
                                   "no preferred merged hint exists; the search for the best non-preferred one",
                                   NoPreferredMerge, closest_holdable)
@@ -729,11 +736,16 @@ def _ranked_non_preferred(lists: Sequence[Any],
                 return best
         return None
     nodes = bits_of(within & ~forced)  # a merged mask holds every forced node: the rest is chosen
+    decided_above = [0] * (len(nodes) + 1)  # nodes[index:] as a mask
+    for index in range(len(nodes) - 1, -1, -1):
+        decided_above[index] = decided_above[index + 1] | (1 << nodes[index])
     visits = [0]
 
     def numeric(count: int, below: int, chosen: int) -> Iterator[int]:
         """Masks of ``count`` more nodes among nodes[:below], added to ``chosen``, numerically
-        ascending (the highest node decides first), skipping what no list can hold."""
+        ascending (the highest node decides first). A partial mask is dropped with all its
+        extensions when some list has no hint containing it, or when the nodes no list can
+        leave out while holding it are more than ``count`` or already passed over."""
         if not count:
             yield chosen
             return
@@ -744,47 +756,47 @@ def _ranked_non_preferred(lists: Sequence[Any],
                     "no preferred merged hint exists; the search for the best non-preferred one examined %d masks "
                     "of %d NUMA nodes without an answer" % (MAX_MASK_VISITS, size))
             mask = chosen | (1 << nodes[index])
-            if holdable(mask):
-                yield from numeric(count - 1, index, mask)
+            more = needed(mask)
+            if more is None or more & decided_above[index] or popcount(more) > count - 1:
+                continue
+            yield from numeric(count - 1, index, mask)
 
     for count in counts:
-        if not holdable(forced):
-            return None
         for mask in numeric(count - popcount(forced), len(nodes), forced):
-            if _achievable(mask, within, lists, projections):
+            if _achievable(mask, within, lists, projections, work):
                 return mask
     return None
 
 
-def _forced(lists: Sequence[Any], projections: Sequence[Any], within: int) -> int:
-    """Nodes of ``within`` in every merged mask: no list has a hint without them."""
-    forced = within
-    for hints, projected in zip(lists, projections):
-        for node in bits_of(forced):
-            bit = 1 << node
-            if projected is None:
-                if hints.exists_between(0, hints.universe & ~bit):
-                    forced &= ~bit
-            elif any(not p & bit for p in projected):
-                forced &= ~bit
-    return forced
-
-
-def _holdable(lists: Sequence[Any], projections: Sequence[Any]) -> Callable[[int], bool]:
-    """A test of a (partial) mask: every list has a hint containing it (needed for every AND
-    that contains it)."""
-    def holdable(mask: int) -> bool:
+def _needed_nodes(lists: Sequence[Any], projections: Sequence[Any], within: int) -> Callable[[int], Optional[int]]:
+    """A test of a (partial) mask ``P``: None when some list has no hint containing it (no
+    merged mask contains it), else the nodes of ``within`` outside ``P`` that no list can leave
+    out while holding ``P`` -- every merged mask containing ``P`` contains them too."""
+    def needed(mask: int) -> Optional[int]:
+        rest = within & ~mask
+        droppable = 0
         for hints, projected in zip(lists, projections):
             if projected is None:
                 if not hints.exists_between(mask, hints.universe):
-                    return False
-            elif not any(not mask & ~p for p in projected):
-                return False
-        return True
-    return holdable
+                    return None
+                for node in bits_of(rest & ~droppable):
+                    bit = 1 << node
+                    if hints.exists_between(mask, hints.universe & ~bit):
+                        droppable |= bit
+            else:
+                common = -1
+                for hint in projected:
+                    if not mask & ~hint:
+                        common &= hint
+                if common == -1:
+                    return None
+                droppable |= rest & ~common
+        return rest & ~droppable
+    return needed
 
 
-def _achievable(target: int, within: int, lists: Sequence[Any], projections: Sequence[Any]) -> bool:
+def _achievable(target: int, within: int, lists: Sequence[Any], projections: Sequence[Any],
+                work: Optional[List[int]] = None) -> bool:
     """Some choice of one hint per list ANDs (within ``within``) to exactly ``target``.
 
     Each list must give a mask holding ``target``; every other node of ``within`` must be
@@ -794,6 +806,12 @@ def _achievable(target: int, within: int, lists: Sequence[Any], projections: Seq
     harder, so the nodes are handed out one by one to lists that can still leave them out,
     backtracking on failure (bounded by :data:`MAX_COVER_STEPS`).
     """
+    if work is not None:
+        work[0] += popcount(within & ~target) * len(lists) + 1
+        if work[0] > MAX_SEARCH_WORK:
+            raise NoPreferredMerge(
+                "no preferred merged hint exists; the search for the best non-preferred one made more than %d "
+                "node tests over %d NUMA nodes without an answer" % (MAX_SEARCH_WORK, popcount(within)))
     checks = []
     holds = []
     for hints, projected in zip(lists, projections):

@@ -191,3 +191,17 @@ def test_ranked_non_preferred_merge_equals_moebius(seed, monkeypatch):
                 hints.append(TopologyHint(BitMask.from_ids(chosen), False))
         lists.append(hints)
     assert merge._implicit_non_preferred(lists, info, closest) == merge.merge_fast(lists, info, closest)
+
+
+def test_ranked_search_work_bound_is_cannot_check(monkeypatch):
+    """The node tests of one ranked search are bounded too (merge.MAX_SEARCH_WORK): past it the
+    pod is cannot_check with that reason, never a long wait or an exception."""
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager import merge
+
+    sim = machine([(n, 4, 16) for n in range(24)], policy="best-effort")
+    assert admit(sim, pod(2, "20Gi", "a"))["numa_nodes"] == [0, 1]
+    monkeypatch.setattr(merge, "MAX_SEARCH_WORK", 0)
+    second = admit(sim, pod(2, "20Gi", "b"))
+    assert second["verdict"] == "cannot_check"
+    assert "made more than 0 node tests over 24 NUMA nodes" in second["cannot_check"]
+    assert second["merges"][0]["merged_hint"] is None

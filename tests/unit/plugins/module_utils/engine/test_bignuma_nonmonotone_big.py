@@ -26,8 +26,11 @@ list's shape:
 So every permutation's merged mask on the big machine (the memory hint leaves ``d`` out) is the
 merged mask of the corresponding live-machine permutation, with the same preferred flag, and
 the narrowest count B is the same: the comparator (which looks only at the masks, B and the
-distances between their nodes; the shift keeps the numeric order) picks the same hint. The
-comparison of a machine ends at a pod with a merge the argument does not cover: one without
+distances between their nodes; the shift keeps the numeric order) picks the same hint. Verdicts,
+reasons and merged hints are compared; where CPUs are taken is not covered (the static policy's
+takeByTopology looks at CPUs per socket, which the full nodes change), so the comparison of a
+machine ends after a pod placed on other nodes, and at a pod with a merge the argument does not
+cover: one without
 memory hints (nothing leaves the full nodes out), or one that may be the default mask (no
 non-empty AND, or only "don't care"), which differs.
 """
@@ -186,7 +189,11 @@ def test_big_machine_decides_like_its_live_nodes(total, kind, policy, wide_searc
                 break  # possibly the default mask (nothing merged, or only "don't care"): it differs
             if not all(m["hints"].get("memory") for m in want["merges"]):
                 break  # no memory hint to leave the full nodes out: the argument does not hold
-            assert shape(got, shift) == shape(want), (shape(got, shift), shape(want), manifest)
+            got_shape, want_shape = shape(got, shift), shape(want)
+            assert (got_shape[0], got_shape[1], got_shape[3]) == (want_shape[0], want_shape[1], want_shape[3]), \
+                (got_shape, want_shape, manifest)
             compared += 1
+            if got_shape[2] != want_shape[2]:
+                break  # the CPUs taken differ (CPUs per socket changed): the states part from here
     assert compared >= 2
     assert wide_searches, "no merge searched more than 20 nodes with a set that is not monotone"
