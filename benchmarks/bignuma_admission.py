@@ -67,7 +67,25 @@ def _machine(row):
     from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import CPU, HugePages, NumaNode, Topology
 
     nodes, cpus = [], []
-    if row["kind"] == "gb200":
+    before = []
+    devices = None
+    if row["kind"] in ("groups", "fallback"):
+        # hint sets that are not monotone, no preferred merged hint, > 20 reachable nodes
+        n = row["nodes"]
+        layout = [(node, 4, 16) for node in range(n)]
+        policy, scope = "best-effort", "pod"
+        if row["kind"] == "groups":
+            # pod a spans nodes 0 and 1 (a memory NUMA group); pod b (measured) prefers one node
+            # for CPUs and two for memory: the kubelet's best non-preferred hint is {2,3}
+            before = [_pod({"cpu": "2", "memory": "20Gi"})]
+            manifest = _pod({"cpu": "2", "memory": "20Gi"})
+        else:
+            # a device on each node from 8 on (13 or more device nodes: a described hint set); the
+            # 1.36 fallback hint spans every node. 14 CPUs need four nodes, the device one: the
+            # best non-preferred hint is {0,1,2,3} (the device list holds it by the fallback hint)
+            devices = {"example.com/gpu": dict(("gpu%d" % node, node) for node in range(8, n))}
+            manifest = _pod({"cpu": "14", "memory": "4Gi", "example.com/gpu": "1"})
+    elif row["kind"] == "gb200":
         # two Grace nodes (72 CPUs, 240Gi each) and 34 CPU-less GPU memory nodes (23Gi each)
         layout = [(0, 72, 240), (1, 72, 240)] + [(node, 0, 23) for node in range(2, 36)]
         policy, scope = "restricted", "pod"
@@ -102,7 +120,7 @@ def _machine(row):
         "evictionHard": {"memory.available": "100Mi"},
         "reservedMemory": [{"numaNode": 0, "limits": {"memory": "1124Mi"}}],
     }
-    return Topology(nodes=tuple(nodes), cpus=tuple(cpus)), config, None, manifest
+    return Topology(nodes=tuple(nodes), cpus=tuple(cpus)), config, devices, manifest, before
 
 
 def _cpu_so_far():
@@ -117,14 +135,18 @@ def _child_admission(row, repeat):
     _importable()
     from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission import AdmissionSimulator
 
-    topology, config, devices, manifest = _machine(row)
+    topology, config, devices, manifest, before = _machine(row)
     simulator = AdmissionSimulator(topology, config, devices=devices)
+    for earlier in before:  # pods already running (their admission is part of the figures)
+        simulator.admit(simulator.pod_from_manifest(earlier))
     result = simulator.admit(simulator.pod_from_manifest(manifest))
     fresh = (_cpu_so_far(), time.perf_counter() - start)
     steady = []
     for _round in range(repeat):
         begin = time.process_time()
         again = AdmissionSimulator(topology, config, devices=devices)
+        for earlier in before:
+            again.admit(again.pod_from_manifest(earlier))
         again.admit(again.pod_from_manifest(manifest))
         steady.append(time.process_time() - begin)
     return fresh, steady, result
@@ -186,6 +208,7 @@ def child(argv):
         out = {"fresh_ms": fresh[0] * 1000.0, "fresh_wall_ms": fresh[1] * 1000.0,
                "steady_ms": statistics.median(steady) * 1000.0 if steady else None,
                "admitted": result.get("admitted"), "numa_nodes": result.get("numa_nodes"),
+               "verdict": result.get("verdict"),
                "reason": result.get("reason"), "kubelet_cost": result.get("kubelet_cost")}
     except MemoryError:
         out = {"error": "MemoryError"}
@@ -312,6 +335,9 @@ def _table(args):
         if n >= 4:
             rows.append({"name": "%d/four" % n, "kind": "four", "nodes": n})
     rows.append({"name": "gb200", "kind": "gb200", "nodes": 36})
+    for n in (24, 64):
+        rows.append({"name": "%d/groups" % n, "kind": "groups", "nodes": n})
+        rows.append({"name": "%d/fallback" % n, "kind": "fallback", "nodes": n})
     rows.append({"name": "upstream", "kind": "upstream", "nodes": 8})
     if args.only:
         wanted = set(args.only.split(","))
@@ -347,7 +373,8 @@ def _table(args):
             out, wall = min(good, key=lambda sample: sample[0]["fresh_ms"])
             steadies = sorted(o["steady_ms"] for o, _w in good if o["steady_ms"] is not None)
             steady = "%.2f" % steadies[0] if steadies else "-"
-            result = "admitted=%s numa=%s %s" % (out["admitted"], out["numa_nodes"], out.get("reason") or "")
+            result = "%s numa=%s %s" % (out.get("verdict") or "admitted=%s" % out["admitted"], out["numa_nodes"],
+                                        out.get("reason") or "")
             if row["kind"] == "baseline":
                 result = "the child's interpreter start and harness alone (the floor of every fresh figure)"
             print("%-17s %9.1f %10.1f %10s %11.0f %7.1f  %s; %s" % (

@@ -205,3 +205,23 @@ def test_ranked_search_work_bound_is_cannot_check(monkeypatch):
     assert second["verdict"] == "cannot_check"
     assert "made more than 0 node tests over 24 NUMA nodes" in second["cannot_check"]
     assert second["merges"][0]["merged_hint"] is None
+
+
+@pytest.mark.parametrize("count", [24, 64])
+def test_device_fallback_over_many_nodes_is_decided(count):
+    """A device on each node from 8 on (kubelet >= 1.36: a described set over those nodes plus
+    the fallback hint over every node, not monotone); 14 CPUs need four nodes, one device one
+    node, 4Gi one node: no preferred merged hint, B = 4. {0,1,2,3} is the numerically first mask
+    of 4 nodes and achievable (CPUs' {0,1,2,3} with 15 free CPUs, memory's {0,1,2,3}, the device
+    fallback hint over every node), so it is the kubelet's best. It used to be cannot_check."""
+    sim = machine([(n, 4, 16) for n in range(count)], policy="best-effort")
+    devices = {"example.com/gpu": dict(("gpu%d" % n, n) for n in range(8, count))}
+    sim = AdmissionSimulator(sim.topology, dict(sim.config), devices=devices, kubelet_version="1.36")
+    resources = {"cpu": "14", "memory": "4Gi", "example.com/gpu": "1"}
+    manifest = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+                "spec": {"containers": [{"name": "c", "image": "x",
+                                         "resources": {"requests": resources, "limits": dict(resources)}}]}}
+    result = admit(sim, manifest)
+    assert result["verdict"] == "admitted", result.get("cannot_check")
+    assert result["merges"][0]["merged_hint"] == {"numa_affinity": [0, 1, 2, 3], "preferred": False}
+    assert result["containers"][0]["device_numa_nodes"] == {"example.com/gpu": [8]}
