@@ -62,6 +62,7 @@ def random_set(rnd, ids, allow_groups=True):
     groups, in_group, single_used = random_groups(rnd, ids) if allow_groups else ([], 0, 0)
     required = 1 << rnd.choice(ids) if rnd.random() < 0.1 else 0
     touching = [sum(1 << node for node in rnd.sample(ids, min(2, len(ids))))] if rnd.random() < 0.15 else []
+
     def build(preferred_size):
         return ThresholdHintSet(ids, needs, preferred_size, required=required, touching=touching,
                                 no_single=in_group, multi_forbidden=single_used, groups=groups)
