@@ -14,6 +14,7 @@ import subprocess
 import sys
 import uuid
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -92,3 +93,22 @@ def test_fresh_admission_imports_only_what_it_uses():
     # the checkpoint code to runs with a state file to read
     backend = set(out["backend"])
     assert [name for name in backend if name.endswith((".readmit", ".checkpoint", ".gojson"))] == []
+
+
+_CONFIG = """
+import sys
+from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.config import parse_yaml
+assert parse_yaml("kind: KubeletConfiguration\\nmaxPods: 10\\n") == {"kind": "KubeletConfiguration", "maxPods": 10}
+before = "ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.yaml_reader" in sys.modules
+assert parse_yaml("maxPods: 10\\n", use_pyyaml=False) == {"maxPods": 10}
+after = "ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.yaml_reader" in sys.modules
+print(before, after)
+"""
+
+
+def test_builtin_yaml_reader_only_without_pyyaml():
+    pytest.importorskip("yaml")  # the PyYAML path needs it
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    done = subprocess.run([sys.executable, "-c", _CONFIG], capture_output=True, env=env, check=False)
+    assert done.returncode == 0, done.stderr.decode()
+    assert done.stdout.decode().split() == ["False", "True"]
