@@ -19,10 +19,13 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._backends import
 from ansible_collections.numaguard.kubelet.plugins.module_utils._backends import reserved_memory as reserved_memory_backend
 from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.reservation import topology_from_any
 from ansible_collections.numaguard.kubelet.plugins.modules import kubelet_config, reserved_memory
-from ansible_collections.numaguard.kubelet.tests.unit.plugins.modules.module_args import patch_module_args
+from ansible_collections.numaguard.kubelet.tests.unit.plugins.modules.test_kubelet_config_module import (  # noqa: F401 (paths: a fixture)
+    HEADER,
+    paths,
+    run,
+)
 
 GI = 1 << 30
-HEADER = "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
 ASINT64 = "could not covert a variable of type Quantity to int64"
 # 11Gi + 11Gi + the 100Mi hard eviction threshold on an 11Gi node (kubelet >= 1.29 wording)
 CAPACITY_1_37 = ('invalid Node Allocatable configuration. Resource "memory" has a reservation of '
@@ -41,31 +44,14 @@ def topology(memory_gi=16, cpus=4):
 
 
 @pytest.fixture(autouse=True)
-def _fresh_warnings():
-    ansible_warnings._global_warnings.clear()
-    yield
-    ansible_warnings._global_warnings.clear()
-
-
-def run(module, capsys, args):
-    with patch_module_args(args):
-        with pytest.raises(SystemExit):
-            module.main()
-    return json.loads(capsys.readouterr().out)
-
-
-@pytest.fixture
-def paths(tmp_path):
-    (tmp_path / "conf.d").mkdir()
-    (tmp_path / "root").mkdir()
-    (tmp_path / "config.yaml").write_text(HEADER + "cpuManagerPolicy: none\n")
-    return {"config": str(tmp_path / "config.yaml"), "config_dir": str(tmp_path / "conf.d"),
-            "root_dir": str(tmp_path / "root"), "topology": topology(), "validate_host": True}
+def _own_warning_list(monkeypatch):
+    """Module warnings land in a process-wide list: give each test its own."""
+    monkeypatch.setattr(ansible_warnings, "_global_warnings", type(ansible_warnings._global_warnings)())
 
 
 # ---- results say which kubelet and gates they assumed ------------------------------------------
 
-def test_kubelet_config_result_names_the_version_and_the_configured_gates(capsys, paths):
+def test_kubelet_config_result_names_the_version_and_the_configured_gates(capsys, paths):  # noqa: F811 (the imported fixture)
     settings = {"topologyManagerPolicy": "restricted", "featureGates": {"CPUManagerPolicyAlphaOptions": True}}
     result = run(kubelet_config, capsys, dict(paths, settings=settings, kubelet_version="v1.35.2", _ansible_check_mode=True))
     assert not result.get("failed"), result
@@ -78,22 +64,28 @@ def test_kubelet_config_result_names_the_version_and_the_configured_gates(capsys
     assert result["kubelet_version"] == "1.33" and result["feature_gates"]["PodLevelResources"] is False
 
 
-def test_kubelet_config_without_a_version_off_the_live_host_assumes_the_newest_release_and_warns(capsys, paths):
-    result = run(kubelet_config, capsys, dict(paths, settings={"topologyManagerPolicy": "restricted"},
-                                              root_dir=paths["root_dir"], _ansible_check_mode=True))
+def without_version(fixture_paths, **changes):
+    args = dict(fixture_paths, settings={"topologyManagerPolicy": "restricted"}, _ansible_check_mode=True, **changes)
+    del args["kubelet_version"]
+    return args
+
+
+def test_kubelet_config_without_a_version_or_a_kubelet_binary_assumes_the_newest_release_and_warns(
+        capsys, paths, monkeypatch):  # noqa: F811 (the imported fixture)
+    monkeypatch.setattr(kubelet_config_backend, "detect_kubelet_version", lambda module: None)
+    result = run(kubelet_config, capsys, without_version(paths))
     assert not result.get("failed"), result
-    if result["kubelet_version_source"] == "host":  # pragma: no cover - a kubelet binary on the test machine
-        pytest.skip("a kubelet binary answered kubelet --version here")
     assert result["kubelet_version_source"] == "default" and result["kubelet_version"] == "1.37"
     texts = [w if isinstance(w, str) else json.dumps(w) for w in result.get("warnings", [])]
     assert any("kubelet version unknown" in t and "1.37" in t for t in texts), texts
 
 
-def test_kubelet_config_takes_the_host_version_and_the_gates_of_the_config_file(capsys, paths, monkeypatch):
+def test_kubelet_config_takes_the_host_version_and_the_gates_of_the_config_file(
+        capsys, paths, monkeypatch):  # noqa: F811 (the imported fixture)
     monkeypatch.setattr(kubelet_config_backend, "detect_kubelet_version", lambda module: "Kubernetes v1.36.1")
     with open(paths["config"], "a") as handle:
         handle.write("featureGates:\n  AllAlpha: true\n")
-    result = run(kubelet_config, capsys, dict(paths, settings={"topologyManagerPolicy": "restricted"}, _ansible_check_mode=True))
+    result = run(kubelet_config, capsys, without_version(paths))
     assert not result.get("failed"), result
     assert result["kubelet_version"] == "v1.36.1" and result["kubelet_version_source"] == "host"
     assert result["feature_gates"]["PodLevelResourceManagers"] is True      # alpha in 1.36, AllAlpha from the file
@@ -153,7 +145,8 @@ def test_reserved_memory_module_refuses_a_cpu_reservation_beyond_the_node(capsys
     ({"cpuManagerPolicy": "static", "reservedSystemCPUs": "0, 1"},
      'unable to parse reserved-cpus list: strconv.Atoi: parsing " 1": invalid syntax'),
 ])
-def test_preflight_check_mode_refuses_the_start_up_failures_with_the_kubelets_words(capsys, paths, settings, expected):
+def test_preflight_check_mode_refuses_the_start_up_failures_with_the_kubelets_words(
+        capsys, paths, settings, expected):  # noqa: F811 (the imported fixture)
     args = dict(paths, settings=settings, kubelet_version="1.37", topology=topology(memory_gi=11), _ansible_check_mode=True)
     result = run(kubelet_config, capsys, args)
     assert result.get("failed") is True, result
