@@ -19,9 +19,9 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._backends import
 from ansible_collections.numaguard.kubelet.plugins.module_utils._backends import reserved_memory as reserved_memory_backend
 from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.reservation import topology_from_any
 from ansible_collections.numaguard.kubelet.plugins.modules import kubelet_config, reserved_memory
-from ansible_collections.numaguard.kubelet.tests.unit.plugins.modules.test_kubelet_config_module import (  # noqa: F401 (paths: a fixture)
+from ansible_collections.numaguard.kubelet.tests.unit.plugins.modules.test_kubelet_config_module import (  # noqa: F401  # pylint: disable=unused-import
     HEADER,
-    paths,
+    paths,  # a fixture
     run,
 )
 
