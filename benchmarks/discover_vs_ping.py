@@ -27,7 +27,6 @@ import importlib.util
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -41,31 +40,24 @@ PING = """---
     - name: Ping
       ansible.builtin.ping:
 """
-POD = """apiVersion: v1
-kind: Pod
-metadata: {name: bench, namespace: default}
-spec:
-  containers:
-    - name: c
-      image: x
-      resources:
-        requests: {cpu: "2", memory: 1Gi}
-        limits: {cpu: "2", memory: 1Gi}
-"""
 
 
-def load_fleet_tool():
-    spec = importlib.util.spec_from_file_location("numaguard_fleet_tool", os.path.join(REPO, "tests", "fleet", "fleet.py"))
+def _load(name, path):
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
+def load_fleet_tool():
+    return _load("numaguard_fleet_tool", os.path.join(REPO, "tests", "fleet", "fleet.py"))
+
+
+runs = _load("numaguard_playbook_runs", os.path.join(REPO, "tests", "fleet", "playbook_runs.py"))
+
+
 def run(argv, env):
-    began = time.monotonic()
-    proc = subprocess.run(argv, env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          text=True, check=False)
-    elapsed = time.monotonic() - began
+    proc, elapsed = runs.run(argv, env)
     if proc.returncode != 0:
         raise SystemExit("benchmark: %s failed (exit %d):\n%s" % (" ".join(argv), proc.returncode, proc.stdout[-3000:]))
     return elapsed
@@ -96,27 +88,19 @@ def main():
         raise SystemExit("benchmark: %s not found; run with the project venv (.venv/bin/python)" % playbook_bin)
     work = tempfile.mkdtemp(prefix="numaguard-bench-")
     try:
-        os.makedirs(os.path.join(work, "collections", "ansible_collections", "numaguard"))
-        os.symlink(REPO, os.path.join(work, "collections", "ansible_collections", "numaguard", "kubelet"))
+        collections = runs.collection_tree(work)
         ping = os.path.join(work, "ping.yml")
         with open(ping, "w") as handle:
             handle.write(PING)
         measured = [os.path.join(REPO, "playbooks", "%s.yml" % args.playbook)]
         if args.playbook == "check_pod":
-            pod = os.path.join(work, "pod.yaml")
-            with open(pod, "w") as handle:
-                handle.write(POD)
+            pod = runs.write_pod(os.path.join(work, "pod.yaml"), "bench")
             measured += ["-e", "pod_file=%s" % pod]
-        env = dict(os.environ)
-        env.update({"ANSIBLE_COLLECTIONS_PATH": args.collections or os.path.join(work, "collections"), "ANSIBLE_FORKS": str(args.forks),
-                    "ANSIBLE_PIPELINING": "0" if args.no_pipelining else "1", "ANSIBLE_NOCOLOR": "1",
-                    "ANSIBLE_HOST_KEY_CHECKING": "0", "ANSIBLE_RETRY_FILES_ENABLED": "0",
-                    "PATH": bindir + os.pathsep + env.get("PATH", "")})
+        env = runs.ansible_env({"ANSIBLE_COLLECTIONS_PATH": args.collections or collections, "ANSIBLE_FORKS": str(args.forks),
+                                "ANSIBLE_PIPELINING": "0" if args.no_pipelining else "1"}, bindir)
         variants = [("ping", [ping], env), ("discover", measured, env)]
         if args.before:
-            os.makedirs(os.path.join(work, "before", "ansible_collections", "numaguard"))
-            os.symlink(os.path.abspath(args.before), os.path.join(work, "before", "ansible_collections", "numaguard", "kubelet"))
-            env_before = dict(env, ANSIBLE_COLLECTIONS_PATH=os.path.join(work, "before"))
+            env_before = dict(env, ANSIBLE_COLLECTIONS_PATH=runs.collection_tree(work, args.before, "before"))
             variants.append(("before", [os.path.join(args.before, "playbooks", "%s.yml" % args.playbook)] + measured[1:],
                              env_before))
         modes = ("cold", "warm") if args.mode == "both" else (args.mode,)

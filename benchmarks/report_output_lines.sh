@@ -23,22 +23,10 @@ cleanup() {
 }
 trap cleanup EXIT
 .venv/bin/python tests/fleet/fleet.py up --dir "$work/fleet" --base-port auto --hosts "$hosts" >/dev/null
-mkdir -p "$work/collections/ansible_collections/numaguard"
-ln -s "$tree" "$work/collections/ansible_collections/numaguard/kubelet"
+.venv/bin/python tests/fleet/playbook_runs.py collections "$work" "$tree" >/dev/null
 export ANSIBLE_COLLECTIONS_PATH=$work/collections ANSIBLE_PIPELINING=1 ANSIBLE_FORKS=10 \
     ANSIBLE_HOST_KEY_CHECKING=0 ANSIBLE_RETRY_FILES_ENABLED=0 ANSIBLE_NOCOLOR=1
-cat > "$work/pod.yaml" <<'EOF'
-apiVersion: v1
-kind: Pod
-metadata: {name: db, namespace: shop}
-spec:
-  containers:
-    - name: postgres
-      image: postgres:16
-      resources:
-        requests: {cpu: "8", memory: 40Gi, hugepages-1Gi: 4Gi}
-        limits: {cpu: "8", memory: 40Gi, hugepages-1Gi: 4Gi}
-EOF
+.venv/bin/python tests/fleet/playbook_runs.py pod db >"$work/pod.yaml"
 cd "$work"
 callbacks=${CALLBACKS:-default numaguard.kubelet.compact}
 for play in discover validate check_pod; do

@@ -46,6 +46,7 @@ def _load(name, path):
 
 fleet_tool = _load("numaguard_fleet_tool", os.path.join(REPO, "tests", "fleet", "fleet.py"))
 topologies = _load("numaguard_fleet_topologies", os.path.join(REPO, "tests", "fleet", "topologies.py"))
+playbook_runs = _load("numaguard_playbook_runs", os.path.join(REPO, "tests", "fleet", "playbook_runs.py"))
 
 #: The odd host added to the e2e fleet: same hardware as intel-2s, 1Gi pools never allocated.
 ODD_HOST = "intel-2s:1Gi=0"
@@ -53,15 +54,7 @@ ODD_HOST = "intel-2s:1Gi=0"
 
 def ansible_env(extra: Optional[Dict[str, str]] = None) -> Dict[str, str]:
     """Environment for ansible commands against the fleet: live collection, pipelining, forks 10."""
-    env = dict(os.environ)
-    env.update({
-        "ANSIBLE_PIPELINING": "1", "ANSIBLE_FORKS": "10", "ANSIBLE_NOCOLOR": "1", "ANSIBLE_FORCE_COLOR": "0",
-        "ANSIBLE_HOST_KEY_CHECKING": "0", "ANSIBLE_RETRY_FILES_ENABLED": "0", "ANSIBLE_DEPRECATION_WARNINGS": "0",
-        "PATH": BIN + os.pathsep + env.get("PATH", ""),
-    })
-    if extra:
-        env.update(extra)
-    return env
+    return playbook_runs.ansible_env(extra, BIN)
 
 
 class Fleet:

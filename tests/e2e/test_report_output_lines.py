@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 
 import numaguard_fleet_tool as fleet_tool  # pylint: disable=import-error
+import numaguard_playbook_runs as playbook_runs  # pylint: disable=import-error
 import pytest
 
 pytestmark = pytest.mark.skipif(fleet_tool.unavailable() is not None, reason=str(fleet_tool.unavailable()))
@@ -25,28 +26,12 @@ SCREEN = 50
 #: Lines the 12-host fleet may add once, not per host (distinct warnings, a details header).
 SLACK = 5
 
-POD = """apiVersion: v1
-kind: Pod
-metadata: {name: db, namespace: shop}
-spec:
-  containers:
-    - name: postgres
-      image: postgres:16
-      resources:
-        requests: {cpu: "8", memory: 40Gi, hugepages-1Gi: 4Gi}
-        limits: {cpu: "8", memory: 40Gi, hugepages-1Gi: 4Gi}
-"""
-
-
-def _lines(proc):
-    return proc.stdout.splitlines()
 
 
 @pytest.fixture(scope="module")
 def pod_file(tmp_path_factory):
     path = tmp_path_factory.mktemp("lines") / "pod.yaml"
-    path.write_text(POD)
-    return str(path)
+    return playbook_runs.write_pod(str(path), "db")
 
 
 def _run(fleet, play, hosts, pod_file, env=None):
@@ -78,12 +63,13 @@ def test_one_screen_and_at_most_one_line_per_host(fleet, pod_file, play):
         headline = HEADLINES[play] % ((len(hosts),) * HEADLINES[play].count("%d"))
         assert re.search(headline, proc.stdout, re.M), proc.stdout
         assert not re.search(r"^(ok|skipping|changed): \[", proc.stdout, re.M), proc.stdout
-    growth = len(_lines(large)) - len(_lines(small))
-    print("%s: %d lines for %d hosts, %d for %d" % (play, len(_lines(small)), len(few), len(_lines(large)), len(every)))
+    growth = len(playbook_runs.lines(large)) - len(playbook_runs.lines(small))
+    print("%s: %d lines for %d hosts, %d for %d"
+          % (play, len(playbook_runs.lines(small)), len(few), len(playbook_runs.lines(large)), len(every)))
     # every e2e host has its own hardware class: one report line each, nothing else per host; the
     # slack is for what the larger fleet has once (a warning of one quirky host, a details section)
     assert growth <= len(every) - len(few) + SLACK, large.stdout
-    assert len(_lines(large)) <= SCREEN, large.stdout
+    assert len(playbook_runs.lines(large)) <= SCREEN, large.stdout
 
 
 def test_default_callback_grows_by_several_lines_per_host(fleet, pod_file):
@@ -91,7 +77,7 @@ def test_default_callback_grows_by_several_lines_per_host(fleet, pod_file):
     few = fleet.names[:3]
     small = _run(fleet, "check_pod", few, pod_file, env={"ANSIBLE_STDOUT_CALLBACK": "default"})
     large = _run(fleet, "check_pod", fleet.names, pod_file, env={"ANSIBLE_STDOUT_CALLBACK": "default"})
-    assert len(_lines(large)) - len(_lines(small)) >= 3 * (len(fleet.names) - len(few))
+    assert len(playbook_runs.lines(large)) - len(playbook_runs.lines(small)) >= 3 * (len(fleet.names) - len(few))
 
 
 def test_a_failing_host_is_shown_in_full(fleet, tmp_path):

@@ -17,21 +17,10 @@ import os
 import xml.etree.ElementTree as ET
 
 import numaguard_fleet_tool as fleet_tool  # pylint: disable=import-error
+import numaguard_playbook_runs as playbook_runs  # pylint: disable=import-error
 import pytest
 
 pytestmark = pytest.mark.skipif(fleet_tool.unavailable() is not None, reason=str(fleet_tool.unavailable()))
-
-POD = """apiVersion: v1
-kind: Pod
-metadata: {name: web, namespace: shop}
-spec:
-  containers:
-    - name: nginx
-      image: nginx
-      resources:
-        requests: {cpu: "1", memory: 1Gi}
-        limits: {cpu: "1", memory: 1Gi}
-"""
 
 
 @pytest.fixture
@@ -58,7 +47,7 @@ def test_discover_and_check_pod_outputs(fleet, job_dir):
                           "-e", "discover_prometheus_file=numa.prom", "-e", "discover_classes_file=classes.yml",
                           limit=host, cwd=str(job), env=env)
     assert proc.returncode == 0, proc.stdout[-3000:]
-    (job / "pod.yaml").write_text(POD)
+    playbook_runs.write_pod(str(job / "pod.yaml"), "web")
     proc = fleet.playbook("playbooks/check_pod.yml", "-e", "pod_file=pod.yaml", "-e", "check_pod_report_file=pod.json",
                           "-e", "check_pod_html_file=pod.html", "-e", "check_pod_junit_file=pod.xml",
                           "-e", "check_pod_prometheus_file=pod.prom", limit=host, cwd=str(job), env=env)
