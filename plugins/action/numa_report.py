@@ -100,9 +100,13 @@ class ActionModule(ActionBase):
         try:
             if kind == "discover":
                 alive = set(str(h) for h in active)
-                report = discover_report(topologies, groups_of, hosts,
-                                         failed=dict((h, "failed or unreachable during this play")
-                                                     for h in hosts if h not in alive))
+                failed = dict((h, "failed or unreachable during this play") for h in hosts if h not in alive)
+                if args.get("result_var"):  # the registered numa_facts results: name the hosts not reached
+                    for h in hosts:
+                        gathered = self._hostvar(hostvars, h, args["result_var"])
+                        if isinstance(gathered, Mapping) and gathered.get("unreachable"):
+                            failed[h] = "unreachable: %s" % (gathered.get("msg") or "no answer")
+                report = discover_report(topologies, groups_of, hosts, failed=failed)
             elif kind == "validate":
                 results = args.get("results")
                 if not isinstance(results, Mapping):

@@ -265,6 +265,8 @@ def check_pod_report(results: Mapping[str, Any], topologies: Mapping[str, Any], 
             why = "unreachable or failed before the check"
         elif not isinstance(result, Mapping) or result.get("skipped"):
             why = "no admission_check result"
+        elif result.get("unreachable"):  # registered with ignore_unreachable: the host never answered
+            why = "unreachable: %s" % (result.get("msg") or "no answer")
         elif result.get("failed") or "pods" not in result:
             why = str(result.get("msg") or "admission_check failed")
         else:
