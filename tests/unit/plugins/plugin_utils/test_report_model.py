@@ -175,3 +175,13 @@ def test_check_pod_report_names_a_resize():
     assert entry["status"] == "rejected"
     assert entry["pods"][0]["resize"]["verdict"] == "infeasible"
     assert entry["details"] == ["shop/db resize of default/web: infeasible (kubelet 1.37): Infeasible: " + message]
+
+
+def test_check_pod_report_names_an_unreachable_host():
+    """A result registered with ignore_unreachable (the host never answered) says unreachable, with the message."""
+    results = {"a": {"unreachable": True, "changed": False, "msg": "ssh: connect to host 10.0.0.1 port 22: Connection refused"},
+               "b": {"pods": [_pod("admitted")], "memory": {}}}
+    report = check_pod_report(results, {}, {}, ["a", "b"], ["a", "b"])
+    assert report["headline"] == "admitted on 1, rejected on 0, could not check 1 (unreachable 1) (of 2 host(s))"
+    entry = [e for e in report["hosts"] if e["host"] == "a"][0]
+    assert entry["errors"] == ["unreachable: ssh: connect to host 10.0.0.1 port 22: Connection refused"]
