@@ -27,7 +27,6 @@ SCREEN = 50
 SLACK = 5
 
 
-
 @pytest.fixture(scope="module")
 def pod_file(tmp_path_factory):
     path = tmp_path_factory.mktemp("lines") / "pod.yaml"
