@@ -42,12 +42,12 @@ options:
     type: dict
   result_var:
     description:
-      - For O(kind=check_pod), the host variable holding the registered M(numaguard.kubelet.admission_check) result
-        (default C(admission_check_result)).
-      - For O(kind=discover), the host variable holding the registered M(numaguard.kubelet.numa_facts) result (default
-        none); a host whose result is unreachable (a task with C(ignore_unreachable)) is reported as unreachable, with
+      - For O(kind=check_pod), the host variable holding the registered M(numaguard.kubelet.admission_check) result.
+      - For O(kind=discover), only when given, the host variable holding the registered M(numaguard.kubelet.numa_facts)
+        result; a host whose result is unreachable (a task with C(ignore_unreachable)) is reported as unreachable, with
         the connection's message.
     type: str
+    default: admission_check_result
   topologies:
     description: Host name to C(numa_topology) fact dict, for hardware classes. Default each host's C(numa_topology).
     type: dict
