@@ -28,7 +28,7 @@ from _collection import importable as _importable  # noqa: E402  (benchmarks/ is
 
 _importable()
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager import cpu_assignment  # noqa: E402
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager import cpu_assignment_distributed  # noqa: E402
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.cpu_manager import new_cpu_manager  # noqa: E402
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.devicemanager import DeviceInventory, DeviceManager  # noqa: E402
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.pod import Pod  # noqa: E402
@@ -94,9 +94,9 @@ def main():
         alloc = median_ms(allocate, args.repeat)
         busy = set(cpu.cpu_topology.all_cpus) - {0, 1, 2, 17, 35}
         want = len(busy) // 2 + 1
-        dist = median_ms(lambda: cpu_assignment.take_distributed(cpu.cpu_topology, busy, want), args.repeat)
+        dist = median_ms(lambda: cpu_assignment_distributed.take_distributed(cpu.cpu_topology, busy, want), args.repeat)
         if nodes <= 8:
-            dist_literal = "%11.2fms" % median_ms(lambda: cpu_assignment.take_distributed(
+            dist_literal = "%11.2fms" % median_ms(lambda: cpu_assignment_distributed.take_distributed(
                 cpu.cpu_topology, busy, want, literal=True), max(1, args.repeat // 3))
         else:
             dist_literal = "%13s" % "-"

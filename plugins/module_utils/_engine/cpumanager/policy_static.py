@@ -28,7 +28,6 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanag
     PACKED,
     SPREAD,
     TakeError,
-    take_distributed,
     take_packed,
 )
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors import (
@@ -391,6 +390,9 @@ class StaticPolicy:
         """The option-dependent choice of concrete CPUs (pkg/kubelet/cm/cpumanager/cpu_assignment.go); raises TakeError."""
         strategy = SPREAD if self.options.distribute_cpus_across_cores else PACKED
         if self.options.distribute_cpus_across_numa:
+            # imported here: only this option runs it (issue 12: fresh-process cost)
+            from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.cpu_assignment_distributed import take_distributed
+
             group = self.cpu_group_size if self.options.full_physical_cpus_only else 1
             return take_distributed(self.topology, available, count, max(group, 1), strategy,
                                     self.options.align_by_socket)

@@ -73,6 +73,7 @@ _ENGINE = "ansible_collections.numaguard.kubelet.plugins.module_utils._engine."
 _NOT_NEEDED = (
     "uuid", "platform", "hashlib", "json", "fractions", "statistics", "shutil", "tempfile", "random",
     _ENGINE + "cpumanager.mask_table",
+    _ENGINE + "cpumanager.cpu_assignment_distributed",
     _ENGINE + "devicemanager",
     _ENGINE + "readmit",
     _ENGINE + "topologymanager.policy_best_effort",

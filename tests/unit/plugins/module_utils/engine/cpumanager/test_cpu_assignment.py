@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager import cpu_assignment as ca
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager import cpu_assignment_distributed as cad
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.cpu_topology import from_layout
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset import format_cpuset, parse_cpuset
 
@@ -241,7 +242,7 @@ DISTRIBUTED_CASES = [
 @pytest.mark.parametrize("description,topo,cpus,count,group,expected", DISTRIBUTED_CASES,
                          ids=[c[0] for c in DISTRIBUTED_CASES])
 def test_take_distributed(description, topo, cpus, count, group, expected):
-    assert format_cpuset(ca.take_distributed(topo(), parse_cpuset(cpus), count, group)) == expected
+    assert format_cpuset(cad.take_distributed(topo(), parse_cpuset(cpus), count, group)) == expected
 
 
 @pytest.mark.parametrize("case", [c for c in PACKED_CASES if not c[2]], ids=lambda c: c[0])
@@ -253,15 +254,15 @@ def test_distributed_agrees_with_common_cases(case):
         pytest.skip("packed-only expectation")
     if error:
         with pytest.raises(ca.TakeError):
-            ca.take_distributed(topo(), parse_cpuset(cpus), count, 1)
+            cad.take_distributed(topo(), parse_cpuset(cpus), count, 1)
         return
-    assert format_cpuset(ca.take_distributed(topo(), parse_cpuset(cpus), count, 1)) == expected
+    assert format_cpuset(cad.take_distributed(topo(), parse_cpuset(cpus), count, 1)) == expected
 
 
 def test_balance_score_rounds_like_go():
-    assert ca.balance_score([3, 6]) == 1.5
-    assert ca.balance_score([1, 2, 2]) == 0.471
-    assert ca._go_round(2.5) == 3.0 and ca._go_round(-2.5) == -3.0
+    assert cad.balance_score([3, 6]) == 1.5
+    assert cad.balance_score([1, 2, 2]) == 0.471
+    assert cad._go_round(2.5) == 3.0 and cad._go_round(-2.5) == -3.0
 
 
 @settings(max_examples=150, deadline=None)
@@ -272,7 +273,7 @@ def test_take_returns_exactly_count_from_available(available, count, distributed
     strategy = ca.SPREAD if spread else ca.PACKED
     try:
         if distributed:
-            result = ca.take_distributed(topo, available, count, group, strategy, by_socket)
+            result = cad.take_distributed(topo, available, count, group, strategy, by_socket)
         else:
             result = ca.take_packed(topo, available, count, strategy)
     except ca.TakeError as exc:
@@ -290,7 +291,7 @@ def test_take_returns_exactly_count_from_available(available, count, distributed
 ])
 def test_distributed_with_align_by_socket(by_socket, expected):
     available = parse_cpuset("0-9,11-79")  # NUMA 1 has one CPU in use
-    result = ca.take_distributed(dual_socket_multi_numa_ht(), available, 38, 1, ca.PACKED, by_socket)
+    result = cad.take_distributed(dual_socket_multi_numa_ht(), available, 38, 1, ca.PACKED, by_socket)
     assert format_cpuset(result) == expected
 
 
@@ -307,10 +308,10 @@ def six_numa(sockets_first):
 def test_fast_distributed_search_equals_the_literal_one(available, count, group, by_socket, sockets_first):
     topo = six_numa(sockets_first)
     try:
-        fast = ca.take_distributed(topo, available, count, group, ca.PACKED, by_socket)
+        fast = cad.take_distributed(topo, available, count, group, ca.PACKED, by_socket)
     except ca.TakeError as exc:
         with pytest.raises(ca.TakeError) as info:
-            ca.take_distributed(topo, available, count, group, ca.PACKED, by_socket, literal=True)
+            cad.take_distributed(topo, available, count, group, ca.PACKED, by_socket, literal=True)
         assert str(info.value) == str(exc)
         return
-    assert fast == ca.take_distributed(topo, available, count, group, ca.PACKED, by_socket, literal=True)
+    assert fast == cad.take_distributed(topo, available, count, group, ca.PACKED, by_socket, literal=True)
