@@ -46,6 +46,15 @@ options:
   missing:
     description: With O(errors=report) and a null input, the message to report (e.g. the file that could not be read).
     type: str
+  kubelet_version:
+    description:
+      - Kubernetes release of the host's kubelet (for example V(1.31) or V(v1.31.4)); decides the kubelet's wording
+        (e.g. the Node Allocatable capacity error changed in 1.29) and the feature-gate defaults.
+      - The filter runs on the controller and cannot ask the host; when empty it assumes the newest released kubelet
+        the collection knows and says so in C(warnings), as M(numaguard.kubelet.reserved_memory) does.
+      - The gates are that release's defaults overridden by C(featureGates) of O(kubelet_config)
+        (e.g. C(SystemReservedHugepages) lets kube/system-reserved hold hugepages).
+    type: str
 """
 
 EXAMPLES = r"""
@@ -75,13 +84,18 @@ _value:
       RV(numaguard.kubelet.reserved_memory#module:totals), RV(numaguard.kubelet.reserved_memory#module:nodes),
       RV(numaguard.kubelet.reserved_memory#module:memory_manager_policy),
       RV(numaguard.kubelet.reserved_memory#module:strategy), RV(numaguard.kubelet.reserved_memory#module:eviction_hard),
-      RV(numaguard.kubelet.reserved_memory#module:state) and
-      RV(numaguard.kubelet.reserved_memory#module:memory_capacity_bytes).
+      RV(numaguard.kubelet.reserved_memory#module:state),
+      RV(numaguard.kubelet.reserved_memory#module:memory_capacity_bytes),
+      RV(numaguard.kubelet.reserved_memory#module:kubelet_version),
+      RV(numaguard.kubelet.reserved_memory#module:kubelet_version_source) and
+      RV(numaguard.kubelet.reserved_memory#module:feature_gates) (the version and gates assumed).
+    - C(feature_gates_set) - the C(featureGates) entries of O(kubelet_config) that the gates were taken from.
     - With O(errors=report) and unusable input, C({valid - false, errors - [message], warnings - [], input_error - message}).
   type: dict
 """
 
 import json
+from collections.abc import Mapping
 
 from ansible.errors import AnsibleFilterError
 
@@ -92,6 +106,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology i
     NumaNode,
     Topology,
 )
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import KubeletAssumption, VersionError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.reservation import (
     ReservationError,
     evaluate,
@@ -115,7 +130,7 @@ def reserved_memory_check(topology, kube_reserved=None, system_reserved=None, ev
                           merge_default_eviction_settings=None, reserved_memory=None, memory_manager_policy=None,
                           strategy=None, reserved_cpus=None, split_unit="1Mi", memory_capacity=None,
                           allocatable_ignore_eviction=False, kubelet_config=None, memory_manager_state=None,
-                          errors="strict", missing=None):
+                          errors="strict", missing=None, kubelet_version=None):
     if errors not in ("strict", "report"):
         raise AnsibleFilterError("numaguard.kubelet.reserved_memory_check: errors must be strict or report, got %r"
                                  % (errors,))
@@ -132,20 +147,24 @@ def reserved_memory_check(topology, kube_reserved=None, system_reserved=None, ev
         try:
             return _check(topology, kube_reserved, system_reserved, eviction_hard, merge_default_eviction_settings,
                           reserved_memory, memory_manager_policy, strategy, reserved_cpus, split_unit,
-                          memory_capacity, allocatable_ignore_eviction, kubelet_config, memory_manager_state)
+                          memory_capacity, allocatable_ignore_eviction, kubelet_config, memory_manager_state,
+                          kubelet_version)
         except AnsibleFilterError as exc:
             message = str(exc).replace("numaguard.kubelet.reserved_memory_check: ", "", 1)
             return {"valid": False, "errors": [message], "warnings": [], "input_error": message}
     return _check(topology, kube_reserved, system_reserved, eviction_hard, merge_default_eviction_settings,
                   reserved_memory, memory_manager_policy, strategy, reserved_cpus, split_unit, memory_capacity,
-                  allocatable_ignore_eviction, kubelet_config, memory_manager_state)
+                  allocatable_ignore_eviction, kubelet_config, memory_manager_state, kubelet_version)
 
 
 def _check(topology, kube_reserved, system_reserved, eviction_hard, merge_default_eviction_settings, reserved_memory,
            memory_manager_policy, strategy, reserved_cpus, split_unit, memory_capacity, allocatable_ignore_eviction,
-           kubelet_config, memory_manager_state):
+           kubelet_config, memory_manager_state, kubelet_version):
     equation_only = topology is None
     try:
+        gates = kubelet_config.get("featureGates") if isinstance(kubelet_config, Mapping) else None
+        # the module's resolution (no host to ask on the controller): the option, else the default with its warning
+        kubelet = KubeletAssumption.resolve(kubelet_version, None, gates if isinstance(gates, Mapping) else None)
         if equation_only:
             if memory_capacity is None:
                 memory_capacity = _UNBOUNDED
@@ -156,8 +175,8 @@ def _check(topology, kube_reserved, system_reserved, eviction_hard, merge_defaul
             memory_manager_state=memory_manager_state,
             kube_reserved=kube_reserved, system_reserved=system_reserved, eviction_hard=eviction_hard,
             merge_default_eviction_settings=merge_default_eviction_settings, reserved_memory=reserved_memory,
-            memory_manager_policy=memory_manager_policy, reserved_cpus=reserved_cpus)
-    except (InvalidTopology, ReservationError, ReservationSyntaxError, TypeError, ValueError) as exc:
+            memory_manager_policy=memory_manager_policy, reserved_cpus=reserved_cpus, kubelet=kubelet)
+    except (InvalidTopology, ReservationError, ReservationSyntaxError, VersionError, TypeError, ValueError) as exc:
         raise AnsibleFilterError("numaguard.kubelet.reserved_memory_check: %s" % exc) from exc
     output = result.to_dict()
     if equation_only:
@@ -166,6 +185,8 @@ def _check(topology, kube_reserved, system_reserved, eviction_hard, merge_defaul
         output["equation_only"] = True
         output["findings"] = [f for f in output["findings"] if f["rule"] not in ("memory-only-node", "node-capacity")]
         output["warnings"] = [f["text"] for f in output["findings"] if f["severity"] == "warning"]
+    kubelet.report_in(output)
+    output["feature_gates_set"] = dict(sorted(kubelet.configured_gates.items()))
     return output
 
 

@@ -14,8 +14,10 @@ The model is plain data (JSON-safe dicts and lists)::
     classes [{group, name, fingerprint, shape, hosts}],
     hosts [{host, class, groups, status, summary, details, warnings, errors,
             numa [{node, total, reserved, hugepages, allocatable, allocated, free}],
-            pods [{pod, verdict, reason, message, numa_nodes}], state_refused, fingerprint}],
+            pods [{pod, verdict, reason, message, numa_nodes}], state_refused, fingerprint,
+            kubelet {version, source, feature_gates_set} (validate only)}],
     warnings [{text, hosts}]   (identical warnings once, with the hosts they apply to)
+    kubelet [{version, source, feature_gates_set, hosts}]   (validate: each kubelet assumption once)
 
 Statuses: ``ok``, ``warning``, ``differs``, ``invalid``, ``admitted``, ``rejected``,
 ``cannot_check``, ``error``.
@@ -213,6 +215,8 @@ def validate_report(results: Mapping[str, Any], topologies: Mapping[str, Any],
             else:
                 entry["status"] = "invalid"
                 entry["summary"] = "%d error(s): %s" % (len(entry["errors"]), entry["errors"][0] if entry["errors"] else "")
+            if result.get("kubelet_version"):
+                entry["kubelet"] = _kubelet_assumed(result)
             state = result.get("state") if isinstance(result.get("state"), Mapping) else None
             if state is not None and "accepted" in state:
                 entry["state_refused"] = not state["accepted"]
@@ -230,7 +234,22 @@ def validate_report(results: Mapping[str, Any], topologies: Mapping[str, Any],
     headline = "reservedMemory valid on %d of %d host(s): %d invalid, %d could not be checked" % (
         sum(1 for e in entries if e["status"] in ("ok", "warning")), len(entries),
         sum(1 for e in entries if e["status"] == "invalid"), sum(1 for e in entries if e["status"] == "error"))
-    return _finish("validate", "Reserved memory validation", entries, headline, extra={"failed": bad})
+    assumed: Dict[Any, Dict[str, Any]] = {}
+    for entry in entries:
+        if "kubelet" in entry:
+            kubelet = entry["kubelet"]
+            key = (kubelet["version"], kubelet["source"], tuple(sorted(kubelet["feature_gates_set"].items())))
+            assumed.setdefault(key, dict(kubelet, hosts=[]))["hosts"].append(entry["host"])
+    return _finish("validate", "Reserved memory validation", entries, headline,
+                   extra={"failed": bad, "kubelet": list(assumed.values())})
+
+
+def _kubelet_assumed(result: Mapping[str, Any]) -> Dict[str, Any]:
+    """What a ``reserved_memory_check`` result assumed: the kubelet version, where it came from and the
+    ``featureGates`` entries set (the other tabled gates are that release's defaults)."""
+    gates = result.get("feature_gates_set")
+    return {"version": str(result["kubelet_version"]), "source": str(result.get("kubelet_version_source") or ""),
+            "feature_gates_set": dict(gates) if isinstance(gates, Mapping) else {}}
 
 
 # ---- check_pod ----------------------------------------------------------------------------

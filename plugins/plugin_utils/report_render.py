@@ -56,6 +56,22 @@ def _line(entry: Mapping[str, Any], width: int) -> str:
     return line if len(line) <= LINE_WIDTH else line[:LINE_WIDTH - 3] + "..."
 
 
+_KUBELET_SOURCE = {"option": "kubelet_numa_kubelet_version", "host": "the host's kubelet --version",
+                   "default": "version unknown: the newest released"}
+
+
+def kubelet_assumed_line(kubelet: Mapping[str, Any], total: int) -> str:
+    """One line per distinct kubelet assumption of a run (not per host)."""
+    gates = kubelet.get("feature_gates_set") or {}
+    hosts = kubelet.get("hosts") or []
+    line = "kubelet assumed: %s (%s), feature gates: %s -- %s" % (
+        kubelet["version"], _KUBELET_SOURCE.get(kubelet.get("source"), kubelet.get("source")),
+        ", ".join("%s=%s" % (g, str(v).lower()) for g, v in sorted(gates.items())) + " (others: the release's defaults)"
+        if gates else "the release's defaults",
+        "all %d host(s)" % total if len(hosts) == total else "%d host(s): %s" % (len(hosts), host_list(hosts, 4)))
+    return line if len(line) <= LINE_WIDTH else line[:LINE_WIDTH - 3] + "..."
+
+
 def render_text(report: Mapping[str, Any], files: Sequence[str] = ()) -> List[str]:
     """Summary first, then one block per hardware class (one line per host, or per class at
     scale), then every distinct warning once with its hosts."""
@@ -64,6 +80,8 @@ def render_text(report: Mapping[str, Any], files: Sequence[str] = ()) -> List[st
     if counts:
         lines.append("status: " + ", ".join("%d %s" % (counts[s], s.replace("_", " ")) for s in STATUS_ORDER
                                             if s in counts))
+    for kubelet in report.get("kubelet") or []:
+        lines.append(kubelet_assumed_line(kubelet, len(report["hosts"])))
     entries = dict((e["host"], e) for e in report["hosts"])
     width = max([len(h) for h in entries] + [4])
     rank = dict((s, i) for i, s in enumerate(STATUS_ORDER))
@@ -157,6 +175,13 @@ def render_junit(report: Mapping[str, Any]) -> str:
         elif entry["status"] == "cannot_check":
             totals["skipped"] += 1
             ET.SubElement(case, "skipped", message=message)
+        if entry.get("kubelet"):
+            props = ET.Element("properties")
+            case.insert(0, props)  # first child, as pytest writes them
+            ET.SubElement(props, "property", name="kubelet_version", value=entry["kubelet"]["version"])
+            ET.SubElement(props, "property", name="kubelet_version_source", value=entry["kubelet"]["source"])
+            ET.SubElement(props, "property", name="feature_gates", value=",".join(
+                "%s=%s" % (g, str(v).lower()) for g, v in sorted(entry["kubelet"]["feature_gates_set"].items())))
         out = [flag_with_units(entry["summary"])] + ["WARNING: %s" % w for w in entry["warnings"]]
         if entry["status"] not in _FAIL + ("error",):
             out.extend(entry["details"])

@@ -33,6 +33,11 @@ def test_validate_playbook_reports_the_start_up_refusals(tmp_path):
     inventory.write_text(json.dumps({"all": {
         "vars": {"ansible_connection": "local", "numa_topology_file": TOPOLOGY},
         "hosts": dict((name, {"kubelet_numa_settings": settings}) for name, settings in HOSTS.items())}}))
+    # the same over-capacity host on a 1.28 kubelet: the words its kubelet uses (before kubernetes/kubernetes#119764)
+    hosts = json.loads(inventory.read_text())
+    hosts["all"]["hosts"]["old-kubelet"] = {"kubelet_numa_settings": HOSTS["over-capacity"],
+                                           "kubelet_numa_kubelet_version": "1.28"}
+    inventory.write_text(json.dumps(hosts))
     junit = tmp_path / "report.xml"
     env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_RETRY_FILES_ENABLED="0",
                PATH=BIN + os.pathsep + os.environ.get("PATH", ""))
@@ -51,4 +56,12 @@ def test_validate_playbook_reports_the_start_up_refusals(tmp_path):
     assert ('invalid Node Allocatable configuration. Resource "memory" has a reservation of {{19432210432 0} {<nil>}  '
             'BinarySI} but capacity of {{16763346944 0} {<nil>}  BinarySI}. Expected capacity >= reservation.'
             in results["over-capacity"]), results["over-capacity"]
-    assert "reservedMemory valid on 1 of 3 host(s): 2 invalid" in proc.stdout
+    assert ('invalid Node Allocatable configuration. Resource "memory" has an allocatable of {{19432210432 0} {<nil>}  '
+            'BinarySI}, capacity of {{-2668863488 0} {<nil>}  BinarySI}' in results["old-kubelet"]), results["old-kubelet"]
+    assert "Expected capacity" not in results["old-kubelet"]
+    assert "reservedMemory valid on 1 of 4 host(s): 3 invalid" in proc.stdout
+    # the report says once which kubelet each group of hosts was checked for
+    assert ("kubelet assumed: 1.37 (version unknown: the newest released), feature gates: the release's defaults "
+            "-- 3 host(s): not-int64, over-capacity, trimmed" in proc.stdout), proc.stdout
+    assert ("kubelet assumed: 1.28 (kubelet_numa_kubelet_version), feature gates: the release's defaults -- 1 host(s): "
+            "old-kubelet" in proc.stdout), proc.stdout

@@ -110,8 +110,7 @@ def run(module: Any) -> None:
     except (OSError, InvalidTopology, SysfsError, KubeletConfigError, ReservationError, ReservationSyntaxError, VersionError) as exc:
         module.fail_json(msg=str(exc))
     output = result.to_dict()
-    output.update(kubelet.result())
-    output["warnings"][:0] = kubelet.warnings
+    kubelet.report_in(output)
     if state_warning:
         output["warnings"].append("[state-file] " + state_warning)
         output["findings"].append({"rule": "state-file", "severity": "warning", "message": state_warning, "fix": "",

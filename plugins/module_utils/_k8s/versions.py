@@ -372,6 +372,14 @@ class KubeletAssumption:
         return {"kubelet_version": self.text, "kubelet_version_source": self.source,
                 "feature_gates": dict(sorted(self.gates.items()))}
 
+    def report_in(self, output: Dict[str, Any]) -> Dict[str, Any]:
+        """Add :meth:`result` to a result dict and put :attr:`warnings` first in its ``warnings``
+        list (how ``reserved_memory`` and the ``reserved_memory_check`` filter both say what they
+        assumed); returns ``output``."""
+        output.update(self.result())
+        output["warnings"] = list(self.warnings) + list(output.get("warnings") or [])
+        return output
+
 
 def host_kubelet_version(module: Any) -> Optional[str]:
     """``kubelet --version`` output of the host the module runs on (``Kubernetes v1.35.2``),

@@ -98,7 +98,8 @@ def test_check_worked_example_and_refusal():
 
 def test_check_equation_only_without_topology():
     result = reserved_memory_check(None, kube_reserved="memory=4Gi", system_reserved="memory=1Gi",
-                                   reserved_memory="0:memory=3Gi;5:memory=2148Mi", memory_manager_policy="Static")
+                                   reserved_memory="0:memory=3Gi;5:memory=2148Mi", memory_manager_policy="Static",
+                                   kubelet_version="1.37")  # given: no "kubelet version unknown" warning
     assert result["valid"] and result["equation_only"] and result["nodes"] == [] and result["warnings"] == []
     computed = reserved_memory_check(None, kube_reserved="memory=4Gi", strategy="node0")
     assert computed["flag"] == "0:memory=4196Mi"

@@ -1,0 +1,56 @@
+# -*- coding: utf-8 -*-
+# Copyright: numaguard.kubelet contributors
+# Apache License 2.0 (see LICENSE)
+"""validate.yml's report names the kubelet version and gates each host was checked for: once per
+distinct assumption (one line for a fleet that shares it, however many hosts), per host in the
+JSON model and as JUnit testcase properties; existing JUnit content unchanged."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import xml.etree.ElementTree as ET
+
+from ansible_collections.numaguard.kubelet.plugins.filter.reserved_memory_check import reserved_memory_check
+from ansible_collections.numaguard.kubelet.plugins.plugin_utils.report import validate_report
+from ansible_collections.numaguard.kubelet.plugins.plugin_utils.report_render import render_junit, render_text
+
+GI = 1 << 30
+FACTS = {"nodes": [{"id": 0, "cpus": [0, 1], "memory_total_bytes": 16 * GI, "memory_free_bytes": GI}]}
+CONFIG = {"memoryManagerPolicy": "Static", "kubeReserved": {"memory": "1Gi"},
+          "reservedMemory": [{"numaNode": 0, "limits": {"memory": "1124Mi"}}]}
+
+
+def _assumed(text):
+    return [t for t in text if t.startswith("kubelet assumed: ")]
+
+
+def test_fifty_hosts_sharing_the_default_get_one_line():
+    hosts = ["h%02d" % i for i in range(50)]
+    results = dict((h, reserved_memory_check(FACTS, kubelet_config=CONFIG, errors="report")) for h in hosts)
+    report = validate_report(results, {}, {}, hosts)
+    assert _assumed(render_text(report)) == [
+        "kubelet assumed: 1.37 (version unknown: the newest released), feature gates: the release's defaults "
+        "-- all 50 host(s)"]
+    assert report["kubelet"] == [{"version": "1.37", "source": "default", "feature_gates_set": {}, "hosts": hosts}]
+    assert report["hosts"][7]["kubelet"] == {"version": "1.37", "source": "default", "feature_gates_set": {}}
+
+
+def test_mixed_versions_and_gates_one_line_each():
+    gated = dict(CONFIG, featureGates={"SystemReservedHugepages": True})
+    results = {"a": reserved_memory_check(FACTS, kubelet_config=CONFIG, kubelet_version="1.28"),
+               "b": reserved_memory_check(FACTS, kubelet_config=CONFIG, kubelet_version="1.28"),
+               "c": reserved_memory_check(FACTS, kubelet_config=gated, kubelet_version="1.38"),
+               "d": {"valid": False, "errors": ["x"], "warnings": [], "input_error": "x"}}
+    report = validate_report(results, {}, {}, ["a", "b", "c", "d"])
+    assert _assumed(render_text(report)) == [
+        "kubelet assumed: 1.28 (kubelet_numa_kubelet_version), feature gates: the release's defaults -- 2 host(s): a, b",
+        "kubelet assumed: 1.38 (kubelet_numa_kubelet_version), feature gates: SystemReservedHugepages=true "
+        "(others: the release's defaults) -- 1 host(s): c"]
+    root = ET.fromstring(render_junit(report).split("\n", 1)[1])
+    cases = dict((c.get("name"), c) for c in root.iter("testcase"))
+    props = dict((p.get("name"), p.get("value")) for p in cases["c"].iter("property"))
+    assert props == {"kubelet_version": "1.38", "kubelet_version_source": "option",
+                     "feature_gates": "SystemReservedHugepages=true"}
+    assert list(cases["a"])[0].tag == "properties" and list(cases["a"])[-1].tag == "system-out"
+    assert cases["d"].find("properties") is None  # a host that could not be checked assumed nothing
