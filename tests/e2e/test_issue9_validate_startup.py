@@ -35,8 +35,8 @@ def test_validate_playbook_reports_the_start_up_refusals(tmp_path):
         "hosts": dict((name, {"kubelet_numa_settings": settings}) for name, settings in HOSTS.items())}}))
     # the same over-capacity host on a 1.28 kubelet: the words its kubelet uses (before kubernetes/kubernetes#119764)
     hosts = json.loads(inventory.read_text())
-    hosts["all"]["hosts"]["old-kubelet"] = {"kubelet_numa_settings": HOSTS["over-capacity"],
-                                           "kubelet_numa_kubelet_version": "1.28"}
+    hosts["all"]["hosts"]["old-kubelet"] = {
+        "kubelet_numa_settings": HOSTS["over-capacity"], "kubelet_numa_kubelet_version": "1.28"}
     inventory.write_text(json.dumps(hosts))
     junit = tmp_path / "report.xml"
     env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_RETRY_FILES_ENABLED="0",
