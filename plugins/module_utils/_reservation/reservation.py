@@ -34,6 +34,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memoryma
     ReservedMemoryError,
     convert_reserved,
     format_reserved_memory_flag,
+    memory_type_sum_check,
     parse_reserved_memory,
     require_system_reserved_memory,
     reservations_to_config,
@@ -391,9 +392,9 @@ def validate_reservation(topology: Topology, kube_reserved: Any = None, system_r
     sums = total_memory_type_reserved(reservations)  # getTotalMemoryTypeReserved, the one sum rule
     for name in types:
         entries = by_type.get(name, [])
-        reserved_total = Quantity(0, 0, DECIMAL_SI) + sums[name] if name in sums else Quantity(0, 0, DECIMAL_SI)
-        wanted = Quantity(0, 0, DECIMAL_SI) + expected[name] if name in expected else Quantity(0, 0, DECIMAL_SI)
-        balanced = reserved_total == wanted
+        # validateReservedMemory's comparison and message, the engine's one
+        reserved_total, wanted, sum_message = memory_type_sum_check(name, sums.get(name), expected.get(name))
+        balanced = sum_message is None
         left_side = " + ".join("%s (node %d)" % (q, n) for n, q in entries) or "nothing"
         if name == MEMORY or hugepages_reservable:
             right = " + ".join("%s %s" % (p.label, p.quantity) for p in addends.get(name, [])) or "nothing"
@@ -411,14 +412,12 @@ def validate_reservation(topology: Topology, kube_reserved: Any = None, system_r
         if name == MEMORY or (hugepages_reservable and addends.get(name)):
             totals[name]["parts"] = dict((p.label.split(" ")[0] if not p.label.startswith("hard") else "hard-eviction",
                                           str(p.quantity)) for p in addends.get(name, []))
-        if balanced or not inputs_ok:
+        if sum_message is None or not inputs_ok:
             continue
         if not static and not reservations:
             # the kubelet checks the sums only under Static (memory_manager.go NewManager: policy None never
             # calls getSystemReservedMemory): with nothing written there is nothing to warn about
             continue
-        message = ("the total amount %s of type %s is not equal to the value %s determined by Node Allocatable feature"
-                   % (go_quote(str(reserved_total)), go_quote(name), go_quote(str(wanted))))
         if name.startswith(HUGEPAGES_PREFIX) and hugepages_reservable:
             rule = "reserved-memory-sum"
             diff = wanted.value() - reserved_total.value()
@@ -442,7 +441,7 @@ def validate_reservation(topology: Topology, kube_reserved: Any = None, system_r
                          "short" if diff > 0 else "too much"))
             fix = _sum_fix(reservations, diff, wanted, host_ids, eviction)
         (errors if static else warnings).append(Finding(
-            rule, sev, "%s (%s; %s).%s" % (message, equation, detail, under_none), fix, message, static))
+            rule, sev, "%s (%s; %s).%s" % (sum_message, equation, detail, under_none), fix, sum_message, static))
 
     if static:
         needs = static_needs_reservation(reservations)

@@ -287,6 +287,20 @@ def total_memory_type_reserved(reservations: Iterable[MemoryReservation],
     return totals
 
 
+def memory_type_sum_check(name: str, reserved: Optional[Quantity],
+                          allocatable: Optional[Quantity]) -> Tuple[Quantity, Quantity, Optional[str]]:
+    """``validateReservedMemory``'s comparison for one type: (reservedMemory sum, Node Allocatable
+    reservation, None when they are equal else the kubelet's message). Either side may be None
+    (nothing of that type); both come back added to a zero, as the kubelet prints them."""
+    reserved_total = _zero() + reserved if reserved is not None else _zero()
+    wanted = _zero() + allocatable if allocatable is not None else _zero()
+    if reserved_total == wanted:
+        return reserved_total, wanted, None
+    return reserved_total, wanted, (
+        'the total amount "%s" of type "%s" is not equal to the value "%s" determined by Node Allocatable feature'
+        % (reserved_total, name, wanted))
+
+
 def validate_reserved_memory(node_ids: Iterable[int],
                              node_allocatable_reservation: Mapping[str, Quantity],
                              reservations: Iterable[MemoryReservation]) -> None:
@@ -301,16 +315,9 @@ def validate_reserved_memory(node_ids: Iterable[int],
     types = set(totals)
     types.update(name for name in node_allocatable_reservation if is_memory_type(name))
     for name in sorted(types):
-        allocatable = _zero()
-        if name in node_allocatable_reservation:
-            allocatable = allocatable + node_allocatable_reservation[name]
-        reserved = _zero()
-        if name in totals:
-            reserved = reserved + totals[name]
-        if allocatable != reserved:
-            raise ReservedMemoryError(
-                'the total amount "%s" of type "%s" is not equal to the value "%s" determined by Node Allocatable feature'
-                % (reserved, name, allocatable))
+        message = memory_type_sum_check(name, totals.get(name), node_allocatable_reservation.get(name))[2]
+        if message is not None:
+            raise ReservedMemoryError(message)
 
 
 def convert_reserved(node_ids: Iterable[int],
