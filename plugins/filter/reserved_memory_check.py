@@ -90,6 +90,9 @@ _value:
       RV(numaguard.kubelet.reserved_memory#module:kubelet_version_source) and
       RV(numaguard.kubelet.reserved_memory#module:feature_gates) (the version and gates assumed).
     - C(feature_gates_set) - the C(featureGates) entries of O(kubelet_config) that the gates were taken from.
+    - C(kubelet_warnings) - the warnings of C(warnings) that are about the kubelet assumed (for example no
+      O(kubelet_version) given), not about the settings; C(validate.yml) shows them once per run on its
+      C(kubelet assumed) line instead of marking each host.
     - With O(errors=report) and unusable input, C({valid - false, errors - [message], warnings - [], input_error - message}).
   type: dict
 """
@@ -164,7 +167,8 @@ def _check(topology, kube_reserved, system_reserved, eviction_hard, merge_defaul
     try:
         gates = kubelet_config.get("featureGates") if isinstance(kubelet_config, Mapping) else None
         # the module's resolution (no host to ask on the controller): the option, else the default with its warning
-        kubelet = KubeletAssumption.resolve(kubelet_version, None, gates if isinstance(gates, Mapping) else None)
+        kubelet = KubeletAssumption.resolve(kubelet_version, None, gates if isinstance(gates, Mapping) else None,
+                                            unknown_because=_UNKNOWN_ON_CONTROLLER)
         if equation_only:
             if memory_capacity is None:
                 memory_capacity = _UNBOUNDED
@@ -186,8 +190,15 @@ def _check(topology, kube_reserved, system_reserved, eviction_hard, merge_defaul
         output["findings"] = [f for f in output["findings"] if f["rule"] not in ("memory-only-node", "node-capacity")]
         output["warnings"] = [f["text"] for f in output["findings"] if f["severity"] == "warning"]
     kubelet.report_in(output)
+    # what was assumed about the kubelet, apart from what the settings themselves cause (a report
+    # says it once per run on its "kubelet assumed" line instead of marking every host)
+    output["kubelet_warnings"] = list(kubelet.warnings)
     output["feature_gates_set"] = dict(sorted(kubelet.configured_gates.items()))
     return output
+
+
+#: the filter runs on the controller: it cannot run the host's kubelet --version
+_UNKNOWN_ON_CONTROLLER = "no kubelet_version given; set kubelet_numa_kubelet_version for the host"
 
 
 class FilterModule:

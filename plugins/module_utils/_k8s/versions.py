@@ -314,8 +314,11 @@ class KubeletAssumption:
     or ``default`` (nothing found: NEWEST_RELEASED, with a warning).
     """
 
+    #: why a module found no version (a filter on the controller passes its own reason)
+    UNKNOWN_ON_HOST = "no kubelet_version given and no kubelet binary found"
+
     def __init__(self, version: Tuple[int, ...], source: str, configured_gates: Optional[Mapping[str, Any]] = None,
-                 text: Optional[str] = None) -> None:
+                 text: Optional[str] = None, unknown_because: str = UNKNOWN_ON_HOST) -> None:
         self.version = tuple(version)
         self.source = source
         self.text = text or format_version(self.version)
@@ -324,8 +327,8 @@ class KubeletAssumption:
         self.warnings = []  # type: list
         if source == "default":
             self.warnings.append(
-                "kubelet version unknown (no kubelet_version given and no kubelet binary found): decisions follow "
-                "kubelet %s, the newest released kubelet this collection knows" % format_version(self.version))
+                "kubelet version unknown (%s): decisions follow kubelet %s, the newest released kubelet this "
+                "collection knows" % (unknown_because, format_version(self.version)))
         elif tuple(self.version[:2]) > NEWEST_KNOWN:
             self.warnings.append(
                 "kubelet %s is newer than the newest release this collection knows (%s): decisions follow %s"
@@ -333,7 +336,8 @@ class KubeletAssumption:
 
     @classmethod
     def resolve(cls, option_value: Any = None, host_version: Any = None,
-                configured_gates: Optional[Mapping[str, Any]] = None) -> KubeletAssumption:
+                configured_gates: Optional[Mapping[str, Any]] = None,
+                unknown_because: str = UNKNOWN_ON_HOST) -> KubeletAssumption:
         """The module default: the option when given, else the host's ``kubelet --version``
         output, else NEWEST_RELEASED. Raises VersionError for an unusable option value; an
         unparsable host output falls back to the default with a warning naming it."""
@@ -343,14 +347,14 @@ class KubeletAssumption:
             try:
                 parsed = parse_kubelet_version(host_version)
             except VersionError as exc:
-                assumed = cls(NEWEST_RELEASED, "default", configured_gates)
+                assumed = cls(NEWEST_RELEASED, "default", configured_gates, unknown_because=unknown_because)
                 assumed.warnings.append("the host's kubelet --version output was not usable: %s" % exc)
                 return assumed
             text = str(host_version).strip()
             if text.lower().startswith("kubernetes "):
                 text = text.split(None, 1)[1]
             return cls(parsed, "host", configured_gates, text)
-        return cls(NEWEST_RELEASED, "default", configured_gates)
+        return cls(NEWEST_RELEASED, "default", configured_gates, unknown_because=unknown_because)
 
     def with_gates(self, configured_gates: Optional[Mapping[str, Any]]) -> KubeletAssumption:
         """The same kubelet with another ``featureGates`` map (e.g. the configuration after a

@@ -24,8 +24,8 @@ FACTS = {
 }
 OVER = {"memoryManagerPolicy": "Static", "kubeReserved": {"memory": "20Gi"},
         "reservedMemory": [{"numaNode": 0, "limits": {"memory": "20580Mi"}}]}
-DEFAULT_WARNING = ("kubelet version unknown (no kubelet_version given and no kubelet binary found): decisions follow "
-                   "kubelet 1.37, the newest released kubelet this collection knows")
+DEFAULT_WARNING = ("kubelet version unknown (no kubelet_version given; set kubelet_numa_kubelet_version for the host): "
+                   "decisions follow kubelet 1.37, the newest released kubelet this collection knows")
 
 
 def _capacity(result):
@@ -47,6 +47,7 @@ def test_no_version_assumes_the_newest_released_with_the_modules_warning():
     result = reserved_memory_check(FACTS, kubelet_config=OVER)
     assert (result["kubelet_version"], result["kubelet_version_source"]) == ("1.37", "default")
     assert result["warnings"][0] == DEFAULT_WARNING
+    assert result["kubelet_warnings"] == [DEFAULT_WARNING]  # about the kubelet assumed, not the settings
     assert "Expected capacity >= reservation." in _capacity(result)
     assert reserved_memory_check(FACTS, kubelet_config=OVER, kubelet_version="")["kubelet_version_source"] == "default"
 

@@ -36,6 +36,19 @@ def test_fifty_hosts_sharing_the_default_get_one_line():
     assert report["hosts"][7]["kubelet"] == {"version": "1.37", "source": "default", "feature_gates_set": {}}
 
 
+def test_an_assumed_version_alone_does_not_make_a_valid_host_a_warning():
+    """The default-version warning is said once per run; a host whose settings raise nothing stays ok,
+    and one whose settings raise a warning of their own is still a warning."""
+    quiet = reserved_memory_check(FACTS, kubelet_config=CONFIG, errors="report")
+    noisy = reserved_memory_check(FACTS, kubelet_config=dict(
+        CONFIG, memoryManagerPolicy="None", reservedMemory=[{"numaNode": 0, "limits": {"memory": "2Gi"}}]), errors="report")
+    assert quiet["valid"] and quiet["warnings"] == quiet["kubelet_warnings"] != []
+    assert len(noisy["warnings"]) > len(noisy["kubelet_warnings"])
+    report = validate_report({"a": quiet, "b": noisy}, {}, {}, ["a", "b"])
+    assert [h["status"] for h in report["hosts"]] == ["ok", "warning"]
+    assert any(quiet["kubelet_warnings"][0] in line for line in render_text(report))
+
+
 def test_mixed_versions_and_gates_one_line_each():
     gated = dict(CONFIG, featureGates={"SystemReservedHugepages": True})
     results = {"a": reserved_memory_check(FACTS, kubelet_config=CONFIG, kubelet_version="1.28"),
