@@ -315,7 +315,7 @@ def check_pod_report(results: Mapping[str, Any], topologies: Mapping[str, Any], 
             if verdict == "cannot_check" and not pod.get("resize"):
                 entry["details"].append("%s cannot check: %s" % (_pod_name(pod), pod.get("cannot_check") or ""))
             else:
-                entry["details"].append(describe_pod(pod))
+                entry["details"].append(describe_pod(pod, result.get("node")))
         for warning in (result.get("running_pods") or {}).get("warnings") or []:
             entry["warnings"].append(str(warning))
         if "rejected" in verdicts:

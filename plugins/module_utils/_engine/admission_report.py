@@ -53,9 +53,18 @@ def describe_resize(pod: Mapping[str, Any]) -> str:
     return head
 
 
-def describe_pod(pod: Mapping[str, Any]) -> str:
+def _why_unaligned(pod: Mapping[str, Any], node: Mapping[str, Any]) -> str:
+    """Why an admitted pod holds nothing NUMA-aligned: its QoS class (only Guaranteed pods get
+    exclusive CPUs or NUMA memory) and the managers' policies the run used (the result's ``node``)."""
+    return "%s pod; CPU/Memory/Topology Manager policies %s/%s/%s" % (
+        pod.get("qos_class") or "?", node.get("cpu_manager_policy") or "?", node.get("memory_manager_policy") or "?",
+        node.get("topology_manager_policy") or "?")
+
+
+def describe_pod(pod: Mapping[str, Any], node: Optional[Mapping[str, Any]] = None) -> str:
     """One line for one pod result: placement when admitted, reason and message when not; for a
-    resize of a running pod, the resize verdict (:func:`describe_resize`)."""
+    resize of a running pod, the resize verdict (:func:`describe_resize`). ``node``: the result's
+    ``node`` summary, to say why a pod admitted without NUMA alignment got none."""
     name = "%s/%s" % (pod.get("namespace", "default"), pod.get("name", "?"))
     if pod.get("resize"):
         return describe_resize(pod)
@@ -80,6 +89,8 @@ def describe_pod(pod: Mapping[str, Any]) -> str:
             parts.append("%s %s" % (resource, ",".join(ids)))
     numa = pod.get("numa_nodes") or []
     if not numa:
+        if node:
+            return "%s admitted without NUMA alignment (%s)" % (name, _why_unaligned(pod, node))
         return "%s admitted (no exclusive CPUs, NUMA memory or aligned devices)" % name
     detail = " (%s)" % "; ".join(parts) if parts else ""
     return "%s admitted on NUMA %s%s" % (name, ",".join(str(n) for n in numa), detail)

@@ -29,6 +29,18 @@ def test_describe_pod():
     assert describe_pod(PLAIN) == "default/web admitted (no exclusive CPUs, NUMA memory or aligned devices)"
 
 
+def test_an_unaligned_admission_says_which_policies_and_qos_left_it_unaligned():
+    node = {"cpu_manager_policy": "none", "memory_manager_policy": "None", "topology_manager_policy": "none"}
+    assert describe_pod(dict(PLAIN, qos_class="Guaranteed"), node) == (
+        "default/web admitted without NUMA alignment (Guaranteed pod; CPU/Memory/Topology Manager policies "
+        "none/None/none)")
+    static = {"cpu_manager_policy": "static", "memory_manager_policy": "Static", "topology_manager_policy": "restricted"}
+    assert describe_pod(dict(PLAIN, qos_class="Burstable"), static) == (
+        "default/web admitted without NUMA alignment (Burstable pod; CPU/Memory/Topology Manager policies "
+        "static/Static/restricted)")
+    assert describe_pod(ADMITTED, node).startswith("shop/db admitted on NUMA 1 (")  # aligned: placement, not policies
+
+
 def test_report_statuses_and_lines():
     results = {
         "h1": {"changed": False, "pods": [ADMITTED]},
