@@ -20,7 +20,6 @@ from ansible_collections.numaguard.kubelet.tests.unit.plugins.modules.test_issue
     topology,
 )
 
-# ---- validate.yml: the reserved_memory_check filter it calls ------------------------------------
 
 @pytest.mark.parametrize("config, rule, message", [
     (NOT_INT64, "reserved-memory-integer", ASINT64),
