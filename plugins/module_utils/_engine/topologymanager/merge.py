@@ -735,7 +735,8 @@ def _ranked_non_preferred(lists: Sequence[Any],
             if best is not None:
                 return best
         return None
-    nodes = bits_of(within & ~forced)  # a merged mask holds every forced node: the rest is chosen
+    free = within & ~int(forced)  # int(): older pylint does not see the None check above
+    nodes = bits_of(free)  # a merged mask holds every forced node: the rest is chosen
     decided_above = [0] * (len(nodes) + 1)  # nodes[index:] as a mask
     for index in range(len(nodes) - 1, -1, -1):
         decided_above[index] = decided_above[index + 1] | (1 << nodes[index])
