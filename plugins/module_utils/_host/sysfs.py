@@ -53,6 +53,9 @@ _MEMINFO_LINE = re.compile(r"^(?:Node\s+(\d+)\s+)?([A-Za-z0-9_()]+):\s+(\d+)(?:\
 _LIST = re.compile(r"^\d{1,10}(?:-\d{1,10})?(?:,\d{1,10}(?:-\d{1,10})?)*$")
 _MASK = re.compile(r"^[0-9a-fA-F]{1,8}(?:,[0-9a-fA-F]{1,8})*$")
 _MAX_SHOWN = 120
+#: Where a CPU's SMT siblings and package come from, in fallback order (lists, then masks).
+_SIBLING_FILES = ("thread_siblings_list", "core_cpus_list", "thread_siblings", "core_cpus")
+_PACKAGE_FILES = ("package_cpus_list", "core_siblings_list", "package_cpus", "core_siblings")
 
 #: The largest ``CONFIG_NR_CPUS`` any Linux architecture accepts (x86 MAXSMP, powerpc: 8192).
 #: ``cpu/kernel_max`` (NR_CPUS - 1) narrows it when present.
@@ -80,34 +83,90 @@ def _shown(content: str) -> str:
     return repr(content)
 
 
-def read_text(path: str) -> str:
-    """Return the content of a sysfs/procfs file, or raise SysfsError naming the file.
+#: Flags of every read: read-only, not inherited by a child process.
+_O_READ = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0)
+#: Bytes asked of each read(); sysfs attributes are at most a page, a file is read until EOF.
+_CHUNK = 16384
+_INT = re.compile(r"^-?\d+$")
+_DISTANCE = re.compile(r"^\d{1,3}$")
 
-    sysfs pads some files with trailing spaces or NUL bytes; callers strip what they parse.
+
+def _raw(path: str) -> bytes:
+    """The bytes of ``path`` until EOF; OSError as the kernel reports it (a directory: EISDIR).
+
+    ``os.open``/``os.read`` rather than ``open()``: a buffered file object costs an fstat, an
+    ioctl and an lseek per file on top of open/read/close, and discovery reads ~1400 files on a
+    128-CPU host (issue 12).
     """
+    fd = os.open(path, _O_READ)
     try:
-        with open(path, "rb") as handle:
-            raw = handle.read()
-    except OSError as exc:
-        if exc.errno == errno.ENOENT:
-            raise SysfsError("%s: file does not exist" % path)
-        if exc.errno == errno.EISDIR:
-            raise SysfsError("%s: cannot read: is a directory, expected a file" % path)
-        raise SysfsError("%s: cannot read: %s" % (path, exc.strerror or exc))
+        data = os.read(fd, _CHUNK)
+        if data:
+            parts = [data]
+            while True:
+                chunk = os.read(fd, _CHUNK)
+                if not chunk:
+                    break
+                parts.append(chunk)
+            if len(parts) > 1:
+                data = b"".join(parts)
+    finally:
+        os.close(fd)
+    return data
+
+
+def _read_error(path: str, exc: OSError) -> SysfsError:
+    if exc.errno == errno.ENOENT:
+        return SysfsError("%s: file does not exist" % path)
+    if exc.errno == errno.EISDIR:
+        return SysfsError("%s: cannot read: is a directory, expected a file" % path)
+    return SysfsError("%s: cannot read: %s" % (path, exc.strerror or exc))
+
+
+def _decode(path: str, raw: bytes) -> str:
     try:
         return raw.decode("ascii")
     except UnicodeDecodeError:
         raise SysfsError("%s: not ASCII text: %r" % (path, raw[:_MAX_SHOWN]))
 
 
+def read_text(path: str) -> str:
+    """Return the content of a sysfs/procfs file, or raise SysfsError naming the file.
+
+    sysfs pads some files with trailing spaces or NUL bytes; callers strip what they parse.
+    """
+    try:
+        raw = _raw(path)
+    except OSError as exc:
+        raise _read_error(path, exc)
+    return _decode(path, raw)
+
+
+def _text_if_exists(path: str) -> Optional[str]:
+    """The content of ``path``, or None when ``os.path.exists(path)`` would be False.
+
+    The same answer as ``read_text(path) if os.path.exists(path) else None`` with one system
+    call instead of two when the file is there: the open is tried first; a missing file, a
+    dangling link or a path through a non-directory (ENOENT, ENOTDIR) is absent, and any other
+    failure of a path that exists (a directory, EACCES) raises read_text's SysfsError.
+    """
+    try:
+        raw = _raw(path)
+    except OSError as exc:
+        if exc.errno == errno.ENOENT or not os.path.exists(path):
+            return None
+        raise _read_error(path, exc)
+    return _decode(path, raw)
+
+
 def _clean(text: str) -> str:
     return text.replace("\x00", "").strip()
 
 
-def read_int(path: str, minimum: int = 0, maximum: int = U64_MAX) -> int:
-    content = read_text(path)
+def _parse_int(path: str, content: str, minimum: int = 0, maximum: int = U64_MAX) -> int:
+    """The integer in the content of file ``path`` (padding stripped), within [minimum, maximum]."""
     value = _clean(content)
-    if not re.match(r"^-?\d+$", value):
+    if not _INT.match(value):
         raise SysfsError("%s: expected an integer, got %s" % (path, _shown(content)))
     if len(value.lstrip("-")) > 20:
         raise SysfsError("%s: expected an integer between %d and %d, got %s"
@@ -119,6 +178,16 @@ def read_int(path: str, minimum: int = 0, maximum: int = U64_MAX) -> int:
         raise SysfsError("%s: expected an integer between %d and %d, got %s"
                          % (path, minimum, maximum, _shown(content)))
     return number
+
+
+def read_int(path: str, minimum: int = 0, maximum: int = U64_MAX) -> int:
+    return _parse_int(path, read_text(path), minimum, maximum)
+
+
+def _int_if_exists(path: str, minimum: int = 0, maximum: int = U64_MAX) -> Optional[int]:
+    """:func:`read_int` of ``path``, None when it does not exist (see :func:`_text_if_exists`)."""
+    content = _text_if_exists(path)
+    return None if content is None else _parse_int(path, content, minimum, maximum)
 
 
 def parse_list(path: str, content: str, limit: int = NR_CPUS_LIMIT, what: str = "CPU") -> FrozenSet[int]:
@@ -142,7 +211,10 @@ def read_cpulist(path: str, limit: int = NR_CPUS_LIMIT, what: str = "CPU") -> Fr
 
 def read_mask(path: str, limit: int = NR_CPUS_LIMIT, what: str = "CPU") -> FrozenSet[int]:
     """A kernel bitmap (``00000000,0000f00f``: 32-bit hex words, most significant first)."""
-    content = read_text(path)
+    return _parse_mask(path, read_text(path), limit, what)
+
+
+def _parse_mask(path: str, content: str, limit: int = NR_CPUS_LIMIT, what: str = "CPU") -> FrozenSet[int]:
     text = _clean(content)
     if not text:
         return frozenset()
@@ -173,10 +245,31 @@ def _listdir(path: str) -> List[str]:
         raise SysfsError("%s: cannot list directory: %s" % (path, exc.strerror or exc))
 
 
-def _numbered(path: str, pattern: re.Pattern, limit: Optional[int] = None) -> Dict[int, str]:
-    """Map id -> entry name for the entries of a directory matching ``pattern`` (cpu12 -> 12)."""
+def _listdir_if_dir(path: str) -> Optional[List[str]]:
+    """``_listdir(path)``, or None when ``os.path.isdir(path)`` would be False (listing first:
+    one system call less for the directory that is there)."""
+    try:
+        return sorted(os.listdir(path))
+    except OSError as exc:
+        if not os.path.isdir(path):
+            return None
+        raise SysfsError("%s: cannot list directory: %s" % (path, exc.strerror or exc))
+
+
+def _is_dir(entry: os.DirEntry) -> bool:
+    """``os.path.isdir(entry.path)``: DirEntry.is_dir() raises where isdir says False (a link loop)."""
+    try:
+        return entry.is_dir()
+    except OSError:
+        return os.path.isdir(entry.path)
+
+
+def _numbered(path: str, pattern: re.Pattern, limit: Optional[int] = None,
+              names: Optional[List[str]] = None) -> Dict[int, str]:
+    """Map id -> entry name for the entries of a directory (``names`` when already listed)
+    matching ``pattern`` (cpu12 -> 12)."""
     found: Dict[int, str] = {}
-    for name in _listdir(path):
+    for name in _listdir(path) if names is None else names:
         match = pattern.match(name)
         if match:
             number = int(match.group(1))
@@ -211,12 +304,13 @@ def parse_meminfo(path: str, node_id: Optional[int] = None) -> Dict[str, int]:
 
 def read_hugepage_pools(path: str) -> Dict[str, HugePages]:
     """Read a ``hugepages`` directory (global or per node); a missing directory means none."""
-    if not os.path.isdir(path):
+    names = _listdir_if_dir(path)
+    if names is None:
         if os.path.exists(path):
             raise SysfsError("%s: expected a directory of hugepages-<size>kB pools, found a file" % path)
         return {}
     pools: Dict[str, HugePages] = {}
-    for name in _listdir(path):
+    for name in names:
         match = _HUGEPAGES_NAME.match(name)
         if not match:
             raise SysfsError("%s: unexpected entry %r, expected hugepages-<size>kB" % (path, name))
@@ -225,8 +319,8 @@ def read_hugepage_pools(path: str) -> Dict[str, HugePages]:
         if size_kb <= 0 or size_kb & (size_kb - 1) or size_kb > 2 ** 34:
             raise SysfsError("%s: %r is not a page size (a power of two up to 16 TiB in kB)" % (path, name))
         pool_dir = os.path.join(path, name)
-        total = read_int(os.path.join(pool_dir, "nr_hugepages"), maximum=U64_MAX // (size_kb * 1024))
-        free = read_int(os.path.join(pool_dir, "free_hugepages"), maximum=U64_MAX // (size_kb * 1024))
+        total = read_int(pool_dir + "/nr_hugepages", maximum=U64_MAX // (size_kb * 1024))
+        free = read_int(pool_dir + "/free_hugepages", maximum=U64_MAX // (size_kb * 1024))
         if free > total:
             # Surplus pages can make free exceed the persistent pool for a moment; cap at total.
             free = total
@@ -235,10 +329,9 @@ def read_hugepage_pools(path: str) -> Dict[str, HugePages]:
     return pools
 
 
-def _words(path: str) -> List[int]:
-    content = read_text(path)
+def _words(path: str, content: str) -> List[int]:
     words = _clean(content).split()
-    if not all(re.match(r"^\d{1,3}$", w) for w in words):
+    if not all(_DISTANCE.match(w) for w in words):
         raise SysfsError("%s: expected distances like '10 21', got %s" % (path, _shown(content)))
     values = [int(w) for w in words]
     if any(v > DISTANCE_MAX for v in values):
@@ -259,6 +352,8 @@ class _Reader:
         self.nr_cpus = NR_CPUS_LIMIT
         # (file relative to cpuN/, fallback text) -> CPU ids, reported once per group
         self.cpu_notes: Dict[Tuple[str, str], List[int]] = {}
+        # names of the cpu<N> entries that are directories (present() fills it)
+        self.cpu_dirs: FrozenSet[str] = frozenset()
 
     def host(self, path: str) -> str:
         """The host path of ``path`` (without the snapshot root) for warnings."""
@@ -278,14 +373,24 @@ class _Reader:
 
     # -- CPUs -------------------------------------------------------------------------------
     def kernel_limits(self) -> None:
-        path = os.path.join(self.cpu_root, "kernel_max")
-        if os.path.exists(path):
-            self.nr_cpus = read_int(path, 0, NR_CPUS_LIMIT - 1) + 1
+        kernel_max = _int_if_exists(self.cpu_root + "/kernel_max", 0, NR_CPUS_LIMIT - 1)
+        if kernel_max is not None:
+            self.nr_cpus = kernel_max + 1
 
     def present(self) -> Dict[int, str]:
-        present = _numbered(self.cpu_root, _CPU_NAME, self.nr_cpus)
+        """Map id -> name of the ``cpu<N>`` entries; notes which of them are directories."""
+        try:
+            with os.scandir(self.cpu_root) as entries:
+                listed = sorted((entry.name, entry) for entry in entries)
+        except OSError as exc:
+            raise SysfsError("%s: cannot list directory: %s" % (self.cpu_root, exc.strerror or exc))
+        present = _numbered(self.cpu_root, _CPU_NAME, self.nr_cpus, [name for name, _entry in listed])
         if not present:
             raise SysfsError("%s: no cpu<N> directories" % self.cpu_root)
+        # DirEntry.is_dir() is os.path.isdir() (links followed) without a stat per CPU where
+        # the directory entry tells the type (sysfs and every local filesystem).
+        names = frozenset(present.values())
+        self.cpu_dirs = frozenset(name for name, entry in listed if name in names and _is_dir(entry))
         return present
 
     def online(self, present: Dict[int, str]) -> FrozenSet[int]:
@@ -295,14 +400,15 @@ class _Reader:
         global list is there); a disagreement with the global list is a warning.
         """
         per_cpu: Dict[int, bool] = {}
+        cpu_root = self.cpu_root
         for cpu_id, name in present.items():
-            flag = os.path.join(self.cpu_root, name, "online")
-            if os.path.exists(flag):
-                per_cpu[cpu_id] = read_int(flag, 0, 1) == 1
-        online_file = os.path.join(self.cpu_root, "online")
+            flag = _int_if_exists(cpu_root + "/" + name + "/online", 0, 1)
+            if flag is not None:
+                per_cpu[cpu_id] = flag == 1
+        online_file = cpu_root + "/online"
         listed: Optional[FrozenSet[int]] = None
-        if os.path.exists(online_file):
-            content = read_text(online_file)
+        content = _text_if_exists(online_file)
+        if content is not None:
             if _clean(content):
                 listed = parse_list(online_file, content, self.nr_cpus)
             else:
@@ -330,19 +436,22 @@ class _Reader:
     def _cpu_set(self, topo: str, cpu_id: int, names: Tuple[str, ...], what: str) -> Tuple[Optional[FrozenSet[int]], str]:
         """The first readable of ``names`` (lists, then masks) in ``topo``; (None, '') if none."""
         for index, fname in enumerate(names):
-            path = os.path.join(topo, fname)
-            if os.path.exists(path):
-                value = read_mask(path, self.nr_cpus) if not fname.endswith("_list") else read_cpulist(path, self.nr_cpus)
+            path = topo + "/" + fname
+            content = _text_if_exists(path)
+            if content is not None:
+                if fname.endswith("_list"):
+                    value = parse_list(path, content, self.nr_cpus)
+                else:
+                    value = _parse_mask(path, content, self.nr_cpus)
                 if index:
                     self.cpu_note(cpu_id, "topology/" + names[0], "does not exist; used %s for %s" % (fname, what))
                 return value, fname
         return None, ""
 
     def read_online_cpu(self, cpu_id: int, name: str, node_id: Optional[int]) -> CPU:
-        cpu_dir = os.path.join(self.cpu_root, name)
-        topo = os.path.join(cpu_dir, "topology")
-        siblings = self._cpu_set(topo, cpu_id, ("thread_siblings_list", "core_cpus_list", "thread_siblings",
-                                                "core_cpus"), "the SMT siblings")[0]
+        cpu_dir = self.cpu_root + "/" + name
+        topo = cpu_dir + "/topology"
+        siblings = self._cpu_set(topo, cpu_id, _SIBLING_FILES, "the SMT siblings")[0]
         if siblings is None:
             self.cpu_note(cpu_id, "topology/thread_siblings_list",
                           "does not exist (nor core_cpus_list, thread_siblings, core_cpus); assumed no SMT sibling")
@@ -350,90 +459,88 @@ class _Reader:
         if cpu_id not in siblings:
             self.cpu_note(cpu_id, "topology/thread_siblings_list", "does not list the CPU itself; added it")
             siblings = siblings | frozenset([cpu_id])
-        core_file = os.path.join(topo, "core_id")
-        if os.path.exists(core_file):
-            core = read_int(core_file, 0, INT_MAX)
-        else:
+        core = _int_if_exists(topo + "/core_id", 0, INT_MAX)
+        if core is None:
             core = min(siblings)
             self.cpu_note(cpu_id, "topology/core_id", "does not exist; used the smallest SMT sibling id as core id")
-        package_file = os.path.join(topo, "physical_package_id")
-        socket: Optional[int]
-        if os.path.exists(package_file):
-            socket = read_int(package_file, -1, INT_MAX)
-        else:
-            package, used = self._cpu_set(topo, cpu_id, ("package_cpus_list", "core_siblings_list", "package_cpus",
-                                                         "core_siblings"), "the package")
+        socket = _int_if_exists(topo + "/physical_package_id", -1, INT_MAX)
+        if socket is None:
+            package, used = self._cpu_set(topo, cpu_id, _PACKAGE_FILES, "the package")
             if package is not None:
                 socket = min(package | frozenset([cpu_id]))
                 self.cpu_note(cpu_id, "topology/physical_package_id",
                               "does not exist; used the smallest CPU id of %s as package id" % used)
             else:
-                socket = None
                 self.cpu_note(cpu_id, "topology/physical_package_id",
                               "does not exist (nor package_cpus_list, core_siblings_list, package_cpus, "
                               "core_siblings); package unknown")
-        die_file = os.path.join(topo, "die_id")
-        die = read_int(die_file, -1, INT_MAX) if os.path.exists(die_file) else None
+        die = _int_if_exists(topo + "/die_id", -1, INT_MAX)
         return CPU(id=cpu_id, node=node_id, core=core, socket=socket, die=die, online=True,
                    siblings=tuple(sorted(siblings)), cache_id=self.last_level_cache_id(cpu_dir))
 
     def last_level_cache_id(self, cpu_dir: str) -> Optional[int]:
-        """``id`` of the highest-level cache of a CPU, None when the kernel does not expose it."""
-        cache_dir = os.path.join(cpu_dir, "cache")
-        if not os.path.isdir(cache_dir):
+        """``id`` of the highest-level cache of a CPU, None when the kernel does not expose it.
+
+        Every ``index*/level`` is read (the names do not tell the level, and a corrupt file is
+        refused wherever it is); the first index, in name order, of the highest level wins.
+        """
+        cache_dir = cpu_dir + "/cache"
+        names = _listdir_if_dir(cache_dir)
+        if names is None:
             return None
-        best: Optional[Tuple[int, str]] = None
-        for name in _listdir(cache_dir):
+        best_level = -1
+        best = ""
+        for name in names:
             if not name.startswith("index"):
                 continue
-            level_file = os.path.join(cache_dir, name, "level")
-            if not os.path.exists(level_file):
-                continue
-            level = read_int(level_file, 0, 16)
-            if best is None or level > best[0]:
-                best = (level, name)
-        if best is None:
+            level = _int_if_exists(cache_dir + "/" + name + "/level", 0, 16)
+            if level is not None and level > best_level:
+                best_level = level
+                best = name
+        if not best:
             return None
-        id_file = os.path.join(cache_dir, best[1], "id")
-        return read_int(id_file, 0, U32_MAX) if os.path.exists(id_file) else None
+        return _int_if_exists(cache_dir + "/" + best + "/id", 0, U32_MAX)
 
     def cpu_node_link(self, cpu_id: int, name: str) -> Optional[int]:
         """The node a CPU belongs to from its ``node<N>`` link (kept while the CPU is offline)."""
-        cpu_dir = os.path.join(self.cpu_root, name)
-        if not os.path.isdir(cpu_dir):
+        if name not in self.cpu_dirs:
             return None
-        nodes = _numbered(cpu_dir, _NODE_NAME, MAX_NUMNODES)
+        nodes = _numbered(self.cpu_root + "/" + name, _NODE_NAME, MAX_NUMNODES)
         return min(nodes) if nodes else None
 
     # -- nodes ------------------------------------------------------------------------------
     def node_cpus(self, node_dir: str) -> FrozenSet[int]:
         """All CPUs of a node: ``cpulist``, else ``cpumap``, else its ``cpu<N>`` links."""
-        cpulist = os.path.join(node_dir, "cpulist")
-        if os.path.exists(cpulist):
-            return read_cpulist(cpulist, self.nr_cpus)
-        cpumap = os.path.join(node_dir, "cpumap")
-        if os.path.exists(cpumap):
+        cpulist = node_dir + "/cpulist"
+        content = _text_if_exists(cpulist)
+        if content is not None:
+            return parse_list(cpulist, content, self.nr_cpus)
+        cpumap = node_dir + "/cpumap"
+        content = _text_if_exists(cpumap)
+        if content is not None:
             self.warn(cpulist, "does not exist; used cpumap (hex mask)")
-            return read_mask(cpumap, self.nr_cpus)
+            return _parse_mask(cpumap, content, self.nr_cpus)
         self.warn(cpulist, "does not exist (nor cpumap); used the node's cpuN links")
         return frozenset(_numbered(node_dir, _CPU_NAME, self.nr_cpus))
 
     def node_list(self, name: str) -> Optional[FrozenSet[int]]:
         """``node/possible``, ``online``, ``has_cpu``, ``has_memory`` (None when absent)."""
-        path = os.path.join(self.node_root, name)
-        if not os.path.exists(path):
+        path = self.node_root + "/" + name
+        content = _text_if_exists(path)
+        if content is None:
             return None
-        return read_cpulist(path, MAX_NUMNODES, "node")
+        return parse_list(path, content, MAX_NUMNODES, "node")
 
     def distances(self, node_dir: str, node_ids: Tuple[int, ...],
                   others: List[Tuple[str, Optional[FrozenSet[int]]]]) -> Dict[int, int]:
         """Map peer id -> distance. The row lists the online nodes in id order; some kernels
         and firmwares list the *possible* nodes instead (an offline node 0 still has a column)."""
-        path = os.path.join(node_dir, "distance")
-        if not os.path.exists(path):
+        path = node_dir + "/distance"
+        content = _text_if_exists(path)
+        if content is None:
             self.warn(path, "does not exist; no distances for this node")
             return {}
-        row = _words(path)
+        row = _words(path, content)
         if len(row) == len(node_ids):
             return dict(zip(node_ids, row))
         for label, ids in others:
@@ -445,7 +552,7 @@ class _Reader:
                 return dict((n, full[n]) for n in node_ids)
         raise SysfsError("%s: %d distances for %d nodes (%s): %s"
                          % (path, len(row), len(node_ids), ",".join("%d" % n for n in node_ids),
-                            _shown(read_text(path))))
+                            _shown(content)))
 
 
 def _fmt(ids: List[int]) -> str:
@@ -542,7 +649,7 @@ def read_topology(root: str = "/", warnings: Optional[List[str]] = None) -> Topo
     for cpu_id in sorted(present):
         name = present[cpu_id]
         if cpu_id in online:
-            if not os.path.isdir(os.path.join(cpu_root, name)):
+            if name not in reader.cpu_dirs:
                 raise SysfsError("%s: expected a directory" % os.path.join(cpu_root, name))
             cpus.append(reader.read_online_cpu(cpu_id, name, owner.get(cpu_id)))
         else:

@@ -297,14 +297,17 @@ def test_bad_files_fail_naming_file_and_content(tmp_path, name, rel, action, con
 
 def test_unreadable_file_via_permission_error(tmp_path, monkeypatch):
     root = _tree(tmp_path, "vm-single")
-    real_open = open
     victim = str(root / NODE / "node0" / "meminfo")
 
-    def fake_open(path, *args, **kwargs):
-        if path == victim:
-            raise PermissionError(13, "Permission denied", path)
-        return real_open(path, *args, **kwargs)
-    monkeypatch.setattr("builtins.open", fake_open)
+    def refusing(real):
+        def fake_open(path, *args, **kwargs):
+            if path == victim:
+                raise PermissionError(13, "Permission denied", path)
+            return real(path, *args, **kwargs)
+        return fake_open
+    # the reader opens with os.open (issue 12); builtins.open too, whichever it uses
+    monkeypatch.setattr("builtins.open", refusing(open))
+    monkeypatch.setattr(os, "open", refusing(os.open))
     with pytest.raises(SysfsError) as info:
         read_topology(str(root))
     assert str(info.value) == "%s: cannot read: Permission denied" % victim

@@ -133,6 +133,13 @@ VARIANTS = dict(
         ("online-is-a-dir", ("tiny", [("dir", CPU + "/online", None)])),
         ("cpu-dir-is-a-file", ("tiny", [("rmtree", CPU + "/cpu3", None), ("write", CPU + "/cpu3", b"x\n")])),
         ("offline-cpu-dir-is-a-file", ("tiny", [("rmtree", CPU + "/cpu7", None), ("write", CPU + "/cpu7", b"x\n")])),
+        ("cpu-dir-link-loop", ("tiny", [("rmtree", CPU + "/cpu3", None), ("symlink", CPU + "/cpu3", b"cpu3")])),
+        ("offline-cpu-dir-link-loop", ("tiny", [("rmtree", CPU + "/cpu7", None), ("symlink", CPU + "/cpu7", b"cpu7")])),
+        ("offline-cpu-dir-dangling", ("tiny", [("rmtree", CPU + "/cpu7", None), ("symlink", CPU + "/cpu7", b"gone")])),
+        ("cpu-dirs-are-links", ("tiny", [("rename", CPU + "/cpu%d" % c, CPU + "/real%d" % c) for c in (3, 7)]
+                                + [("symlink", CPU + "/cpu%d" % c, b"real%d" % c) for c in (3, 7)])),
+        ("cpu-non-dir-entries", ("tiny", [("write", CPU + "/cpuidle", b"x\n"), ("mkdir", CPU + "/cpufreq", None),
+                                          ("write", CPU + "/cpu", b"x\n")])),
         ("offline-cpu-two-links", ("tiny", [("symlink", CPU + "/cpu7/node0", b"../../node/node0")])),
         # last-level cache
         ("no-cache-dir", ("tiny", [("rmtree", CPU + "/cpu1/cache", None)])),
@@ -310,6 +317,48 @@ def test_root_spelling_does_not_change_the_answer(tmp_path, monkeypatch, golden,
     assert _answer(root + "/") == golden[variant]
     monkeypatch.chdir(os.path.dirname(root))
     assert _answer(os.path.basename(root)) == golden[variant]
+
+
+def _refuse(monkeypatch, victim):
+    """Every way of opening or listing ``victim`` fails with EACCES (as for a non-root reader)."""
+    def refusing(real):
+        def fake(path, *args, **kwargs):
+            if path == victim:
+                raise PermissionError(13, "Permission denied", path)
+            return real(path, *args, **kwargs)
+        return fake
+    for name in ("open", "listdir", "scandir"):
+        monkeypatch.setattr(os, name, refusing(getattr(os, name)))
+    monkeypatch.setattr("builtins.open", refusing(open))
+
+
+@pytest.mark.parametrize("rel,message", [
+    # a file that exists but cannot be read is refused, never taken as absent (a fallback)
+    (_cpu_topo(3, "core_id"), "cannot read: Permission denied"),
+    (_cpu_topo(3, "thread_siblings_list"), "cannot read: Permission denied"),
+    (_cpu_topo(3, "physical_package_id"), "cannot read: Permission denied"),
+    (_cpu_topo(3, "die_id"), "cannot read: Permission denied"),
+    (CPU + "/cpu3/online", "cannot read: Permission denied"),
+    (CPU + "/online", "cannot read: Permission denied"),
+    (CPU + "/kernel_max", "cannot read: Permission denied"),
+    (CPU + "/cpu3/cache/index0/level", "cannot read: Permission denied"),
+    (CPU + "/cpu3/cache/index3/id", "cannot read: Permission denied"),
+    (NODE + "/node1/cpulist", "cannot read: Permission denied"),
+    (NODE + "/node1/distance", "cannot read: Permission denied"),
+    (NODE + "/has_memory", "cannot read: Permission denied"),
+    (NODE + "/node1/meminfo", "cannot read: Permission denied"),
+    (CPU + "/cpu3/cache", "cannot list directory: Permission denied"),
+    (NODE + "/node1/hugepages", "cannot list directory: Permission denied"),
+    (CPU, "cannot list directory: Permission denied"),
+    (NODE, "cannot list directory: Permission denied"),
+])
+def test_unreadable_is_refused_naming_the_path(tmp_path, monkeypatch, rel, message):
+    root = _build("tiny", str(tmp_path))
+    victim = os.path.join(root, rel)
+    _refuse(monkeypatch, victim)
+    with pytest.raises(SysfsError) as info:
+        read_topology(root)
+    assert str(info.value) == "%s: %s" % (victim, message)
 
 
 def _record():
