@@ -68,8 +68,8 @@ def main():
     work = tempfile.mkdtemp(prefix="numaguard-sysfs-bench-")
     try:
         print("load average: %.2f %.2f %.2f" % os.getloadavg())
-        print("%-14s %6s %6s %10s %8s %14s %16s" % ("topology", "nodes", "cpus", "median ms", "min ms",
-                                                     "fresh read ms", "fresh process ms"))
+        header = ("topology", "nodes", "cpus", "median ms", "min ms", "fresh read ms", "fresh process ms")
+        print("%-14s %6s %6s %10s %8s %14s %16s" % header)
         for name in args.names or sorted(topologies.TOPOLOGIES):
             root = os.path.join(work, name)
             topologies.write_tree(name, root, hostname="bench")
@@ -83,9 +83,9 @@ def main():
             if args.fresh:
                 fresh = tuple("%.1f" % (value * 1000) for value in _fresh(root, args.fresh))
             spec = topologies.TOPOLOGIES[name]
-            print("%-14s %6d %6d %10.2f %8.2f %14s %16s" % (name, len(spec.nodes), len(spec.cpus),
-                                                            statistics.median(times) * 1000, min(times) * 1000,
-                                                            fresh[0], fresh[1]))
+            row = (name, len(spec.nodes), len(spec.cpus), statistics.median(times) * 1000, min(times) * 1000,
+                   fresh[0], fresh[1])
+            print("%-14s %6d %6d %10.2f %8.2f %14s %16s" % row)
         print("load average: %.2f %.2f %.2f" % os.getloadavg())
     finally:
         shutil.rmtree(work, ignore_errors=True)
