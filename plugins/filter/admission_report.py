@@ -81,16 +81,16 @@ _value:
 from ansible.errors import AnsibleFilterError
 from ansible.utils.display import Display
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission_report import (
-    AdmissionReportError,
-)
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission_report import (
-    admission_report as _report,
-)
-from ansible_collections.numaguard.kubelet.plugins.plugin_utils.hostvars import host_names, host_variables
-
 
 def admission_report(hostvars, hosts, var="admission_check_result", active=None):
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission_report import (
+        AdmissionReportError,
+    )
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission_report import (
+        admission_report as _report,
+    )
+    from ansible_collections.numaguard.kubelet.plugins.plugin_utils.hostvars import host_names, host_variables
+
     Display().deprecated("the numaguard.kubelet.admission_report filter is deprecated: use the numaguard.kubelet.numa_report action "
                          "with kind=check_pod, as playbooks/check_pod.yml does", version="1.0.0", collection_name="numaguard.kubelet")
     hosts = host_names("admission_report", hostvars, hosts)

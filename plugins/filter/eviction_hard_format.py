@@ -35,12 +35,12 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.eviction import effective_eviction_hard
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.reservation_flags import format_eviction_map
-from ansible_collections.numaguard.kubelet.plugins.plugin_utils.filter_reservation import reservation_errors
-
 
 def eviction_hard_format(value):
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.eviction import effective_eviction_hard
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.reservation_flags import format_eviction_map
+    from ansible_collections.numaguard.kubelet.plugins.plugin_utils.filter_reservation import reservation_errors
+
     if value is None:
         raise AnsibleFilterError("numaguard.kubelet.eviction_hard_format: input must be a dict or a flag string, got None")
     with reservation_errors("eviction_hard_format"):

@@ -44,11 +44,11 @@ _value:
   type: dict
 """
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.eviction import effective_eviction_hard
-from ansible_collections.numaguard.kubelet.plugins.plugin_utils.filter_reservation import reservation_errors
-
 
 def eviction_hard_parse(value, merge_defaults=False):
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.eviction import effective_eviction_hard
+    from ansible_collections.numaguard.kubelet.plugins.plugin_utils.filter_reservation import reservation_errors
+
     with reservation_errors("eviction_hard_parse"):
         return dict(effective_eviction_hard(value, bool(merge_defaults), "eviction_hard").effective)
 

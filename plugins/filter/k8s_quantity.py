@@ -43,10 +43,10 @@ _value:
   type: str
 """
 
-from ansible_collections.numaguard.kubelet.plugins.plugin_utils.filter_quantity import check_format, to_quantity, with_format
-
 
 def k8s_quantity(value, format=None):  # pylint: disable=redefined-builtin
+    from ansible_collections.numaguard.kubelet.plugins.plugin_utils.filter_quantity import check_format, to_quantity, with_format
+
     if isinstance(value, int) and not isinstance(value, bool) and format is None:
         format = "BinarySI"
     quantity = to_quantity("k8s_quantity", value)

@@ -42,10 +42,10 @@ _value:
   type: int
 """
 
-from ansible_collections.numaguard.kubelet.plugins.plugin_utils.filter_quantity import to_quantity
-
 
 def k8s_quantity_bytes(value):
+    from ansible_collections.numaguard.kubelet.plugins.plugin_utils.filter_quantity import to_quantity
+
     return to_quantity("k8s_quantity_bytes", value).value()
 
 

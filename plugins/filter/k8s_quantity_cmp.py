@@ -36,10 +36,10 @@ _value:
   type: int
 """
 
-from ansible_collections.numaguard.kubelet.plugins.plugin_utils.filter_quantity import to_quantity
-
 
 def k8s_quantity_cmp(value, other):
+    from ansible_collections.numaguard.kubelet.plugins.plugin_utils.filter_quantity import to_quantity
+
     return to_quantity("k8s_quantity_cmp", value).cmp(to_quantity("k8s_quantity_cmp", other, "other"))
 
 

@@ -35,11 +35,11 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import parse_quantity
-from ansible_collections.numaguard.kubelet.plugins.plugin_utils.filter_quantity import to_quantity
-
 
 def k8s_quantity_sum(values):
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import parse_quantity
+    from ansible_collections.numaguard.kubelet.plugins.plugin_utils.filter_quantity import to_quantity
+
     if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
         raise AnsibleFilterError("numaguard.kubelet.k8s_quantity_sum: input must be a list, got %r" % (values,))
     total = parse_quantity("0")

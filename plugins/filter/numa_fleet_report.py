@@ -94,14 +94,14 @@ _value:
 from ansible.errors import AnsibleFilterError
 from ansible.utils.display import Display
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._report.fleet import (
-    FleetReportError,
-    fleet_report,
-)
-from ansible_collections.numaguard.kubelet.plugins.plugin_utils.hostvars import host_names, host_variables
-
 
 def numa_fleet_report(hostvars, hosts, active=None):
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._report.fleet import (
+        FleetReportError,
+        fleet_report,
+    )
+    from ansible_collections.numaguard.kubelet.plugins.plugin_utils.hostvars import host_names, host_variables
+
     Display().deprecated("the numaguard.kubelet.numa_fleet_report filter is deprecated: use the numaguard.kubelet.numa_report action "
                          "with kind=discover, as playbooks/discover.yml does", version="1.0.0", collection_name="numaguard.kubelet")
     hosts = host_names("numa_fleet_report", hostvars, hosts)

@@ -46,10 +46,10 @@ from collections.abc import Mapping
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._report.classes import HardwareClassError, hardware_class
-
 
 def numa_hardware_class(topology, part="group"):
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._report.classes import HardwareClassError, hardware_class
+
     if isinstance(topology, str):
         try:
             topology = json.loads(topology)

@@ -102,24 +102,15 @@ from collections.abc import Mapping
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.reserved import parse_reserved_memory
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.reservation_flags import ReservationSyntaxError
-from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import (
-    InvalidTopology,
-    NumaNode,
-    Topology,
-)
-from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import KubeletAssumption, VersionError
-from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.reservation import (
-    ReservationError,
-    evaluate,
-)
-
 _UNBOUNDED = 1 << 62
 
 
 def _equation_only_topology(reserved_memory):
     """Nodes for every id the reservation names (node 0 at least), too big to ever be over capacity."""
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.reserved import parse_reserved_memory
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.reservation_flags import ReservationSyntaxError
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import NumaNode, Topology
+
     try:
         ids = sorted(set(r.numa_node for r in parse_reserved_memory(reserved_memory)))
     except ReservationSyntaxError:
@@ -163,6 +154,14 @@ def reserved_memory_check(topology, kube_reserved=None, system_reserved=None, ev
 def _check(topology, kube_reserved, system_reserved, eviction_hard, merge_default_eviction_settings, reserved_memory,
            memory_manager_policy, strategy, reserved_cpus, split_unit, memory_capacity, allocatable_ignore_eviction,
            kubelet_config, memory_manager_state, kubelet_version):
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.reservation_flags import ReservationSyntaxError
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import InvalidTopology
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import KubeletAssumption, VersionError
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.reservation import (
+        ReservationError,
+        evaluate,
+    )
+
     equation_only = topology is None
     try:
         gates = kubelet_config.get("featureGates") if isinstance(kubelet_config, Mapping) else None

@@ -38,14 +38,14 @@ _value:
   type: str
 """
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.reserved import (
-    format_reserved_memory_flag,
-    parse_reserved_memory,
-)
-from ansible_collections.numaguard.kubelet.plugins.plugin_utils.filter_reservation import reservation_errors
-
 
 def reserved_memory_format(value):
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.reserved import (
+        format_reserved_memory_flag,
+        parse_reserved_memory,
+    )
+    from ansible_collections.numaguard.kubelet.plugins.plugin_utils.filter_reservation import reservation_errors
+
     with reservation_errors("reserved_memory_format"):
         return format_reserved_memory_flag(parse_reserved_memory(value, "reserved_memory"))
 

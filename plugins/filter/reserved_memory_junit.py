@@ -44,10 +44,10 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.numaguard.kubelet.plugins.plugin_utils.junit import render_junit
-
 
 def reserved_memory_junit(results, suite="numaguard.kubelet reserved memory"):
+    from ansible_collections.numaguard.kubelet.plugins.plugin_utils.junit import render_junit
+
     if not isinstance(results, dict):
         raise AnsibleFilterError("numaguard.kubelet.reserved_memory_junit: input must be a dict of host name to "
                                  "result, got %s" % type(results).__name__)

@@ -38,14 +38,14 @@ _value:
   elements: dict
 """
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.reserved import (
-    parse_reserved_memory,
-    reservations_to_config,
-)
-from ansible_collections.numaguard.kubelet.plugins.plugin_utils.filter_reservation import reservation_errors
-
 
 def reserved_memory_parse(value):
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.reserved import (
+        parse_reserved_memory,
+        reservations_to_config,
+    )
+    from ansible_collections.numaguard.kubelet.plugins.plugin_utils.filter_reservation import reservation_errors
+
     with reservation_errors("reserved_memory_parse"):
         return reservations_to_config(parse_reserved_memory(value, "reserved_memory"))
 

@@ -33,11 +33,11 @@ _value:
   type: str
 """
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.reservation_flags import format_resource_map
-from ansible_collections.numaguard.kubelet.plugins.plugin_utils.filter_reservation import reservation_errors
-
 
 def reserved_resources_format(value):
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.reservation_flags import format_resource_map
+    from ansible_collections.numaguard.kubelet.plugins.plugin_utils.filter_reservation import reservation_errors
+
     with reservation_errors("reserved_resources_format"):
         return format_resource_map(value)
 

@@ -33,11 +33,11 @@ _value:
   type: dict
 """
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.reservation_flags import parse_resource_map
-from ansible_collections.numaguard.kubelet.plugins.plugin_utils.filter_reservation import reservation_errors
-
 
 def reserved_resources_parse(value):
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.reservation_flags import parse_resource_map
+    from ansible_collections.numaguard.kubelet.plugins.plugin_utils.filter_reservation import reservation_errors
+
     with reservation_errors("reserved_resources_parse"):
         parsed = parse_resource_map(value, "reserved resources")
     return dict((key, str(parsed[key])) for key in sorted(parsed))

@@ -44,8 +44,6 @@ _value:
   type: dict
 """
 
-from ansible_collections.numaguard.kubelet.plugins.plugin_utils.hostvars import host_names, host_variables
-
 BAD = ("failed", "rolled back", "unreachable")
 
 
@@ -75,6 +73,8 @@ def _state(variables):
 
 
 def rollout_summary(hostvars, hosts):
+    from ansible_collections.numaguard.kubelet.plugins.plugin_utils.hostvars import host_names, host_variables
+
     hosts = host_names("rollout_summary", hostvars, hosts)
     rows = []
     for host in hosts:
