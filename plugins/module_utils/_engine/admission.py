@@ -371,11 +371,7 @@ class AdmissionSimulator:
         from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager import checkpoint as _cpu_cp
         from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager import checkpoint as _mem_cp
 
-        mem = self.memory_manager.state()
-        pod_entries = dict((uid, [_mem_cp.Block(numa_affinity=tuple(b["numaAffinity"]), type=b["type"], size=b["size"])
-                                  for b in blocks]) for uid, blocks in (mem.get("pod_entries") or {}).items())
-        mem_cp = _mem_cp.MemoryManagerCheckpoint(policy_name=mem["policy_name"], machine_state=mem["machine_state"],
-                                                 entries=mem["entries"], pod_entries=pod_entries)
+        mem_cp = _mem_cp.checkpoint_from_state(self.memory_manager.state())
         cpu = self.cpu_manager.state()
         cpu_cp = _cpu_cp.CPUManagerCheckpoint(policy_name=cpu["policy_name"], default_cpu_set=cpu["default_cpu_set"],
                                               entries=cpu["entries"], pod_entries=dict(cpu.get("pod_entries") or {}))

@@ -16,22 +16,12 @@ from __future__ import absolute_import, annotations, division, print_function
 __metaclass__ = type
 
 import math
+from typing import TYPE_CHECKING, Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Tuple  # noqa: F401
 
-try:
-    from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Tuple  # noqa: F401
-except ImportError:  # pragma: no cover
-    pass
+if TYPE_CHECKING:  # the static policy is imported where it is built: a none-policy run never compiles it (issue 12)
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.policy_static import StaticPolicy
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager import cpu_topology as _cpu_topology
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.policy_options import (
-    StaticPolicyOptions,
-    option_text,
-)
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.policy_static import (
-    CPUAllocationError,
-    SMTAlignmentError,
-    StaticPolicy,
-)
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.state import (
     DEFAULT_CHECKPOINT_PATH,
     CPUState,
@@ -51,14 +41,15 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity im
 )
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import NEWEST_RELEASED
 
-__all__ = ["CPUManager", "CPUAllocationError", "SMTAlignmentError", "new_cpu_manager",
-           "cpu_reservation"]
+__all__ = ["CPUManager", "new_cpu_manager", "cpu_reservation"]
 
 POLICY_NONE = "none"
 POLICY_STATIC = "static"
 
 
 def _go_map(options: Mapping[str, Any]) -> str:
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.policy_options import option_text
+
     """Go's %v of a map[string]string: ``map[a:b c:d]`` with sorted keys."""
     return "map[%s]" % " ".join("%s:%s" % (k, option_text(options[k])) for k in sorted(options))
 
@@ -157,6 +148,10 @@ class CPUManager:
                    and not self.policy.uses_ignored_pod_level_resources(pod))
         if counted:
             self.pinning_requests += 1
+        from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.policy_static import (
+            CPUAllocationError,
+        )
+
         try:
             self.policy.allocate(self._state, pod, container, affinity)
         except CPUAllocationError:
@@ -170,6 +165,10 @@ class CPUManager:
         request per exclusive container, one error per failed call."""
         if self.policy is None:
             return
+        from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.policy_static import (
+            CPUAllocationError,
+        )
+
         try:
             self.policy.allocate_pod(self._state, pod, affinity)
         except CPUAllocationError:
@@ -278,6 +277,12 @@ def new_cpu_manager(topology: Any, config: Mapping[str, Any], checkpoint: Any = 
         raise StateError("[cpumanager] the static policy requires systemreserved.cpu + "
                          "kubereserved.cpu to be greater than zero")
     num_reserved = int(math.ceil(reservation["milli"] / 1000.0))
+    # imported here: a run under the none policy never compiles the static policy (issue 12)
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.policy_options import (
+        StaticPolicyOptions,
+    )
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.policy_static import StaticPolicy
+
     try:
         parsed = StaticPolicyOptions.parse(options, gates, version)
         parsed.validate(topo, config.get("topologyManagerPolicy") or "none")

@@ -348,3 +348,17 @@ def checkpoint_to_dict(cp: MemoryManagerCheckpoint) -> Dict[str, Any]:
                                 for pod, blocks in cp.pod_entries.items()),
             "version": cp.version, "checksum_ok": cp.checksum_ok,
             "legacy_checksum_ok": cp.legacy_checksum_ok, "legacy_checksum_kind": cp.legacy_checksum_kind}
+
+
+def checkpoint_from_state(plain: Mapping[str, Any]) -> MemoryManagerCheckpoint:
+    """A memory manager's plain ``state()`` (blocks as ``numaAffinity``/``type``/``size`` dicts) as
+    a checkpoint object, for :func:`dump_memory_manager_state`."""
+
+    def blocks_of(blocks: Any) -> List[Block]:
+        return [Block(numa_affinity=tuple(b["numaAffinity"]), type=b["type"], size=b["size"]) for b in blocks]
+
+    entries = dict((pod, dict((name, blocks_of(blocks)) for name, blocks in containers.items()))
+                   for pod, containers in plain["entries"].items())
+    pod_entries = dict((pod, blocks_of(blocks)) for pod, blocks in (plain.get("pod_entries") or {}).items())
+    return MemoryManagerCheckpoint(policy_name=plain["policy_name"], machine_state=plain["machine_state"],
+                                   entries=entries, pod_entries=pod_entries)

@@ -38,6 +38,8 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity im
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.resources import MEMORY, hugepage_resource_name
 
 UINT64_MOD = 1 << 64
+#: the feature gate under which the state's podEntries are restored and replayed (KEP-5526)
+POD_LEVEL_RESOURCE_MANAGERS = "PodLevelResourceManagers"
 
 #: JSON field names of a memory table, in the kubelet's declaration order.
 TABLE_FIELDS = ("total", "systemReserved", "allocatable", "reserved", "free")

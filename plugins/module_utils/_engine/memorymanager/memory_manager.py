@@ -36,34 +36,22 @@ except ImportError:  # pragma: no cover
     pass
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors import StateError
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.machine_state import (
-    default_machine_state,
-    entries_from_plain,
-    machine_state_from_plain,
-    pod_entries_from_plain,
-)
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.memory_drift import (
     drift_tolerance,
 )
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.policy_none import MemoryManagerNone
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.reserved import (
     ReservedMemoryError,
     parse_reserved_memory_config,
     require_system_reserved_memory,
     system_reserved_memory,
 )
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.static_policy import (
-    POD_LEVEL_RESOURCE_MANAGERS,
-    MemoryManagerNone,
-    MemoryManagerStatic,
-)
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.validate_state import (
-    check_policy_name,
-    restored_assignments,
-    validate_state,
-)
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.node_allocatable import reservation_from_config
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.reservation_flags import ReservationSyntaxError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.resources import CPU, MEMORY
+
+# The Static policy, the state's model and validateState are imported where they are used: a
+# run under the None policy on a node without a state file compiles none of them (issue 12).
 
 POLICY_NONE = "None"
 POLICY_STATIC = "Static"
@@ -163,7 +151,22 @@ def new_memory_manager(topology: Any, kubelet_config: Mapping[str, Any], checkpo
     machine_state: Dict[int, Any] = {}
     entries: Dict[str, Any] = {}
     pod_entries: Dict[str, Any] = {}
-    pod_level = bool(gates.get(POD_LEVEL_RESOURCE_MANAGERS))
+    pod_level = False
+    if checkpoint is not None or policy == POLICY_STATIC:
+        from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.machine_state import (
+            POD_LEVEL_RESOURCE_MANAGERS,
+            default_machine_state,
+            entries_from_plain,
+            machine_state_from_plain,
+            pod_entries_from_plain,
+        )
+        from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.validate_state import (
+            check_policy_name,
+            restored_assignments,
+            validate_state,
+        )
+
+        pod_level = bool(gates.get(POD_LEVEL_RESOURCE_MANAGERS))
     if checkpoint is not None:
         stored_policy = _checkpoint_field(checkpoint, "policy_name", "policyName")
         check_policy_name(policy, "" if stored_policy is None else str(stored_policy), state_file)
@@ -176,6 +179,10 @@ def new_memory_manager(topology: Any, kubelet_config: Mapping[str, Any], checkpo
     tolerance = drift_tolerance(dict(kubelet_config, featureGates=gates), proc_iomem, version)
     if policy == POLICY_NONE:
         return provider
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.static_policy import (
+        MemoryManagerStatic,
+    )
+
     default_state = default_machine_state(topology, system_reserved)
     replayed = restored_assignments(entries, pod_entries, pod_level)
     machine_state = validate_state(machine_state, replayed, default_state, tolerance.bound)

@@ -49,6 +49,7 @@ except ImportError:  # pragma: no cover
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors import AdmissionError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.machine_state import (
     MEMORY,
+    POD_LEVEL_RESOURCE_MANAGERS,
     Block,
     clone_assignments,
     clone_machine_state,
@@ -58,6 +59,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memoryma
     reserve,
     u64,
 )
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.policy_none import PinningCounters
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.bitmask import (
     BitMask,
     InvalidBitMask,
@@ -86,7 +88,6 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions im
 
 GUARANTEED = "Guaranteed"
 POLICY_STATIC = "Static"
-POD_LEVEL_RESOURCE_MANAGERS = "PodLevelResourceManagers"
 _UINT64_MOD = 1 << 64
 
 ERR_INT64 = "[memorymanager] failed to represent quantity as int64"
@@ -370,20 +371,6 @@ def _best_of(hints: Any, superset_of: int = 0) -> Optional[TopologyHint]:
     return find_best_hint([h for h in hints if not superset_of & ~h.affinity.value])
 
 
-class PinningCounters:
-    """``memory_manager_pinning_requests_total`` / ``memory_manager_pinning_errors_total``."""
-
-    __slots__ = ("requests", "errors")
-
-    def __init__(self, requests: int = 0, errors: int = 0) -> None:
-        self.requests = requests
-        self.errors = errors
-
-    def to_dict(self) -> Dict[str, int]:
-        return {"memory_manager_pinning_requests_total": self.requests,
-                "memory_manager_pinning_errors_total": self.errors}
-
-
 class MemoryManagerStatic:
     """The Static policy provider: hints, Allocate, release, on an in-memory machine state.
 
@@ -444,7 +431,11 @@ class MemoryManagerStatic:
 
     def checkpoint(self):
         """The state as ``engine.checkpoint.MemoryManagerCheckpoint`` (for ``dump_memory_manager_state``)."""
-        return _to_checkpoint(self.state())
+        from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.checkpoint import (
+            checkpoint_from_state,
+        )
+
+        return checkpoint_from_state(self.state())
 
     def memory_map(self) -> Dict[int, Dict[str, Dict[str, int]]]:
         """Per NUMA node, per type: total, systemReserved, allocatable, reserved, free."""
@@ -1006,63 +997,3 @@ class MemoryManagerStatic:
                         remaining -= block.size
                         blocks[index] = block.with_size(0)
                 per_pod[init.name] = blocks
-
-
-class MemoryManagerNone:
-    """The ``None`` policy: no hints, no allocation, an empty machine state."""
-
-    policy_name = "None"
-    name = "memory"
-
-    def __init__(self):
-        self.counters = PinningCounters()
-
-    def get_topology_hints(self, pod, container):
-        return None
-
-    def get_pod_topology_hints(self, pod):
-        return None
-
-    def allocate(self, pod, container, affinity):
-        return None
-
-    def remove(self, pod_uid, container_name):
-        return None
-
-    def remove_pod(self, pod_uid):
-        return None
-
-    def remove_stale_state(self, active):
-        return None
-
-    def blocks(self, pod_uid, container_name):
-        return None
-
-    def machine_state(self):
-        return {}
-
-    def assignments(self):
-        return {}
-
-    def memory_map(self):
-        return {}
-
-    def state(self) -> Dict[str, Any]:
-        return {"policy_name": self.policy_name, "machine_state": {}, "entries": {}, "pod_entries": {}}
-
-    def checkpoint(self):
-        return _to_checkpoint(self.state())
-
-
-def _to_checkpoint(plain: Dict[str, Any]) -> Any:
-    """Plain state -> checkpoint object of the checkpoint module (imported late: optional there)."""
-    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager import checkpoint as _cp
-    entries = dict((pod, dict((name, [_cp.Block(numa_affinity=tuple(b["numaAffinity"]), type=b["type"],
-                                                size=b["size"]) for b in blocks])
-                              for name, blocks in containers.items()))
-                   for pod, containers in plain["entries"].items())
-    pod_entries = dict((pod, [_cp.Block(numa_affinity=tuple(b["numaAffinity"]), type=b["type"], size=b["size"])
-                              for b in blocks])
-                       for pod, blocks in (plain.get("pod_entries") or {}).items())
-    return _cp.MemoryManagerCheckpoint(policy_name=plain["policy_name"], machine_state=plain["machine_state"],
-                                       entries=entries, pod_entries=pod_entries)

@@ -27,7 +27,6 @@ except ImportError:  # pragma: no cover
     pass
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import TopologyHint
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.merge import merge_exhaustive, merge_fast
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.numa_info import NUMAInfo, TopologyManagerError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.policy_options import PolicyOptions
 
@@ -38,7 +37,7 @@ POLICY_SINGLE_NUMA_NODE = "single-numa-node"
 POLICIES = (POLICY_NONE, POLICY_BEST_EFFORT, POLICY_RESTRICTED, POLICY_SINGLE_NUMA_NODE)
 
 #: merge implementations by name: "fast" (default) and "exhaustive" (the kubelet's literal loop)
-MERGERS = {"fast": merge_fast, "exhaustive": merge_exhaustive}
+MERGERS = ("fast", "exhaustive")
 
 
 class Policy:
@@ -56,7 +55,6 @@ class Policy:
         self.numa_info = numa_info
         self.options = options or PolicyOptions()
         self.merger = merger
-        self._merge = MERGERS[merger]
         #: the hint lists the last merge iterated (for the kubelet's cost) and a note on it
         self.last_lists: List[Any] = []
         self.last_note: Optional[str] = None
@@ -71,4 +69,8 @@ class Policy:
                     prefer_closest: bool) -> TopologyHint:
         self.last_lists = list(lists)
         self.last_note = None
-        return self._merge(lists, self.numa_info, prefer_closest)
+        # imported at the first merge: a run under the none policy never compiles the merges (issue 12)
+        from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager import merge
+
+        merger = merge.merge_fast if self.merger == "fast" else merge.merge_exhaustive
+        return merger(lists, self.numa_info, prefer_closest)

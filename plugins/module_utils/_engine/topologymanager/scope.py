@@ -36,7 +36,6 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topology
     shown_hint_map,
 )
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.kubelet_cost import merge_cost
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.merge import merge_permutations
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.policy import Policy
 
 SCOPE_CONTAINER = "container"
@@ -84,8 +83,15 @@ class Decision:
         self.merged = merged
         self.admit = admit
         lists = policy.last_lists if policy is not None else []
+        permutations: Optional[int] = 0
+        if lists:  # lists come from a merge: the merge module is loaded
+            from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.merge import (
+                merge_permutations,
+            )
+
+            permutations = merge_permutations(lists)
         #: what the kubelet's own providers and merge loop would go through for this merge
-        self.kubelet_cost = merge_cost(provider_hints, merge_permutations(lists) if lists else 0)
+        self.kubelet_cost = merge_cost(provider_hints, permutations)
         self.note = policy.last_note if policy is not None else None
 
     def to_dict(self) -> Dict[str, Any]:

@@ -12,10 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.checkpoint import load_cpu_manager_state
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.cpu_manager import (
-    CPUAllocationError,
-    new_cpu_manager,
-)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.cpu_manager import new_cpu_manager
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.policy_static import CPUAllocationError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors import AdmissionError, StateError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.pod import Pod
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.bitmask import BitMask
