@@ -16,22 +16,24 @@ from __future__ import absolute_import, annotations, division, print_function
 __metaclass__ = type
 
 import json
-from typing import Any, Dict
+from typing import TYPE_CHECKING, Any, Dict
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._backends.admission_check_options import argument_spec
 from ansible_collections.numaguard.kubelet.plugins.module_utils._backends.node_inputs import device_allocations, device_inventory, node_inputs
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission import AdmissionSimulator, format_table
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission_inputs import AdmissionInputError, pods_from_documents
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission_report import describe_resize
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.devicemanager_inputs import DeviceInventory
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.hugepages_truth import RUNTIME_FAILURE, Backing
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.pod import pod_requests
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.resource_fit import ResourceFit
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.kubelet_cost import pod_cost
-from ansible_collections.numaguard.kubelet.plugins.module_utils._host.resize import ResizeMatch, find_resized, judge_resize
+from ansible_collections.numaguard.kubelet.plugins.module_utils._host.resize import find_resized
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.running_pods import combine, listed_pods, resource_fit_for_node, state_pods
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import KubeletAssumption, host_kubelet_version
 from ansible_collections.numaguard.kubelet.plugins.module_utils._report.classes import hardware_class
+
+if TYPE_CHECKING:  # judged (and imported) only when a checked pod resizes a running one (issue 12)
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._host.resize import ResizeMatch
 
 
 def module_kwargs() -> Dict[str, Any]:
@@ -165,7 +167,11 @@ def run_check(params):
             memory_version=getattr(memory_checkpoint, "version", None) if memory_checkpoint is not None else None)
     run["msg"] = format_table(run) + "".join(
         "\n%s/%s: %s: %s" % (r["namespace"], r["name"], RUNTIME_FAILURE, "; ".join(r["runtime_shortfalls"]))
-        for r in results if r["runtime"]) + "".join("\n" + describe_resize(r) for r in results if r.get("resize"))
+        for r in results if r["runtime"])
+    if any(r.get("resize") for r in results):
+        from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission_report import describe_resize
+
+        run["msg"] += "".join("\n" + describe_resize(r) for r in results if r.get("resize"))
     run["table"] = run["msg"].split("\n")
     return run
 
@@ -174,6 +180,8 @@ def _resize_result(simulator: Any, pod: Any, match: ResizeMatch, config: Dict[st
     """The result of a pod that resizes a running one: judged by the kubelet's resize rules, never
     admitted as a new pod. The result has every field of an admission result (no containers, merges
     or NUMA nodes: the managers' handling of a resize is not simulated) plus ``resize``."""
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._host.resize import judge_resize
+
     resize = judge_resize(match, pod, simulator.kubelet, config.get("cpuManagerPolicy") or "none",
                           config.get("memoryManagerPolicy") or "None")
     requests = pod_requests(pod)

@@ -26,16 +26,6 @@ try:
 except ImportError:  # pragma: no cover
     pass
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.allocation import (
-    EXCLUSIVE_CPUS_GATE,
-    EXCLUSIVE_MEMORY_GATE,
-    FIRST_PER_RESOURCE_RULE,
-    RESIZE_GATES,
-    guaranteed_rule,
-    request_changed,
-    resize_not_allowed,
-    resources_changed,
-)
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.pod import InvalidPod, Pod
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.running_pods import (
     INACTIVE_PHASES,
@@ -203,6 +193,8 @@ def _changed_from_state(exclusive: Mapping[str, Mapping[str, Any]], desired: Pod
 
 
 def _changes(match: ResizeMatch, desired: Pod) -> Dict[str, Optional[bool]]:
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.allocation import request_changed, resources_changed
+
     if match.allocated is not None:
         return {"cpu": request_changed(match.allocated, desired, "cpu"),
                 "memory": request_changed(match.allocated, desired, "memory"),
@@ -229,6 +221,17 @@ def judge_resize(match: ResizeMatch, desired: Pod, kubelet: Any, cpu_manager_pol
     files do not show what would decide), ``reason``, ``message``, ``metric_reason``,
     ``changed`` (cpu/memory/any), ``kubelet_version``, ``gates``, ``checked`` and ``not_simulated``.
     """
+    # the resize rules are imported where a resize is judged: a run that checks new pods does not
+    # compile them (issue 12)
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.allocation import (
+        EXCLUSIVE_CPUS_GATE,
+        EXCLUSIVE_MEMORY_GATE,
+        FIRST_PER_RESOURCE_RULE,
+        RESIZE_GATES,
+        guaranteed_rule,
+        resize_not_allowed,
+    )
+
     gates = dict((gate, bool(kubelet.gates.get(gate, False))) for gate in RESIZE_GATES)
     minor = kubelet.version[1]
     changed = _changes(match, desired)
