@@ -52,13 +52,23 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.
     _json_key,
 )
 
-try:  # pragma: no cover - exercised when PyYAML is present (it is, in the project venv)
-    import yaml as _yaml  # type: ignore
+#: PyYAML, imported at the first document the built-in reader refuses (None: not yet; False: not
+#: installed). Why late: importing it costs a fresh process ~23 ms (issue 12), and the built-in
+#: reader reads every kubelet configuration we have seen as PyYAML does.
+_yaml: Any = None
 
-    _HAVE_PYYAML = True
-except ImportError:  # pragma: no cover
-    _yaml = None
-    _HAVE_PYYAML = False
+
+def _pyyaml() -> Any:
+    """The ``yaml`` module, or None when it is not installed."""
+    global _yaml  # pylint: disable=global-statement
+    if _yaml is None:
+        try:
+            import yaml  # type: ignore  # pylint: disable=import-outside-toplevel
+        except ImportError:  # pragma: no cover
+            _yaml = False
+        else:
+            _yaml = yaml
+    return _yaml or None
 
 try:
     from typing import Any, Dict, List, Optional, Tuple  # noqa: F401 (type comments)
@@ -153,8 +163,8 @@ def _json_keyed_loader(base: Any) -> Any:
         for key_node, value_node in node.value:
             key = self.construct_object(key_node, deep=True)
             if isinstance(key, (list, dict)):
-                raise _yaml.constructor.ConstructorError("while constructing a mapping", node.start_mark,
-                                                         "found a complex key", key_node.start_mark)
+                raise _pyyaml().constructor.ConstructorError("while constructing a mapping", node.start_mark,
+                                                             "found a complex key", key_node.start_mark)
             data[_json_key(key)] = self.construct_object(value_node, deep=False)
 
     _Loader.add_constructor("tag:yaml.org,2002:map", construct_map)
@@ -173,11 +183,11 @@ def _may_nest_deeply(text: str) -> bool:
 def parse_yaml(text: str, source: str = "<string>", use_pyyaml: Optional[bool] = None) -> Any:
     """Parse YAML (or JSON) text into plain JSON-shaped data (first document only).
 
-    ``use_pyyaml`` None means "when importable"; False forces the built-in reader (tests use it
-    to prove both give the same result).
+    ``use_pyyaml`` None: the built-in reader, and PyYAML (when installed) for what the built-in
+    reader refuses -- the two agree wherever the built-in reader gives an answer (tests compare
+    them), so the result is PyYAML's either way, without importing PyYAML for the usual file.
+    True forces PyYAML, False the built-in reader (tests use both to compare them).
     """
-    if use_pyyaml is None:
-        use_pyyaml = _HAVE_PYYAML
     if text.startswith("\ufeff"):
         text = text[1:]  # a byte-order mark is not content (PyYAML and Go's YAML reader skip it)
     stripped = text.strip()
@@ -186,26 +196,32 @@ def parse_yaml(text: str, source: str = "<string>", use_pyyaml: Optional[bool] =
             return json.loads(stripped)
         except ValueError:
             pass  # flow-style YAML, not JSON
-    if use_pyyaml and _yaml is not None:
-        try:
-            loader = getattr(_yaml, "CSafeLoader", None) or _yaml.SafeLoader  # libyaml when present
-            if _may_nest_deeply(text):
-                # libyaml's composer recurses on the C stack and crashes the process on deep
-                # nesting; the Python loader raises RecursionError instead (caught by callers)
-                loader = _yaml.SafeLoader
-            for document in _yaml.load_all(text, Loader=_json_keyed_loader(loader)):
-                return _normalise(document, source)
-            return None
-        except _yaml.YAMLError as exc:
-            raise KubeletConfigError("%s: invalid YAML: %s" % (source, str(exc).replace("\n", " ")))
-        except (ValueError, TypeError, OverflowError) as exc:
-            # PyYAML's constructors raise these for values its resolver accepted (a date such
-            # as 2001-13-45, the integer 0x_)
-            raise KubeletConfigError("%s: invalid YAML value: %s" % (source, exc))
-    # the built-in reader, imported only here: with PyYAML a run never compiles it (issue 12)
-    from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.yaml_reader import _MiniYAML
+    yaml = _pyyaml() if use_pyyaml else None
+    if yaml is None:
+        # imported here: a run without a configuration file does not compile it (issue 12)
+        from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.yaml_reader import _MiniYAML
 
-    return _MiniYAML(text, source).parse()
+        try:
+            return _MiniYAML(text, source).parse()
+        except (KubeletConfigError, RecursionError):
+            yaml = _pyyaml() if use_pyyaml is None else None
+            if yaml is None:
+                raise
+    try:
+        loader = getattr(yaml, "CSafeLoader", None) or yaml.SafeLoader  # libyaml when present
+        if _may_nest_deeply(text):
+            # libyaml's composer recurses on the C stack and crashes the process on deep
+            # nesting; the Python loader raises RecursionError instead (caught by callers)
+            loader = yaml.SafeLoader
+        for document in yaml.load_all(text, Loader=_json_keyed_loader(loader)):
+            return _normalise(document, source)
+        return None
+    except yaml.YAMLError as exc:
+        raise KubeletConfigError("%s: invalid YAML: %s" % (source, str(exc).replace("\n", " ")))
+    except (ValueError, TypeError, OverflowError) as exc:
+        # PyYAML's constructors raise these for values its resolver accepted (a date such
+        # as 2001-13-45, the integer 0x_)
+        raise KubeletConfigError("%s: invalid YAML value: %s" % (source, exc))
 
 
 # --------------------------------------------------------------------------------------------

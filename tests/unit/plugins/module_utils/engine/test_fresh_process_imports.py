@@ -99,17 +99,44 @@ def test_fresh_admission_imports_only_what_it_uses():
 _CONFIG = """
 import sys
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.config import parse_yaml
+start = "yaml" in sys.modules
 assert parse_yaml("kind: KubeletConfiguration\\nmaxPods: 10\\n") == {"kind": "KubeletConfiguration", "maxPods": 10}
-before = "ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.yaml_reader" in sys.modules
-assert parse_yaml("maxPods: 10\\n", use_pyyaml=False) == {"maxPods": 10}
-after = "ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.yaml_reader" in sys.modules
-print(before, after)
+plain = "yaml" in sys.modules
+assert parse_yaml("a: &x 1\\nb: *x\\n") == {"a": 1, "b": 1}  # an alias: the built-in reader refuses it
+refused = "yaml" in sys.modules
+print(start, plain, refused)
 """
 
 
-def test_builtin_yaml_reader_only_without_pyyaml():
+def test_pyyaml_only_for_what_the_builtin_reader_refuses():
     pytest.importorskip("yaml")  # the PyYAML path needs it
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
     done = subprocess.run([sys.executable, "-c", _CONFIG], capture_output=True, env=env, check=False)
     assert done.returncode == 0, done.stderr.decode()
-    assert done.stdout.decode().split() == ["False", "True"]
+    assert done.stdout.decode().split() == ["False", "False", "True"]
+
+
+#: what an admission under the default policies (CPU none, memory None, Topology Manager none) must
+#: not compile: the static policies, the merges and the state model (issue 12: the usual check_pod
+#: fleet host runs the defaults)
+_NOT_NEEDED_UNDER_DEFAULTS = (
+    "yaml",
+    _ENGINE + "cpumanager.policy_static",
+    _ENGINE + "cpumanager.policy_options",
+    _ENGINE + "memorymanager.static_policy",
+    _ENGINE + "memorymanager.validate_state",
+    _ENGINE + "topologymanager.merge",
+    _ENGINE + "topologymanager.hint_sets",
+    _ENGINE + "allocation",
+)
+
+
+def test_default_policies_compile_no_static_policy_and_no_merge():
+    script = _ADMISSION.replace("Topology(nodes=nodes, cpus=cpus), config)", "Topology(nodes=nodes, cpus=cpus), {})")
+    assert script != _ADMISSION
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, env=env, check=False)
+    assert done.returncode == 0, done.stderr.decode()
+    out = json.loads(done.stdout.decode().strip().splitlines()[-1])
+    assert out["admitted"] is True
+    assert [name for name in _NOT_NEEDED_UNDER_DEFAULTS if name in set(out["backend"])] == []
