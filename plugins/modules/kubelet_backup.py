@@ -132,10 +132,13 @@ writable:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._backends.kubelet_backup import module_kwargs, run
+from ansible_collections.numaguard.kubelet.plugins.module_utils._zip_compile import compile_each_module_once
 
 
 def main():
+    compile_each_module_once()  # first: the backend's imports then compile once (see _zip_compile.py)
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._backends.kubelet_backup import module_kwargs, run
+
     run(AnsibleModule(**module_kwargs()))
 
 

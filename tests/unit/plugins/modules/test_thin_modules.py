@@ -62,7 +62,21 @@ def test_module_imports_only_its_backend(name):
             imported.add(node.module)
         elif isinstance(node, ast.Import):
             imported.update(alias.name for alias in node.names)
-    assert imported == {"ansible.module_utils.basic", COLLECTION + "module_utils._backends." + name}
+    assert imported == {"ansible.module_utils.basic", COLLECTION + "module_utils._zip_compile",
+                        COLLECTION + "module_utils._backends." + name}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_module_compiles_once_before_importing_its_backend(name):
+    """main() wraps zipimport's compiler first, then imports the backend (see _zip_compile.py)."""
+    with open(os.path.join(MODULES, name + ".py"), "rb") as handle:
+        tree = ast.parse(handle.read())
+    main = [node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == "main"][0]
+    first, second = main.body[0], main.body[1]
+    assert isinstance(first, ast.Expr) and first.value.func.id == "compile_each_module_once"
+    assert isinstance(second, ast.ImportFrom) and second.module == COLLECTION + "module_utils._backends." + name
+    top_level = [node.module for node in tree.body if isinstance(node, ast.ImportFrom)]
+    assert COLLECTION + "module_utils._backends." + name not in top_level
 
 
 @pytest.mark.parametrize("name", NAMES)
