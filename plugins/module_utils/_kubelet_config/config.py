@@ -52,6 +52,11 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.
     _json_key,
 )
 
+try:
+    from typing import Any, Dict, List, Optional, Tuple  # noqa: F401 (type comments)
+except ImportError:  # pragma: no cover
+    pass
+
 #: PyYAML, imported at the first document the built-in reader refuses (None: not yet; False: not
 #: installed). Why late: importing it costs a fresh process ~23 ms (issue 12), and the built-in
 #: reader reads every kubelet configuration we have seen as PyYAML does.
@@ -70,10 +75,6 @@ def _pyyaml() -> Any:
             _yaml = yaml
     return _yaml or None
 
-try:
-    from typing import Any, Dict, List, Optional, Tuple  # noqa: F401 (type comments)
-except ImportError:  # pragma: no cover
-    pass
 
 KUBELET_API_VERSIONS = ("kubelet.config.k8s.io/v1beta1", "kubelet.config.k8s.io/v1")
 KUBELET_KIND = "KubeletConfiguration"

@@ -27,6 +27,7 @@ PREFIX = "ansible_collections.numaguard.kubelet.plugins.module_utils."
 #: Layer of each top-level name under module_utils; a file may import its own layer or lower.
 LAYERS = {
     "_errors": 0, "_io": 0, "_k8s": 0,          # value types, errors, durable I/O
+    "_zip_compile": 0,                          # called by the modules before they import their backend
     "_engine": 1,                               # the kubelet's pkg/kubelet/cm, offline
     "_host": 2, "_kubelet_config": 2, "_reservation": 2, "_report": 2,   # product code by concern
     "_backends": 3,                             # one per module
