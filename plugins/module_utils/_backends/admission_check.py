@@ -27,12 +27,11 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memoryma
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.pod import pod_requests
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.resource_fit import ResourceFit
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.kubelet_cost import pod_cost
-from ansible_collections.numaguard.kubelet.plugins.module_utils._host.resize import find_resized
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.running_pods import combine, listed_pods, resource_fit_for_node, state_pods
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import KubeletAssumption, host_kubelet_version
 from ansible_collections.numaguard.kubelet.plugins.module_utils._report.classes import hardware_class
 
-if TYPE_CHECKING:  # judged (and imported) only when a checked pod resizes a running one (issue 12)
+if TYPE_CHECKING:  # looked for and judged only on a node with running pods (issue 12)
     from ansible_collections.numaguard.kubelet.plugins.module_utils._host.resize import ResizeMatch
 
 
@@ -144,7 +143,11 @@ def run_check(params):
             pod = simulator.pod_from_manifest(manifest, index)
         except ValueError as exc:
             raise AdmissionInputError("%s: %s" % (label, exc))
-        match = find_resized(manifest, pod, params.get("running_pods"), running, simulator.feature_gates)
+        match = None
+        if params.get("running_pods") is not None or running.pods:  # only a running pod can be resized
+            from ansible_collections.numaguard.kubelet.plugins.module_utils._host.resize import find_resized
+
+            match = find_resized(manifest, pod, params.get("running_pods"), running, simulator.feature_gates)
         if match is not None:
             result = _resize_result(simulator, pod, match, config)
             result.update(source=label, runtime=None, runtime_shortfalls=[])

@@ -15,7 +15,6 @@ __metaclass__ = type
 from typing import Any, Dict, Mapping, Optional, Tuple
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission_inputs import AdmissionInputError
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.reserved import parse_reserved_memory_flag, reservations_to_config
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.reservation_flags import parse_eviction_map, string_map
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.gostrconv import go_parse_bool
 
@@ -69,6 +68,12 @@ def flags_to_config(flags: Optional[Mapping[str, Any]]) -> Tuple[Dict[str, Any],
         option = "kubelet_flags --%s" % name
         try:
             if kind == "reservedMemory":
+                # the reserved-memory model only where the flag is given (issue 12: compile cost)
+                from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.reserved import (
+                    parse_reserved_memory_flag,
+                    reservations_to_config,
+                )
+
                 config[field] = reservations_to_config(parse_reserved_memory_flag(value, option))
             elif kind == "eviction":
                 config[field] = parse_eviction_map(value, option)

@@ -35,17 +35,14 @@ from __future__ import absolute_import, annotations, division, print_function
 
 __metaclass__ = type
 
-try:
-    from typing import Any, Dict, List, Mapping, Optional, Tuple  # noqa: F401
-except ImportError:  # pragma: no cover
-    pass
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Tuple  # noqa: F401
+
+if TYPE_CHECKING:  # the state model is needed only to compare states (Static): see memory_manager.py
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.machine_state import NUMANodeState
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors import StateError
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.machine_state import (
-    MEMORY,
-    NUMANodeState,
-)
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import InvalidQuantity, format_bytes, parse_quantity
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.resources import MEMORY
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import NEWEST_KNOWN, option_availability_error
 
 GATE = "MemoryManagerDriftTolerance"

@@ -40,18 +40,13 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memoryma
     drift_tolerance,
 )
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.policy_none import MemoryManagerNone
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.reserved import (
-    ReservedMemoryError,
-    parse_reserved_memory_config,
-    require_system_reserved_memory,
-    system_reserved_memory,
-)
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.node_allocatable import reservation_from_config
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.reservation_flags import ReservationSyntaxError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.resources import CPU, MEMORY
 
-# The Static policy, the state's model and validateState are imported where they are used: a
-# run under the None policy on a node without a state file compiles none of them (issue 12).
+# The Static policy, the reserved-memory model, the state's model and validateState are imported
+# where they are used: a run under the None policy on a node without a state file compiles none
+# of them (issue 12).
 
 POLICY_NONE = "None"
 POLICY_STATIC = "Static"
@@ -99,6 +94,14 @@ def system_reserved_from_config(topology: Any,
     thresholds (the kubelet uses /proc/meminfo MemTotal; default: the sum of the nodes).
     ``feature_gates``: the effective gates (``SystemReservedHugepages``; default: the config's).
     """
+    # the reserved-memory model is imported where the Static policy needs it (issue 12)
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.reserved import (
+        ReservedMemoryError,
+        parse_reserved_memory_config,
+        require_system_reserved_memory,
+        system_reserved_memory,
+    )
+
     node_ids = [node.id for node in topology.nodes]
     try:
         reservations = parse_reserved_memory_config(kubelet_config.get("reservedMemory"))

@@ -125,9 +125,12 @@ _NOT_NEEDED_UNDER_DEFAULTS = (
     _ENGINE + "cpumanager.policy_options",
     _ENGINE + "memorymanager.static_policy",
     _ENGINE + "memorymanager.validate_state",
+    _ENGINE + "memorymanager.machine_state",
+    _ENGINE + "memorymanager.reserved",
     _ENGINE + "topologymanager.merge",
     _ENGINE + "topologymanager.hint_sets",
     _ENGINE + "allocation",
+    "ansible_collections.numaguard.kubelet.plugins.module_utils._host.resize",
 )
 
 
