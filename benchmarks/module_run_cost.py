@@ -13,10 +13,14 @@ the process (user + system), next to ``ansible.builtin.ping``'s payload for the 
 many of the collection's module_utils files a run imports with their source size.
 
 The node is a bundled fleet topology (``--topology``, default ``big16``: 16 NUMA nodes) written
-under a scratch directory; no state files; the pod is Guaranteed (2 CPUs, 1Gi); restricted
-policy, pod scope. A script that prints figures, not a test.
+under a scratch directory; no state files; the pod is Guaranteed (2 CPUs, 1Gi). With
+``--kubelet-config static`` (default) the node runs the static CPU and Static memory policies,
+restricted, pod scope; with ``none`` it has no kubelet configuration file (the kubelet's default
+policies, as the simulated fleet's hosts). ``--python`` runs the payloads with another interpreter
+(the fleet's hosts use ``/usr/bin/python3``). A script that prints figures, not a test.
 
     .venv/bin/python benchmarks/module_run_cost.py [--before /path/to/older/checkout] [--runs 9]
+        [--kubelet-config static|none] [--python /usr/bin/python3]
 """
 
 from __future__ import annotations
@@ -73,19 +77,19 @@ def _payload(work, name, checkout, module, args):
     return path
 
 
-def _cpu_ms(path):
+def _cpu_ms(path, python):
     """CPU ms of one run of a payload (user + system of the child)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    done = subprocess.run([sys.executable, path], capture_output=True, cwd=os.path.dirname(path), check=False)
+    done = subprocess.run([python, path], capture_output=True, cwd=os.path.dirname(path), check=False)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0 or b'"failed": true' in done.stdout:
         raise SystemExit("benchmark: %s failed:\n%s" % (path, (done.stdout + done.stderr).decode()[-2000:]))
     return (after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime) * 1000.0
 
 
-def _compiled(path, checkout):
+def _compiled(path, checkout, python):
     """(files, bytes) of the collection's modules one run of the payload imports."""
-    done = subprocess.run([sys.executable, "-X", "importtime", path], capture_output=True, text=True,
+    done = subprocess.run([python, "-X", "importtime", path], capture_output=True, text=True,
                           cwd=os.path.dirname(path), check=False)
     prefix = "ansible_collections.numaguard.kubelet."
     files, size = 0, 0
@@ -105,6 +109,9 @@ def main():
     parser.add_argument("--before", default="", help="a checkout of an earlier version, run alternately as 'before'")
     parser.add_argument("--runs", type=int, default=9, help="runs of each payload (default 9)")
     parser.add_argument("--topology", default="big16", help="bundled fleet topology of the node (default big16)")
+    parser.add_argument("--kubelet-config", choices=("static", "none"), default="static",
+                        help="static: static CPU + Static memory policies (default); none: no configuration file")
+    parser.add_argument("--python", default=sys.executable, help="interpreter running the payloads (default: this one)")
     args = parser.parse_args()
     sys.path.insert(0, os.path.join(REPO, "tests", "fleet"))
     import topologies  # noqa: E402 (the bundled fleet)
@@ -113,11 +120,13 @@ def main():
     try:
         tree = os.path.join(work, "tree")
         topologies.write_tree(args.topology, tree, hostname="h01")
-        kubelet = os.path.join(tree, "var", "lib", "kubelet")
-        os.makedirs(kubelet, exist_ok=True)
-        with open(os.path.join(kubelet, "config.yaml"), "w") as handle:
-            handle.write(KUBELET_CONFIG)
-        check = {"root": tree, "pod": [POD], "kubelet_config": "/var/lib/kubelet/config.yaml"}
+        check = {"root": tree, "pod": [POD]}
+        if args.kubelet_config == "static":
+            kubelet = os.path.join(tree, "var", "lib", "kubelet")
+            os.makedirs(kubelet, exist_ok=True)
+            with open(os.path.join(kubelet, "config.yaml"), "w") as handle:
+                handle.write(KUBELET_CONFIG)
+            check["kubelet_config"] = "/var/lib/kubelet/config.yaml"
         payloads = [("ping", _payload(work, "ping", REPO, "ansible.builtin.ping", {}), None)]
         if args.before:
             payloads.append(("before", _payload(work, "before", args.before, "numaguard.kubelet.admission_check", check),
@@ -126,15 +135,16 @@ def main():
         samples = dict((name, []) for name, _path, _checkout in payloads)
         for _round in range(args.runs):
             for name, path, _checkout in payloads:
-                samples[name].append(_cpu_ms(path))
-        print("admission_check AnsiballZ payload, %s, %d runs each, python %s, load average %s"
-              % (args.topology, args.runs, sys.version.split()[0], " ".join("%.1f" % x for x in os.getloadavg())))
+                samples[name].append(_cpu_ms(path, args.python))
+        print("admission_check AnsiballZ payload, %s, kubelet config %s, %d runs each, %s, load average %s"
+              % (args.topology, args.kubelet_config, args.runs, args.python,
+                 " ".join("%.1f" % x for x in os.getloadavg())))
         print("%-8s %8s %9s  %s" % ("payload", "min ms", "median ms", "collection modules imported (source)"))
         for name, path, checkout in payloads:
             values = sorted(samples[name])
             compiled = "-"
             if checkout:
-                files, size = _compiled(path, checkout)
+                files, size = _compiled(path, checkout, args.python)
                 compiled = "%d files, %d KB" % (files, size // 1024)
             print("%-8s %8.1f %9.1f  %s" % (name, values[0], values[len(values) // 2], compiled))
     finally:
