@@ -4,12 +4,14 @@
 """Compile each module of a module run's payload once, not twice.
 
 Why: a module run (an AnsiballZ payload) imports its module_utils from a zip file, and CPython's
-``zipimport`` (3.8 to 3.12 at least) compiles a module's source twice: once to tell the import
+``zipimport`` (pure Python since 3.8) compiles a module's source twice: once to tell the import
 system the module's file name (``zipimporter.get_filename``, called while the module's spec is
 built) and once more to run it (``get_code``). The first code object is thrown away, so half of
 the compiling a run does is wasted: about 40 ms of a plain ``admission_check`` run on a
 16-NUMA-node host, 80 ms with the static policies (issue 12; figures in
-``benchmarks/module_run_cost.py``).
+``benchmarks/module_run_cost.py``). Upstream: python/cpython#141276 (open, labelled 3.13-3.15:
+the same double compile shows as duplicated SyntaxWarnings), fix proposed in python/cpython#153799.
+Should a fixed ``zipimport`` compile once, this wrapper only keeps one code object per module.
 
 :func:`compile_each_module_once` makes the second compile of the same file from the same source
 bytes return the first one's code object. Nothing else changes: same source, same code, same
