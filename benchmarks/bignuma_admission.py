@@ -372,9 +372,8 @@ def _table(args):
             good = [(out, wall) for out, wall in samples[label] if "error" not in out]
             if not good:
                 out, wall = samples[label][0]
-                print("%-17s %9s %10s %9s %10s %11s %7.1f  %s" % (name, "-", "-", "-", "-",
-                                                              "%.0f" % out["rss_mb"] if "rss_mb" in out else "-",
-                                                              wall, out["error"]))
+                rss = "%.0f" % out["rss_mb"] if "rss_mb" in out else "-"
+                print("%-17s %9s %10s %9s %10s %11s %7.1f  %s" % (name, "-", "-", "-", "-", rss, wall, out["error"]))
                 continue
             # the least disturbed sample: minimum CPU time (and the wall time of that sample)
             out, wall = min(good, key=lambda sample: sample[0]["fresh_ms"])
