@@ -100,19 +100,14 @@ def _raw(path: str) -> bytes:
     """
     fd = os.open(path, _O_READ)
     try:
-        data = os.read(fd, _CHUNK)
-        if data:
-            parts = [data]
-            while True:
-                chunk = os.read(fd, _CHUNK)
-                if not chunk:
-                    break
-                parts.append(chunk)
-            if len(parts) > 1:
-                data = b"".join(parts)
+        parts = []
+        chunk = os.read(fd, _CHUNK)
+        while chunk:
+            parts.append(chunk)
+            chunk = os.read(fd, _CHUNK)
     finally:
         os.close(fd)
-    return data
+    return b"".join(parts)  # one part (the usual case) is returned as it is, not copied
 
 
 def _read_error(path: str, exc: OSError) -> SysfsError:
@@ -238,11 +233,15 @@ def _parse_mask(path: str, content: str, limit: int = NR_CPUS_LIMIT, what: str =
     return frozenset(ids)
 
 
+def _list_error(path: str, exc: OSError) -> SysfsError:
+    return SysfsError("%s: cannot list directory: %s" % (path, exc.strerror or exc))
+
+
 def _listdir(path: str) -> List[str]:
     try:
         return sorted(os.listdir(path))
     except OSError as exc:
-        raise SysfsError("%s: cannot list directory: %s" % (path, exc.strerror or exc))
+        raise _list_error(path, exc)
 
 
 def _listdir_if_dir(path: str) -> Optional[List[str]]:
@@ -253,7 +252,7 @@ def _listdir_if_dir(path: str) -> Optional[List[str]]:
     except OSError as exc:
         if not os.path.isdir(path):
             return None
-        raise SysfsError("%s: cannot list directory: %s" % (path, exc.strerror or exc))
+        raise _list_error(path, exc)
 
 
 def _is_dir(entry: os.DirEntry) -> bool:
@@ -383,7 +382,7 @@ class _Reader:
             with os.scandir(self.cpu_root) as entries:
                 listed = sorted((entry.name, entry) for entry in entries)
         except OSError as exc:
-            raise SysfsError("%s: cannot list directory: %s" % (self.cpu_root, exc.strerror or exc))
+            raise _list_error(self.cpu_root, exc)
         present = _numbered(self.cpu_root, _CPU_NAME, self.nr_cpus, [name for name, _entry in listed])
         if not present:
             raise SysfsError("%s: no cpu<N> directories" % self.cpu_root)
