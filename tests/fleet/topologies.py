@@ -305,6 +305,17 @@ def _build() -> Dict[str, MachineSpec]:
 TOPOLOGIES: Dict[str, MachineSpec] = _build()
 
 
+def tiny_machine(name: str) -> MachineSpec:
+    """The unit tests' tiny machine (a bundled tree per mutated test would write thousands of
+    files): 1 socket, 2 nodes x 2 cores x 2 threads, 2048 kB hugepages, CPU 7 offline."""
+    return MachineSpec(
+        name=name, description="unit-test machine",
+        nodes=(NodeSpec(0, 4045848, {2048: 16}), NodeSpec(1, 4128768, {2048: 16})),
+        cpus=_x86_cpus(1, 2, 2, 2, 2, offline=(7,)),
+        distance=_matrix({0: 0, 1: 0}, 10, 11, 11),
+        hugepage_sizes_kb=(2048,))
+
+
 # -- overrides and derived values ------------------------------------------------------------
 
 _SIZE = re.compile(r"^(\d+)(Ki|Mi|Gi|kB)?$")

@@ -17,14 +17,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._host.sysfs impo
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import Topology
 from ansible_collections.numaguard.kubelet.tests.fleet import topologies
 
-#: A deliberately tiny machine for the tests that mutate a tree (a bundled tree per test would
-#: write thousands of files): 1 socket, 2 nodes x 2 cores x 2 threads, CPU 7 offline.
-TINY = topologies.MachineSpec(
-    name="tiny-2n", description="unit-test machine",
-    nodes=(topologies.NodeSpec(0, 4045848, {2048: 16}), topologies.NodeSpec(1, 4128768, {2048: 16})),
-    cpus=topologies._x86_cpus(1, 2, 2, 2, 2, offline=(7,)),
-    distance=topologies._matrix({0: 0, 1: 0}, 10, 11, 11),
-    hugepage_sizes_kb=(2048,))
+TINY = topologies.tiny_machine("tiny-2n")
 
 NODE = "sys/devices/system/node"
 CPU = "sys/devices/system/cpu"

@@ -19,12 +19,7 @@ from ansible_collections.numaguard.kubelet.tests.fleet import quirks, topologies
 NODE = "sys/devices/system/node"
 CPU = "sys/devices/system/cpu"
 
-TINY = topologies.MachineSpec(
-    name="tiny-fuzz", description="unit-test machine",
-    nodes=(topologies.NodeSpec(0, 4045848, {2048: 16}), topologies.NodeSpec(1, 4128768, {2048: 16})),
-    cpus=topologies._x86_cpus(1, 2, 2, 2, 2, offline=(7,)),
-    distance=topologies._matrix({0: 0, 1: 0}, 10, 11, 11),
-    hugepage_sizes_kb=(2048,))
+TINY = topologies.tiny_machine("tiny-fuzz")
 
 
 def _facts(root, warnings=None):

@@ -38,13 +38,8 @@ CACHE = os.path.join(os.path.dirname(os.path.abspath(__file__)), *[".."] * 4, "o
 NODE = "sys/devices/system/node"
 CPU = "sys/devices/system/cpu"
 
-#: 1 socket, 2 nodes x 2 cores x 2 threads, CPU 7 offline (the tiny machine of test_sysfs.py).
-TINY = topologies.MachineSpec(
-    name="tiny-golden", description="unit-test machine",
-    nodes=(topologies.NodeSpec(0, 4045848, {2048: 16}), topologies.NodeSpec(1, 4128768, {2048: 16})),
-    cpus=topologies._x86_cpus(1, 2, 2, 2, 2, offline=(7,)),
-    distance=topologies._matrix({0: 0, 1: 0}, 10, 11, 11),
-    hugepage_sizes_kb=(2048,))
+#: the tiny machine of test_sysfs.py (1 socket, 2 nodes x 2 cores x 2 threads, CPU 7 offline)
+TINY = topologies.tiny_machine("tiny-golden")
 
 _SIBLINGS = ("thread_siblings_list", "core_cpus_list", "thread_siblings", "core_cpus")
 _PACKAGES = ("physical_package_id", "package_cpus_list", "core_siblings_list", "package_cpus", "core_siblings")
