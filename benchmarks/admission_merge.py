@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Median Topology Manager decision time: fast exact merge vs the kubelet's exhaustive merge.
 
 Scenarios at 2, 4, 8 and 16 NUMA nodes, each with four hint lists (cpu, memory, hugepages-1Gi,

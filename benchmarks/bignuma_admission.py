@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Whole admissions on big NUMA machines: time and peak RSS per row, each row in a fresh process.
 
 What one ad hoc module run pays is a fresh Python process: imports, building the simulator (the

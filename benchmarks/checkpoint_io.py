@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Print how long reading and writing the kubelet's state files takes (median of repeats).
 
 Scenarios: an 8- and a 16-NUMA-node host (memory + two hugepage sizes per node), with 10, 110

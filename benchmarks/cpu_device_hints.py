@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Median CPU / device hint generation and CPU allocation time at 2, 4, 8 and 16 NUMA nodes.
 
 Each node has 16 CPUs as 8 SMT cores and one GPU; the pod asks 4 CPUs and 1 GPU. Columns:

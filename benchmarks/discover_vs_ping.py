@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Wall time of playbooks/discover.yml (or check_pod.yml) next to an ansible.builtin.ping playbook on the same fleet.
 
 The question it answers: how much does NUMA discovery cost on top of the bare price of reaching

@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Print how long reading kubelet configs and planning a kubelet_config change takes (median).
 
 Scenarios: a kubeadm-style main config (~60 keys) read with PyYAML and with the built-in reader;

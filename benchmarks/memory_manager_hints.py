@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Print the cost of the Memory Manager simulator's hints and Allocate at 2, 4, 8 and 16 NUMA nodes.
 
 The kubelet's memory hints enumerate all 2^N - 1 NUMA masks (65535 at 16 nodes) for each request,

@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """CPU time of one real ``admission_check`` module run (an AnsiballZ payload), and the module_utils it compiles.
 
 What a playbook task pays on a managed host besides ssh: Python starts the AnsiballZ wrapper,

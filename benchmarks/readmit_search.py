@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Print the re-admission search's size and time for 5, 7, 10, 50 and 200 running pods.
 
 A node of 4 NUMA nodes (64 CPUs and 256Gi each is scaled with the pod count so that every pod

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Copyright: numaguard.kubelet contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Lines of terminal output per play (discover, validate, check_pod) on a simulated fleet of N hosts,
 # with the default stdout callback and with numaguard.kubelet.compact: the figure an operator scrolls
 # through. Prints one line per playbook and callback.

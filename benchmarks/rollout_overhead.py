@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Wall time of playbooks/apply.yml on a 10-host simulated fleet: before vs after the rollout
 journal, per-host lock, fleet-wide preflight and health checks (issue 8).
 

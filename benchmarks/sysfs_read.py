@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Print how long ``read_topology`` takes per bundled topology (figures, never a pass/fail).
 
 For each tree of tests/fleet/topologies.py (or the names given): nodes, CPUs, the median and

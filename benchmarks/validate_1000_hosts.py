@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Time to validate 1,000 host configurations offline (target: <= 10 s), and what it costs per host.
 
 Builds 1,000 (topology, settings) pairs from the bundled fleet topologies (tests/fleet/topologies.py,

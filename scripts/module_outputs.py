@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Run every module on every bundled topology and dump the results as JSON (refactoring guard).
 
 Each module runs as Ansible runs it on a host (``python <module>.py <args.json>``), so the dump

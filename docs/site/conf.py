@@ -1,5 +1,6 @@
 # Copyright: numaguard.kubelet contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Sphinx configuration of the collection's documentation site, built offline by scripts/docs.
 
 No intersphinx: the build must not reach the network, and every warning fails it (-W), so

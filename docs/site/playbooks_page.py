@@ -1,5 +1,6 @@
 # Copyright: numaguard.kubelet contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Write the site's playbooks page from the header comments of playbooks/*.yml (their one source).
 
 Usage: python docs/site/playbooks_page.py PLAYBOOK_DIR OUT.rst

@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """YAML from users, parsed on the controller within bounds (size, alias expansion, depth).
 
 Why: PyYAML shares an anchored node between its aliases, so a 1 KB "billion laughs" file is

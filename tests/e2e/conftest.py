@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Shared fixtures for end-to-end tests that run real playbooks against the simulated fleet.
 
 ``fleet`` (session scope) is one host per bundled topology plus an intel-2s host without 1Gi

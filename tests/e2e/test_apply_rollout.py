@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """playbooks/apply.yml on the simulated fleet, with the stand-in kubelet (tests/fleet/fake_kubelet.py).
 
 Each host runs its own fake kubelet inside its namespaces (started over ssh), serving /healthz on

@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """The collection's declared Python requirements are enough to use it, as in an execution environment.
 
 A fresh venv gets only the lowest claimed ansible-core and the packages meta/execution-environment.yml

@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Issue 9 audit: playbooks/validate.yml surfaces the kubelet's start-up refusals (AsInt64,
 Node Allocatable capacity) with the kubelet's words, and accepts a trimmed config quantity.
 Saved topology, local connection: no fleet needed."""

@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """``--limit`` runs whose every host is cut off still print their summary, and name the host unreachable.
 
 Ansible ends the whole playbook once every host of a play is lost, and ``--limit`` leaves localhost

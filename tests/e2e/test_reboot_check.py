@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Re-admission on the simulated fleet: playbooks/reboot_check.yml and the kubelet_numa role's
 preflight, which refuses a state reset without a drain that would get a running pod rejected.
 

@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Output that reads at scale: discover.yml, validate.yml and check_pod.yml with the
 numaguard.kubelet.compact stdout callback print a headline and at most one line per host (here every
 host of the session fleet is its own hardware class, the worst case), and nothing else grows with

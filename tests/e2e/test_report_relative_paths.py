@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Every output path given relative lands in the current directory of ansible-playbook: the
 report files of discover.yml, validate.yml and check_pod.yml, capture.yml's capture_dir, and the
 relative inputs pod_file and numa_topology_file are read from there.

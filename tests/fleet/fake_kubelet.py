@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """A stand-in kubelet service for the simulated fleet (no systemd, no kubelet binary here).
 
 It offers the service interface the ``kubelet_numa`` role drives (in production: systemctl and

@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """A simulated fleet of NUMA hosts on one machine: one OpenSSH server per host, each in its own
 mount, UTS and PID namespace, seeing its own fake sysfs, /proc/meminfo, /var/lib/kubelet and
 /etc/kubernetes.

@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """What the e2e tests and the benchmarks share to run a playbook on the simulated fleet: the sample
 pods, the ansible environment, a collection tree pointing at a checkout, a timed run and its line count.
 

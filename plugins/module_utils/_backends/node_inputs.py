@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """What a node shows to ``admission_check`` and its ``readmit`` option (PRIVATE to this collection).
 
 Both backends read the same inputs (topology, kubelet configuration, state files, devices); the

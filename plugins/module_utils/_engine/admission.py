@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """What-if admission: run pods through the kubelet's allocate-resources admit handler.
 
 Why: the kubelet decides NUMA placement in its Topology Manager admit handler (pkg/kubelet/cm/container_manager_linux.go, pkg/kubelet/lifecycle) from

@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Fleet view of admission_check results: which hosts admit a pod, where, and why not.
 
 Why: ``playbooks/check_pod.yml`` asks one question of many hosts; the answer operators want is

@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """What the CPU and memory manager state files share: the checkpoint error, the legacy checksum
 and the struct layout (pkg/kubelet/checkpointmanager: ``checksum/checksum.go``,
 ``errors/errors.go``).

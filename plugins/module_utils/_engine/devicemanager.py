@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Device manager hints and allocation from a declared device inventory (pkg/kubelet/cm/devicemanager/topology_hints.go, manager.go).
 
 The kubelet learns devices from device plugins (gRPC); we cannot ask them, so the operator

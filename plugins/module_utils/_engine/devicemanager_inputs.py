@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """What the device plugins registered, as the device manager reads it: the declared inventory
 (:class:`DeviceInventory`), the devices held by running pods (:func:`read_allocations`), the
 kubelet's ``kubelet_internal_checkpoint`` (:func:`parse_device_checkpoint`), and the device

@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """The Node Allocatable reservation (pkg/kubelet/cm/node_container_manager_linux.go
 ``GetNodeAllocatableReservation``, ``validateNodeAllocatable``): the one home of the right-hand side
 of the reservedMemory equation, shared by the validator (``_reservation/reservation.py``), the

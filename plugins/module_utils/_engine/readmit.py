@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Re-admission: do the running pods all come back after a kubelet restart, a reboot or a reset?
 
 Why: the kubelet re-admits every pod bound to the node when it starts, and it does not promise an

@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """The ``numa_topology`` fact dict of a host (or snapshot): one function, shared by the
 ``numa_facts`` module and the capture round-trip tests, so both compute exactly the same thing."""
 

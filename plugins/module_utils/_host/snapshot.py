@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """A content-copied snapshot of exactly what discovery reads, as a reproducible tar.gz.
 
 ``tar``/``cp -r`` of a live ``/sys`` do not work: sysfs files claim 4096 bytes, directories

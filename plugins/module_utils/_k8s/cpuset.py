@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Linux / kubelet CPU list syntax (``0-3,8-11``): parse to a frozenset, format canonically.
 
 The kubelet writes cpusets as sorted ids with maximal runs ``a-b`` (even a run of two),

@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """The kubelet's legacy checkpoint checksum: FNV-1a 32 over go-spew's ``%#v`` rendering.
 
 Why this exists: ``cpu_manager_state`` V1/V2/V3 and ``memory_manager_state`` V1/V2 (and the

@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Go's ``strconv`` as the kubelet's messages show it: ``Quote`` (``%q``), ``ParseBool``, ``Atoi``.
 
 Why one home: the kubelet's error texts quote values with ``%q`` and embed strconv's own errors

@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Hardware classes: a readable inventory group name for each topology fingerprint.
 
 Why: one kubelet settings file cannot fit 1-, 2-, 8- and 16-node machines. Operators already

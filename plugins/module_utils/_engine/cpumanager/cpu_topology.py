@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """The CPU manager's view of the machine (pkg/kubelet/cm/cpumanager/topology/topology.go): logical CPU -> core, socket, NUMA node, uncore cache.
 
 The kubelet builds this from cadvisor, not from sysfs directly, and a few of its choices shape

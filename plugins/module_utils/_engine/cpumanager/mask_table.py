@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Fast per-mask sums for hint generation (CPU and device managers).
 
 Hint generation visits every non-empty NUMA mask (2^N - 1 of them: 65535 at 16 nodes) and asks

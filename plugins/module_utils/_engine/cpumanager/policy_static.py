@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """The CPU manager's ``static`` policy: exclusive CPUs for integral requests of Guaranteed pods.
 
 Pools (as the kubelet keeps them): SHARED = the state's default cpuset (initially every CPU);

@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """The CPU manager's in-memory state: the shared (default) cpuset and per-container assignments.
 
 This is the content of ``cpu_manager_state`` (pkg/kubelet/cm/cpumanager/state/checkpoint.go) without the file format: reading and

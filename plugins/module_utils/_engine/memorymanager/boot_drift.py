@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Boot drift report: would the Static memory manager start with its state file on the machine as
 it is now (``memory_drift.py`` holds the KEP-6232 tolerance rule; this file sits above
 ``memory_manager.py`` and ``validate_state.py``, which it drives, so nothing imports back)."""

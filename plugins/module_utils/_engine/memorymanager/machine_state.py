@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """The Memory Manager's machine state: memory tables per NUMA node, NUMA groups, blocks.
 
 This is the data the kubelet keeps in ``memory_manager_state`` (pkg/kubelet/cm/memorymanager/state/state.go, state/checkpoint.go) and the three

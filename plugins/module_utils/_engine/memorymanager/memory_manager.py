@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Building the Memory Manager the way the kubelet does at start-up (pkg/kubelet/cm/memorymanager/memory_manager.go NewManager, Start).
 
 :func:`new_memory_manager` takes the host topology, the effective KubeletConfiguration (plain

@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """The Memory Manager ``Static`` policy as a stateful simulator (pkg/kubelet/cm/memorymanager/policy_static.go).
 
 :class:`MemoryManagerStatic` is a Topology Manager hint provider: it answers hints for a

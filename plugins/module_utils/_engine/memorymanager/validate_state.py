@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """The Static policy's start-up check of ``memory_manager_state`` (``validateState`` in pkg/kubelet/cm/memorymanager/policy_static.go).
 
 Why this matters to users: after a reboot that changes a node's memory by a few KiB, after a

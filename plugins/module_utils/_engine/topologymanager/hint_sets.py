@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Implicit hint sets: which NUMA masks a provider's hint list holds, described, not listed.
 
 Every hint provider of the kubelet walks all 2^N - 1 masks of its NUMA ids and lists the masks

@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Topology hints and provider hint maps (pkg/kubelet/cm/topologymanager/topology_manager.go, policy.go).
 
 A provider answers, per container or per pod, a map resource name -> list of hints, and the

@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """A forecast of what the kubelet itself spends admitting a pod (``kubelet_cost``).
 
 The kubelet's providers walk every NUMA mask of their nodes (2^N - 1) for each resource with

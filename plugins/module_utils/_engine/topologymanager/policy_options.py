@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """``topologyManagerPolicyOptions`` parsing with the kubelet's error texts (pkg/kubelet/cm/topologymanager/policy_options.go).
 
 Which options exist and which maturity gate they need depends on the kubelet release

@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Loading one of this collection's filters must not import the collection's engine (issue 12).
 
 Why: to find which file provides ``numaguard.kubelet.<name>``, ansible's filter loader imports

@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Issue 9 audit, validate.yml's half: the reserved_memory_check filter it calls refuses the start-up
 failures with the kubelet's words and accepts a trimmed config quantity (the modules' half, with the
 shared inputs, is tests/unit/plugins/modules/test_issue9_audit_modules.py)."""

@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """reserved_memory_check decides for the host's kubelet release and feature gates (issue 9 audit):
 kubelet_version picks the wording, kubelet_config featureGates the gates, and every result says
 which version and gates it assumed."""

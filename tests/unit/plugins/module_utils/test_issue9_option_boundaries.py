@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Issue 9 audit: each CPU / Topology Manager option maturity boundary as the kubelet's start-up
 decision (``CheckPolicyOptionAvailable`` in pkg/kubelet/cm/cpumanager/policy_options.go and
 cm/topologymanager/policy_options.go), one release before and at the boundary, with the gate that

@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Issue 9 audit, one reserved-memory model: the validator (reserved_memory, validate.yml,
 kubelet_config) and the engine's memory manager start-up (``getSystemReservedMemory`` ->
 ``validateReservedMemory``) give the same sum verdict on the same configuration, for memory and

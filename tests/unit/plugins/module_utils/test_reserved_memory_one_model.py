@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """kubelet_config reads reservedMemory through the one model (_engine/memorymanager/reserved.py):
 the Static start-up check and the state-reset decision, with the same parser (object quantities
 trimmed), the same AsInt64 rule and the same messages as reserved_memory; and both modules give

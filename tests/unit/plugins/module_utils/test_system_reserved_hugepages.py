@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """SystemReservedHugepages (KEP-6252, alpha in kubelet 1.38): hugepages in kube/systemReserved count
 in the Node Allocatable reservation, so a hugepages reservedMemory entry can balance. Pairs of
 tests with the gate on and off, through the one model (validator and engine alike)."""

@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """patch_module_args for every tested ansible-core: 2.19's own, or the same by hand before 2.19.
 
 ansible-core 2.19 added ``ansible.module_utils.testing.patch_module_args``; 2.16-2.18 read the

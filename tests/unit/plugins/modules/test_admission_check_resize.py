@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """admission_check: a pod that is already running on the node is a resize request.
 
 Upstream: pkg/kubelet/allocation handlers.go ``podResizesAdmitHandler.Admit`` (1.34+; before,

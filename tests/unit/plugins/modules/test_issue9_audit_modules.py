@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Issue 9 audit: what each module reports about the kubelet it assumed, and the start-up checks as
 the role's preflight (kubelet_config in check mode) surfaces them. validate.yml's filter is controller
 code, so its half is in tests/unit/plugins/filter/test_issue9_validate_filter.py (a module test runs

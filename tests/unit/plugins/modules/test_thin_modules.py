@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Every module is its documentation plus a call into its backend (module_utils/_backends/<name>.py).
 
 The backend's argument_spec() is the one list of options: the module builds AnsibleModule from it,

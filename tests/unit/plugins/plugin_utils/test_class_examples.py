@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """The per-class settings of playbooks/examples/classes/ (shown in the README) are valid on every
 bundled fleet topology: each topology's hardware class has a group_vars file, and its
 kubelet_numa_settings pass reserved_memory_check without error."""

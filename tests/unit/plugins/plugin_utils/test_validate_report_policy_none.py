@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """validate.yml's host line under memoryManagerPolicy None: the kubelet does not read
 --reserved-memory (memory_manager.go NewManager: policy None never calls getSystemReservedMemory),
 so the line says so, and a host with no reservedMemory gets no sum warning next to it (demo fleet

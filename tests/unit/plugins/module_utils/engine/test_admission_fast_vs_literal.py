@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Whole admissions with the fast providers (shared tables, interned hints, memoised result
 dicts, short-cuts) equal admissions with the literal per-mask providers: same hints, merges,
 allocations and messages, pod after pod, on sparse NUMA ids with two hugepage sizes and devices

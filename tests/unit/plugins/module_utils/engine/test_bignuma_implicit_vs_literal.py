@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Implicit hint sets + their merge equal the literal providers + the kubelet's exhaustive merge.
 
 Random machines of 1 to 12 NUMA nodes (sparse ids, memory-only nodes, two hugepage sizes,

@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Admissions on machines the kubelet's own enumeration cannot handle: 24 to 64 NUMA nodes and a
 GB200-like tray. The decisions are checked against what the kubelet's rules define (worked out
 by hand below), the forecast against 2^N - 1 masks per provider and the product of the hint

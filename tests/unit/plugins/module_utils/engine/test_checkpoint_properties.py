@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Property tests: random checkpoint states survive write -> read -> write byte for byte, the
 output is what an independent JSON reader sees, and the Go-style syntax check accepts exactly
 what a JSON parser accepts."""

@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """kubelet >= 1.36 device hints on implicit hint sets equal the literal per-mask loop.
 
 Since kubernetes/kubernetes#138244 (CHANGELOG-1.36.md, v1.36.0) the device manager walks the

@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Device-manager hints by kubelet release (kubernetes/kubernetes#138244): <= 1.35 every mask of
 every NUMA node; from 1.36 only the NUMA nodes hosting devices of the resource, plus one
 non-preferred hint spanning every node."""

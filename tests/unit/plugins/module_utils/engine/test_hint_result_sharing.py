@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """The cached / shared forms used on the admission hot path equal the plain ones.
 
 ``bits_of`` memoises tuples and ``hint_map_to_dict`` memoises one dict per hint object; both must

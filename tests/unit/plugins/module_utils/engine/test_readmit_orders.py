@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Re-admission over pod orders (``_engine/readmit.py``) with hand-built state files.
 
 The node: two NUMA nodes of 8Gi and 4 CPUs, 1124Mi reserved on node 0 (1Gi system-reserved +

@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Hugepages truth: the memory manager's free 2Mi pages against the kernel's free_hugepages.
 
 Two NUMA nodes with 512 pages of 2Mi each (1Gi); the kernel reports only 128 free on node 0

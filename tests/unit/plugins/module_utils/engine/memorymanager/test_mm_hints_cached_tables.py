@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """The memory manager's shared tables (subset sums, allocatable fits, interned hint tables, the
 "every node holds it" short-cut) give the literal per-mask answer, including uint64 wrap-around,
 sparse NUMA ids, several hugepage sizes, groups, and many simulators sharing the caches."""

@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """The fast hint search equals a plain mask-by-mask reading of calculateHints (pkg/kubelet/cm/memorymanager/policy_static.go) on random states.
 
 The reference below walks every mask in IterateBitMasks order and applies the rules one by one,

@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Pod-level memory state (KEP-5526 ``podEntries``): file round trip, restore, validateState, re-admission.
 
 Upstream: pkg/kubelet/cm/memorymanager/state/checkpoint.go (V2 ``podEntries`` 1.36, V3 ``data`` 1.37),

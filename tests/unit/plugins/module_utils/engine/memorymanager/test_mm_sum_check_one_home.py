@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """validateReservedMemory's per-type comparison has one home (memory_type_sum_check): the engine's
 start-up raises its message, the validator (_reservation) words its finding around the same one."""
 

@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: numaguard.kubelet contributors
-# Apache License 2.0 (see LICENSE)
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Big machines beyond the kubelet's enumeration: the decision when it can be computed, else a
 bounded ``cannot_check`` naming what was not decided -- never a MemoryError or a traceback.
 
