@@ -1,0 +1,294 @@
+# -*- coding: utf-8 -*-
+# Copyright: numaguard.kubelet contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""What the playbooks/apply.yml e2e tests share: a fleet with the stand-in kubelet
+(tests/fleet/fake_kubelet.py) on every host, and the helpers to run, interrupt and inspect a rollout.
+
+test_apply_rollout.py runs the rollout's behaviour on three machine classes; the fault scenarios
+(test_apply_rollout_kill.py, test_apply_rollout_cut.py: the controller SIGKILLed, the SSH
+connection cut, at each journal step) need only the first batch's host plus one bystander, so they
+run on two hosts, each file on a fleet of its own (pytest-xdist runs files side by side).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Any, Dict, Iterator, List
+
+import fleet as fleetlib  # tests/fleet/fleet.py (tests/fleet is on sys.path)
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+FAKE = os.path.join(REPO, "tests", "fleet", "fake_kubelet.py")
+PLAYBOOK = os.path.join(REPO, "playbooks", "apply.yml")
+BIN = os.path.dirname(sys.executable)
+
+MAIN_CONFIG = (
+    "apiVersion: kubelet.config.k8s.io/v1beta1\n"
+    "kind: KubeletConfiguration\n"
+    "# unmanaged keys that must survive\n"
+    "clusterDomain: cluster.local\n"
+    "cpuManagerPolicy: none\n"
+    "kubeReserved:\n"
+    "  cpu: 500m\n"
+    "  memory: 500Mi\n"
+)
+CPU_STATE = '{"policyName":"none","defaultCpuSet":"","checksum":1353318690}'
+MEMORY_STATE = '{"policyName":"None","machineState":{},"checksum":4236770233}'
+
+#: The test files' ``pytestmark``: skipped where the simulated fleet cannot run.
+REQUIRES_FLEET = pytest.mark.skipif(os.geteuid() != 0 or not os.access("/usr/sbin/sshd", os.X_OK),
+                                    reason="the simulated fleet needs root and openssh-server (scripts/bootstrap)")
+
+
+def ansible_env():
+    env = dict(os.environ)
+    env.update({"ANSIBLE_PIPELINING": "1", "ANSIBLE_HOST_KEY_CHECKING": "False", "ANSIBLE_FORKS": "10",
+                "ANSIBLE_NOCOLOR": "1", "ANSIBLE_RETRY_FILES_ENABLED": "0", "PATH": BIN + os.pathsep + env.get("PATH", "")})
+    return env
+
+
+@contextlib.contextmanager
+def apply_fleet(topologies: List[str]) -> Iterator[Dict[str, Any]]:
+    """A fleet of ``topologies`` with the rollout variables for the stand-in kubelet; torn down after."""
+    fleet_dir = tempfile.mkdtemp(prefix="ng-apply-fleet-")
+    state = fleetlib.up(fleet_dir, topologies=topologies, base_port="auto", quiet=True)
+    extra = os.path.join(fleet_dir, "apply-vars.yml")
+    fake = "/usr/bin/python3 %s" % FAKE
+    variables = {
+        "kubelet_numa_kubelet_config": "/etc/kubernetes/kubelet-config.yaml",
+        "kubelet_numa_kubelet_config_dir": "/etc/kubernetes/kubelet.conf.d",
+        "kubelet_numa_kubelet_version": "1.31",
+        "kubelet_numa_health_url": "http://{{ fleet_loopback }}:10248/healthz",
+        "kubelet_numa_health_retries": 4,
+        "kubelet_numa_health_delay": 1,
+        "kubelet_numa_service_start_cmd": fake + " start --healthz {{ fleet_loopback }}:10248",
+        "kubelet_numa_service_stop_cmd": fake + " stop",
+        "kubelet_numa_service_restart_cmd": fake + " restart --healthz {{ fleet_loopback }}:10248",
+        "kubelet_numa_service_status_cmd": fake + " status",
+        "kubelet_numa_service_logs_cmd": fake + " logs",
+    }
+    with open(extra, "w") as handle:
+        json.dump(variables, handle)
+    # play order = inventory order: groups sorted by name, hosts in fleet order within a group
+    groups = sorted(set(h["group"] for h in state["hosts"]))
+    ordered = [h for g in groups for h in state["hosts"] if h["group"] == g]
+    info = {"state": state, "dir": fleet_dir, "inventory": state["inventory"], "vars": extra, "hosts": ordered}
+    try:
+        yield info
+    finally:
+        try:
+            adhoc(info, "all", "%s stop" % fake)
+        finally:
+            fleetlib.down(fleet_dir, quiet=True)
+            shutil.rmtree(fleet_dir, ignore_errors=True)
+
+
+def module_fleet(topologies: List[str]) -> Any:
+    """A module-scoped ``fleet`` fixture: ``fleet = module_fleet([...])`` in a test file."""
+    @pytest.fixture(scope="module", name="fleet")
+    def _fleet() -> Iterator[Dict[str, Any]]:
+        with apply_fleet(topologies) as info:
+            yield info
+    return _fleet
+
+
+def adhoc(fleet, pattern, command):
+    proc = subprocess.run([os.path.join(BIN, "ansible"), pattern, "-i", fleet["inventory"], "-m", "ansible.builtin.command",
+                           "-a", command], env=ansible_env(), capture_output=True, text=True, timeout=300, check=False)
+    return proc
+
+
+def playbook(fleet, settings, *extra_args, **variables):
+    args = [os.path.join(BIN, "ansible-playbook"), "-i", fleet["inventory"], PLAYBOOK, "-e", "@" + fleet["vars"],
+            "-e", json.dumps(dict({"kubelet_numa_settings": settings}, **variables))] + list(extra_args)
+    proc = subprocess.run(args, env=ansible_env(), capture_output=True, text=True, timeout=600, check=False)
+    return proc
+
+
+def recap(output):
+    """host -> {ok, changed, failed, ...} from the PLAY RECAP."""
+    result = {}
+    for line in output.splitlines():
+        match = re.match(r"^(\S+)\s+:\s+(.*)$", line)
+        if match and "changed=" in match.group(2) and match.group(1) != "localhost":  # localhost: the summary play
+            result[match.group(1)] = dict((k, int(v)) for k, v in re.findall(r"(\w+)=(\d+)", match.group(2)))
+    return result
+
+
+def host_paths(host):
+    root = host["root"]
+    return {
+        "config": os.path.join(root, "etc", "kubernetes", "kubelet-config.yaml"),
+        "dropin_dir": os.path.join(root, "etc", "kubernetes", "kubelet.conf.d"),
+        "dropin": os.path.join(root, "etc", "kubernetes", "kubelet.conf.d", "50-numaguard-numa.conf"),
+        "cpu": os.path.join(root, "var", "lib", "kubelet", "cpu_manager_state"),
+        "memory": os.path.join(root, "var", "lib", "kubelet", "memory_manager_state"),
+        "backups": os.path.join(root, "var", "lib", "kubelet", "numaguard-backups"),
+        "run": os.path.join(root, "var", "lib", "kubelet", "fake-kubelet"),
+    }
+
+
+def hashes(host):
+    """sha256 of every file below the host's /etc/kubernetes and /var/lib/kubelet, except the
+    fake kubelet's own run files (pid, log)."""
+    result = {}
+    for top in (os.path.join(host["root"], "etc", "kubernetes"), os.path.join(host["root"], "var", "lib", "kubelet")):
+        for directory, dirs, files in os.walk(top):
+            dirs[:] = [d for d in dirs if d != "fake-kubelet"]
+            for name in files:
+                path = os.path.join(directory, name)
+                with open(path, "rb") as handle:
+                    result[os.path.relpath(path, host["root"])] = hashlib.sha256(handle.read()).hexdigest()
+    return result
+
+
+def reset_fleet(fleet):
+    """Every host back to: main config + empty drop-in dir + 'none' state files + kubelet running.
+
+    The fake kubelet reads its files only when it starts, so the files are rewritten first and
+    the kubelet restarted once (one ansible run for the whole fleet)."""
+    for host in fleet["hosts"]:
+        paths = host_paths(host)
+        for sub in (os.path.join(host["root"], "etc", "kubernetes"), os.path.join(host["root"], "var", "lib", "kubelet")):
+            for name in os.listdir(sub):
+                full = os.path.join(sub, name)
+                if name == "fake-kubelet":
+                    continue
+                shutil.rmtree(full) if os.path.isdir(full) and not os.path.islink(full) else os.unlink(full)
+        os.makedirs(paths["dropin_dir"])
+        marker = os.path.join(paths["run"], "fail-next-start")
+        if os.path.exists(marker):
+            os.unlink(marker)
+        for key, text in (("config", MAIN_CONFIG), ("cpu", CPU_STATE), ("memory", MEMORY_STATE)):
+            with open(paths[key], "w") as handle:
+                handle.write(text)
+    script = ("/usr/bin/python3 {fake} restart --healthz {{{{ fleet_loopback }}}}:10248 && "
+              "for i in $(seq 50); do /usr/bin/python3 -c \"import urllib.request as u; "
+              "u.urlopen('http://{{{{ fleet_loopback }}}}:10248/healthz', timeout=2)\" 2>/dev/null && exit 0; sleep 0.1; done; "
+              "/usr/bin/python3 {fake} logs; exit 1").format(fake=FAKE)
+    proc = subprocess.run([os.path.join(BIN, "ansible"), "all", "-i", fleet["inventory"], "-m", "ansible.builtin.shell",
+                           "-a", script], env=ansible_env(), capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def backup_dirs(paths):
+    """The backup directories of a host (the journal and lock file sit next to them)."""
+    return [d for d in os.listdir(paths["backups"]) if os.path.isdir(os.path.join(paths["backups"], d))]
+
+
+def read(path):
+    with open(path, "rb") as handle:
+        return handle.read()
+
+
+STATIC = {"cpuManagerPolicy": "static", "reservedSystemCPUs": "0"}
+#: Where the rollout module pauses (test hook kubelet_numa_test_pause_dir): the host's own run dir.
+PAUSE_DIR = "/var/lib/kubelet/fake-kubelet/pause"
+
+
+def start_playbook(fleet, settings, *extra_args, **variables):
+    """ansible-playbook in its own process group (so the whole controller side can be SIGKILLed)."""
+    args = [os.path.join(BIN, "ansible-playbook"), "-i", fleet["inventory"], PLAYBOOK, "-e", "@" + fleet["vars"],
+            "-e", json.dumps(dict({"kubelet_numa_settings": settings, "kubelet_numa_test_pause_dir": PAUSE_DIR}, **variables))]
+    return subprocess.Popen(args + list(extra_args), env=ansible_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, start_new_session=True)
+
+
+def pause_at(host, step):
+    """Make the rollout module pause on ``host`` right after journalling ``step``."""
+    pause = os.path.join(host_paths(host)["run"], "pause")
+    shutil.rmtree(pause, ignore_errors=True)
+    os.makedirs(pause)
+    open(os.path.join(pause, "pause-" + step), "w").close()
+    return pause
+
+
+def wait_for(path, proc, timeout=240):
+    for _attempt in range(int(timeout * 10)):
+        if os.path.exists(path):
+            return
+        if proc.poll() is not None:
+            raise AssertionError("playbook ended before %s appeared:\n%s" % (path, proc.stdout.read()[-4000:]))
+        time.sleep(0.1)
+    raise AssertionError("%s did not appear within %ss" % (path, timeout))
+
+
+def kill_controller(proc):
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+
+
+def release_pause(pause, step):
+    """Let an orphaned module go on (it only exits: its controller is gone) and stop pausing."""
+    open(os.path.join(pause, "continue-" + step), "w").close()
+    os.unlink(os.path.join(pause, "pause-" + step))
+
+
+def healthy(fleet, host):
+    return adhoc(fleet, host["name"], "/usr/bin/python3 -c \"import urllib.request as u; "
+                                      "u.urlopen('http://{{ fleet_loopback }}:10248/healthz', timeout=5)\"").returncode == 0
+
+
+def journal_of(host):
+    with open(os.path.join(host_paths(host)["backups"], "journal.json")) as handle:
+        return json.load(handle)
+
+
+def cut_ssh(host):
+    """Cut every SSH connection of ``host``: SIGKILL the host's per-connection sshd processes
+    (descendants of its listening sshd, the namespace's init), never the listener itself nor the
+    processes the sessions started (the module, the kubelet, the lock holder live on, orphaned)."""
+    init = host["init_pid"]
+    parents, names = {}, {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open("/proc/%s/stat" % entry) as handle:
+                    stat = handle.read()
+            except OSError:
+                continue
+            names[int(entry)] = stat[stat.index("(") + 1:stat.rindex(")")]
+            parents[int(entry)] = int(stat.rsplit(")", 1)[1].split()[1])
+
+    def below_init(pid):
+        while pid in parents and pid > 1:
+            pid = parents[pid]
+            if pid == init:
+                return True
+        return False
+
+    victims = [pid for pid in parents if pid != init and names.get(pid) == "sshd" and below_init(pid)]
+    for pid in victims:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    return victims
+
+
+def flock_held(path):
+    """Whether some process holds the flock of ``path`` (tried from outside the host's namespaces)."""
+    with open(path, "rb") as handle:
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return True
+    return False
+
+
+def fleet_ssh(fleet, host, command):
+    argv = fleetlib.ssh_base_args(fleet["state"], host["port"]) + [command]
+    return subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120, check=False)
