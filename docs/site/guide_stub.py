@@ -18,7 +18,9 @@ def main(md_path, out_dir):
         titles = [line[2:].strip() for line in handle if line.startswith("# ")]
     title = (titles[0] if titles else name).replace("`", "``")
     text = (
-        "..\n  Copyright: numaguard.kubelet contributors\n  GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)\n  SPDX-License-Identifier: GPL-3.0-or-later\n\n"
+        "..\n  Copyright: numaguard.kubelet contributors\n"
+        "  GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)\n"
+        "  SPDX-License-Identifier: GPL-3.0-or-later\n\n"
         ".. _ansible_collections.numaguard.kubelet.docsite.%s:\n\n%s\n%s\n\n"
         "This guide is ``docs/%s.md`` in the collection; the documentation site shows it here in full\n"
         "(``scripts/docs`` puts the Markdown source in place of this page).\n"
