@@ -306,3 +306,22 @@ def test_group_rule_before_1_32_admits_blocks_spanning_both_nodes(release):
     # greedy in node order: node 0 gives what it has left (2972Mi - 512Mi), node 1 the rest
     assert simulator.memory_map()["0"]["memory"]["free"] == 0
     assert simulator.memory_map()["1"]["memory"]["reserved"] == 5 * GI - (2972 - 512) * MI
+
+
+# ---- the table and its document -------------------------------------------------------------------
+
+def test_docs_list_every_behaviour_with_its_first_minor_and_every_gate():
+    import os
+    import re
+
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s import versions
+    here = os.path.dirname(os.path.abspath(__file__))
+    with open(os.path.join(here, "..", "..", "..", "..", "..", "docs", "kubelet-versions.md")) as handle:
+        text = handle.read()
+    for name, minor in versions.BEHAVIOURS.items():
+        row = re.search(r"^\| `%s` \| 1\.(\d+)[ |]" % re.escape(name), text, re.MULTILINE)
+        assert row is not None and int(row.group(1)) == minor, name
+    for gate in versions.GATES:
+        assert re.search(r"^\| `%s` \|" % re.escape(gate), text, re.MULTILINE), gate
+    for which, entries in versions.TEXTS.items():
+        assert "`%s`" % which in text and [e[0] for e in entries] == sorted(e[0] for e in entries)
