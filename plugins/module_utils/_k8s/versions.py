@@ -136,12 +136,17 @@ SMT_ALIGNMENT_ERROR_BY_CAUSE = "smt-alignment-error-by-cause"
 #: differently grouped allocations ("preferred hint violates NUMA node allocation",
 #: kubernetes/kubernetes#123443); before, such pods get blocks spanning the nodes.
 MEMORY_ALLOCATE_NUMA_GROUP_RULE = "memory-allocate-numa-group-rule"
+#: Memory manager ``validateState`` compares free/reserved summed over each node's NUMA group;
+#: before, every node's table exactly, so a state whose multi-NUMA releases left per-node values
+#: that differ from the replay refuses to start (kubernetes/kubernetes#127074, issue #113130).
+MEMORY_STATE_GROUP_SUMS = "memory-state-group-sums"
 BEHAVIOURS: Dict[str, int] = {
     INIT_CONTAINER_RESTART_POLICY_FIELD: 28,
     MANAGERS_SIDECAR_AWARE: 29,
     CPU_SHORTAGE_TEXT_COUNTS: 29,
     SMT_ALIGNMENT_ERROR_BY_CAUSE: 32,
     MEMORY_ALLOCATE_NUMA_GROUP_RULE: 32,
+    MEMORY_STATE_GROUP_SUMS: 32,
     DEVICE_HINTS_FROM_DEVICE_NUMA_NODES: 36,
     DISTRIBUTE_FULL_PCPUS_LOOP_FIXED: 37,
     MEMORY_POD_HINTS_FROM_POD_BLOCKS: 38,

@@ -28,15 +28,17 @@ from ansible_collections.numaguard.kubelet.tests.unit.plugins.module_utils.engin
     container,
     facts,
     pod,
+    released_group_state,
 )
 from ansible_collections.numaguard.kubelet.tests.unit.plugins.modules.module_args import patch_module_args
 
 
-def check(root, pods, release, gates=None, smt=False, **changes):
+def check(root, pods, release, gates=None, smt=False, memory_manager_state="", kubelet_config=None, **changes):
     params = {"root": root, "pod": pods, "pod_file": None, "pod_file_content": None, "topology": facts(smt),
-              "kubelet_config": config(gates, **changes), "kubelet_config_dir": None, "kubelet_flags": None,
-              "memory_manager_state": "", "cpu_manager_state": "", "devices": None, "device_allocations": None,
-              "return_state": False, "merge_method": "fast", "kubelet_version": release}
+              "kubelet_config": kubelet_config or config(gates, **changes), "kubelet_config_dir": None,
+              "kubelet_flags": None, "memory_manager_state": memory_manager_state, "cpu_manager_state": "",
+              "devices": None, "device_allocations": None, "return_state": False, "merge_method": "fast",
+              "kubelet_version": release}
     return run_check(params)
 
 
@@ -112,3 +114,16 @@ def test_memory_group_rule_in_allocate(root, release, capsys):
     else:
         assert wide["verdict"] == "admitted" and wide["numa_nodes"] == [0, 1]
         assert wide["containers"][0]["memory_blocks"] == [{"type": "memory", "size": 5 << 30, "numa_affinity": [0, 1]}]
+
+
+@pytest.mark.parametrize("release", ["1.31", "1.32"])
+def test_restored_memory_state_with_a_released_group(root, release):
+    no_cpu, text = released_group_state()
+    one_more = [pod("c", [container("app", "1", "512Mi")])]
+    if release == "1.31":
+        with pytest.raises(ValueError) as err:
+            check(root, one_more, release, memory_manager_state=text, kubelet_config=no_cpu)
+        assert "[memorymanager] the expected machine state is different from the real one" in str(err.value)
+        return
+    result = check(root, one_more, release, memory_manager_state=text, kubelet_config=no_cpu)
+    assert result["pods"][0]["verdict"] == "admitted" and result["pods"][0]["numa_nodes"] == [0, 1]

@@ -325,3 +325,39 @@ def test_docs_list_every_behaviour_with_its_first_minor_and_every_gate():
         assert re.search(r"^\| `%s` \|" % re.escape(gate), text, re.MULTILINE), gate
     for which, entries in versions.TEXTS.items():
         assert "`%s`" % which in text and [e[0] for e in entries] == sorted(e[0] for e in entries)
+
+
+# ---- the memory manager's start-up comparison of a restored state --------------------------------
+
+def released_group_state():
+    """``memory_manager_state`` after: A 5Gi on [0,1] (node 0 gives its 2972Mi, node 1 the rest),
+    B 1Gi on [0,1] (node 0 has nothing left: from node 1), A deleted (released greedily from node 0
+    first). Node 1 holds B's 1Gi, while replaying B alone takes it from node 0 (upstream issue
+    kubernetes/kubernetes#113130)."""
+    no_cpu = config(cpuManagerPolicy="none", topologyManagerPolicy="none")
+    del no_cpu["reservedSystemCPUs"]
+    simulator = AdmissionSimulator(Topology.from_facts(facts()), no_cpu, kubelet_version="1.32")
+    a, b = simulator.run([pod("a", [container("app", "1", "5Gi")]), pod("b", [container("app", "1", "1Gi")])])["pods"]
+    assert a["numa_nodes"] == b["numa_nodes"] == [0, 1]
+    simulator.memory_manager.remove_pod("uid-a")
+    simulator.cpu_manager.remove_pod("uid-a")
+    return no_cpu, simulator.state_after()["memory_manager_state"]
+
+
+@pytest.mark.parametrize("release", ["1.31", "1.32"])
+def test_restored_state_compared_per_node_before_1_32_and_by_group_sums_from_1_32(release):
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.checkpoint import (
+        load_memory_manager_state,
+    )
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.validate_state import MemoryStateError
+    no_cpu, text = released_group_state()
+    restored = load_memory_manager_state(text)
+    assert restored.machine_state[1]["memoryMap"]["memory"]["reserved"] == GI
+    if release == "1.31":
+        with pytest.raises(MemoryStateError) as err:
+            AdmissionSimulator(Topology.from_facts(facts()), no_cpu, memory_checkpoint=restored, kubelet_version=release)
+        assert str(err.value) == "[memorymanager] the expected machine state is different from the real one"
+        assert err.value.detail == "NUMA node 0 memory: reserved is 0, expected 1073741824"
+        return
+    simulator = AdmissionSimulator(Topology.from_facts(facts()), no_cpu, memory_checkpoint=restored, kubelet_version=release)
+    assert simulator.memory_map()["1"]["memory"]["reserved"] == GI
