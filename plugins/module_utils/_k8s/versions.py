@@ -140,10 +140,16 @@ MEMORY_ALLOCATE_NUMA_GROUP_RULE = "memory-allocate-numa-group-rule"
 #: before, every node's table exactly, so a state whose multi-NUMA releases left per-node values
 #: that differ from the replay refuses to start (kubernetes/kubernetes#127074, issue #113130).
 MEMORY_STATE_GROUP_SUMS = "memory-state-group-sums"
+#: Start-up: ``validateNodeAllocatable`` says "has a reservation of R but capacity of C. Expected
+#: capacity >= reservation."; before, "has an allocatable of R, capacity of C-R"
+#: (kubernetes/kubernetes#119764; pkg/kubelet/cm/node_container_manager_linux.go of 1.29.6 and
+#: 1.29.11 still print the old words, 1.30.7 the new ones).
+NODE_ALLOCATABLE_RESERVATION_TEXT = "node-allocatable-reservation-text"
 BEHAVIOURS: Dict[str, int] = {
     INIT_CONTAINER_RESTART_POLICY_FIELD: 28,
     MANAGERS_SIDECAR_AWARE: 29,
     CPU_SHORTAGE_TEXT_COUNTS: 29,
+    NODE_ALLOCATABLE_RESERVATION_TEXT: 30,
     SMT_ALIGNMENT_ERROR_BY_CAUSE: 32,
     MEMORY_ALLOCATE_NUMA_GROUP_RULE: 32,
     MEMORY_STATE_GROUP_SUMS: 32,
