@@ -42,7 +42,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.devicema
 )
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors import StateError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.pod import Pod, pod_requests
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.resource_fit import ResourceFit, node_allocatable
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.resource_fit import ResourceFit, node_allocatable, restartable_init_refusal
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import TopologyHint
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.kubelet_cost import pod_cost
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.numa_info import TopologyManagerError
@@ -52,6 +52,8 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topology
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset import format_cpuset
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import (
     DEVICE_HINTS_FROM_DEVICE_NUMA_NODES,
+    INIT_CONTAINER_RESTART_POLICY_FIELD,
+    MANAGERS_SIDECAR_AWARE,
     KubeletAssumption,
     VersionError,
     behaviour,
@@ -157,7 +159,8 @@ class AdmissionSimulator:
             self.device_manager = DeviceManager([node.id for node in topology.nodes],
                                                 DeviceInventory.from_spec(devices),
                                                 read_allocations(device_allocations),
-                                                device_numa_nodes_only=device_numa_nodes_only)
+                                                device_numa_nodes_only=device_numa_nodes_only,
+                                                sidecar_aware=behaviour(MANAGERS_SIDECAR_AWARE, version))
         else:
             self.device_manager = NoDeviceManager([node.id for node in topology.nodes], device_numa_nodes_only)
         self.cpu_manager = new_cpu_manager(topology, self.config, cpu_checkpoint, checkpoint_path=cpu_state_path,
@@ -188,6 +191,10 @@ class AdmissionSimulator:
         """Validate a manifest; pods without ``metadata.uid`` that collide in the sequence get
         a distinct uid (``<uid>-<n>``) so that they are new pods, not re-admissions."""
         pod = Pod.from_manifest(manifest, feature_gates=self.feature_gates)
+        if not behaviour(INIT_CONTAINER_RESTART_POLICY_FIELD, self.kubelet.version) and pod.init_containers:
+            # the release's API types have no init-container restartPolicy: decoded away
+            pod = dataclasses.replace(pod, init_containers=tuple(
+                dataclasses.replace(c, restartable=False) for c in pod.init_containers))
         explicit = isinstance(manifest, dict) and isinstance(manifest.get("metadata"), dict) \
             and bool(manifest["metadata"].get("uid"))
         if not explicit and pod.uid in self._used_uids:
@@ -213,7 +220,12 @@ class AdmissionSimulator:
         if undecided:
             verdict = "cannot_check"
         elif admitted:
-            fit = dict(self.resource_fit.check(requests), evaluated=True)
+            refusal = restartable_init_refusal(pod, self.kubelet.version, self.feature_gates)
+            if refusal is not None:  # the predicate handler's first check, before the fit
+                admitted, reason, message, verdict = False, refusal["reason"], refusal["message"], "rejected"
+            else:
+                fit = dict(self.resource_fit.check(requests), evaluated=True)
+        if admitted and fit["evaluated"]:
             if not fit["fits"]:
                 admitted, reason, message, verdict = False, fit["reason"], fit["message"], "rejected"
             elif fit["unchecked"]:

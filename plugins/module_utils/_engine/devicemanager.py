@@ -67,13 +67,18 @@ class DeviceManager:
                  numa_node_ids: Iterable[int],
                  inventory: Optional[DeviceInventory] = None,
                  allocations: Optional[Dict[str, Dict[str, Dict[str, List[str]]]]] = None,
-                 device_numa_nodes_only: bool = True) -> None:
+                 device_numa_nodes_only: bool = True,
+                 sidecar_aware: bool = True) -> None:
         """``device_numa_nodes_only``: the kubelet >= 1.36 hint generation (kubernetes/kubernetes
         #138244, ``versions.DEVICE_HINTS_FROM_DEVICE_NUMA_NODES``): masks over the NUMA nodes that
         host registered devices of the resource only, plus one non-preferred hint spanning every
-        node; False: every mask of every node (<= 1.35)."""
+        node; False: every mask of every node (<= 1.35).
+        ``sidecar_aware``: the kubelet >= 1.29 keeps a restartable init container's devices
+        (kubernetes/kubernetes#120461, ``versions.MANAGERS_SIDECAR_AWARE``); False: every init
+        container's devices become reusable by the pod's later containers (1.28)."""
         self.numa_node_ids = tuple(sorted(numa_node_ids))
         self.device_numa_nodes_only = device_numa_nodes_only
+        self.sidecar_aware = sidecar_aware
         self.inventory = inventory or DeviceInventory()
         #: pod uid -> container -> resource -> device ids (kubelet ``podDevices``)
         self.pod_devices: Dict[str, Dict[str, Dict[str, List[str]]]] = {}
@@ -354,7 +359,7 @@ class DeviceManager:
             result[resource] = chosen
         held = self.pod_devices.get(pod.uid, {}).get(container.name, {})
         for resource, ids in held.items():
-            if container.is_init and not container.restartable:
+            if container.is_init and not (container.restartable and self.sidecar_aware):
                 reuse[resource] = reuse.get(resource, set()) | set(ids)
             else:
                 reuse[resource] = reuse.get(resource, set()) - set(ids)

@@ -32,6 +32,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.reservat
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.gostrconv import go_quote
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import DECIMAL_SI, Quantity
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.resources import CPU, MEMORY
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import NODE_ALLOCATABLE_RESERVATION_TEXT, behaviour
 
 #: The gate that lets kube/systemReserved hold hugepages (KEP-6252).
 SYSTEM_RESERVED_HUGEPAGES = "SystemReservedHugepages"
@@ -119,8 +120,8 @@ def node_allocatable_capacity_message(capacity: Mapping[str, Quantity], reservat
                                       version: Tuple[int, ...]) -> Optional[str]:
     """``validateNodeAllocatable``: the kubelet's start-up error when a resource's Node Allocatable
     reservation exceeds its capacity, else None. Resources in sorted order (the kubelet walks a
-    Go map: with two failures the order may differ). Wording changed in 1.29
-    (kubernetes/kubernetes#119764)."""
+    Go map: with two failures the order may differ). Wording changed in 1.30
+    (kubernetes/kubernetes#119764, ``_k8s/versions.py`` NODE_ALLOCATABLE_RESERVATION_TEXT)."""
     parts = []
     for name in sorted(reservation):
         if name not in capacity:
@@ -128,7 +129,7 @@ def node_allocatable_capacity_message(capacity: Mapping[str, Quantity], reservat
         left = capacity[name] - reservation[name]
         if left.sign() >= 0:
             continue
-        if tuple(version[:2]) >= (1, 29):
+        if behaviour(NODE_ALLOCATABLE_RESERVATION_TEXT, version):
             parts.append("Resource %s has a reservation of %s but capacity of %s. Expected capacity >= reservation."
                          % (go_quote(name), _go_value(reservation[name]), _go_value(capacity[name])))
         else:

@@ -5,7 +5,8 @@
 """The kubelet's resource-fit admission: does the pod fit in what the node has left?
 
 Why: after the Topology Manager admit handler the kubelet runs its predicate admit handler
-(pkg/kubelet/lifecycle/predicate.go), which asks the scheduler's ``noderesources.Fits``
+(pkg/kubelet/lifecycle/predicate.go), which first refuses restartable init containers while
+``SidecarContainers`` is off (:func:`restartable_init_refusal`, 1.28+), then asks the scheduler's ``noderesources.Fits``
 (pkg/scheduler/framework/plugins/noderesources/fit.go) whether the pod's requests fit in the node
 allocatable minus the requests of the node's other active pods. A NUMA-perfect pod on a 4-CPU host
 still fails there with ``OutOfcpu``; a pod asking for a hugepage size the host has no pool of fails
@@ -45,6 +46,13 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors i
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.node_allocatable import reservation_from_config
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.pod import is_extended
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import InvalidQuantity, parse_quantity
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import (
+    INIT_CONTAINER_RESTART_POLICY_FIELD,
+    INIT_CONTAINER_RESTART_POLICY_FORBIDDEN,
+    INIT_CONTAINER_RESTART_POLICY_FORBIDDEN_REASON,
+    behaviour,
+    kubelet_text,
+)
 
 CPU = "cpu"
 MEMORY = "memory"
@@ -139,6 +147,22 @@ def node_allocatable(topology: Any,
     for name, raw in (overrides or {}).items():
         allocatable[str(name)] = _base_units(str(name), raw, "node_allocatable.%s" % name)
     return allocatable
+
+
+def restartable_init_refusal(pod: Any, version: Any, gates: Mapping[str, Any]) -> Optional[Dict[str, str]]:
+    """The predicate admit handler's first check (pkg/kubelet/lifecycle/predicate.go, 1.28+): with
+    ``SidecarContainers`` off, a pod with a restartable init container (``restartPolicy:
+    Always``) is refused before the resource fit, naming the first such container. Releases whose
+    API types have no such field (before 1.28) decode it away and never refuse.
+
+    Returns ``{"reason", "message"}`` or None."""
+    if not behaviour(INIT_CONTAINER_RESTART_POLICY_FIELD, version) or gates.get("SidecarContainers", False):
+        return None
+    for container in pod.init_containers:
+        if container.restartable:
+            return {"reason": INIT_CONTAINER_RESTART_POLICY_FORBIDDEN_REASON,
+                    "message": kubelet_text(INIT_CONTAINER_RESTART_POLICY_FORBIDDEN, version, name=container.name)}
+    return None
 
 
 def _insufficient(name: str, requested: int, used: int, capacity: int) -> Dict[str, Any]:

@@ -55,6 +55,8 @@ GATES: Dict[str, Tuple[Tuple[int, bool, str, bool], ...]] = {
     "TopologyManagerPolicyAlphaOptions": ((26, False, ALPHA, False),),
     "TopologyManagerPolicyBetaOptions": ((26, False, BETA, False), (28, True, BETA, False)),
     "MemoryManager": ((21, False, ALPHA, False), (22, True, BETA, False), (32, True, GA, True)),
+    # restartable init containers (KEP-753); off in 1.28: the predicate admit handler rejects them
+    "SidecarContainers": ((28, False, ALPHA, False), (29, True, BETA, False), (33, True, GA, True)),
     "PodLevelResources": ((32, False, ALPHA, False), (34, True, BETA, False)),
     # beta in 1.37 but switched off by default before the release (kubernetes/kubernetes#141209)
     "PodLevelResourceManagers": ((36, False, ALPHA, False), (37, False, BETA, False)),
@@ -115,7 +117,42 @@ MEMORY_POD_HINTS_FROM_POD_BLOCKS = "memory-pod-hints-from-pod-blocks"
 #: budget a second time (kubernetes/kubernetes#141077, merged on master in August 2026; release
 #: note NONE, so no changelog says whether 1.37.0 has it: see UNCONFIRMED).
 MEMORY_ALLOCATE_POD_KEEPS_RESTORED = "memory-allocate-pod-keeps-restored"
+#: The kubelet reads ``restartPolicy`` of init containers (KEP-753, 1.28); older API types have no
+#: such field, so the kubelet decodes a sidecar as a regular init container and never rejects it
+#: (k8s.io/api core/v1 types.go of 1.27 has no ``ContainerRestartPolicy``).
+INIT_CONTAINER_RESTART_POLICY_FIELD = "init-container-restart-policy-field"
+#: The CPU, memory and device managers size and reuse restartable init containers as sidecars
+#: (long-running: summed with the app containers, their CPUs/memory/devices never reused);
+#: before, every init container counts as a regular one, whatever ``SidecarContainers`` says
+#: (kubernetes/kubernetes#119447 CPU, #120715 memory, #120461 device; issue #119442).
+MANAGERS_SIDECAR_AWARE = "managers-sidecar-aware"
+#: ``takeByTopology``'s shortage text says ``: requested=N, available=M`` (cpu_assignment.go of
+#: 1.29; 1.28 prints the bare sentence). See TEXTS.
+CPU_SHORTAGE_TEXT_COUNTS = "cpu-shortage-text-counts"
+#: SMTAlignmentError prints its text by cause (``CausedByPhysicalCPUs``); before, by whether any
+#: free physical CPU is left, so "not multiple cpus per core" also for a multiple when none is.
+SMT_ALIGNMENT_ERROR_BY_CAUSE = "smt-alignment-error-by-cause"
+#: Memory manager ``Allocate`` rejects a multi-NUMA affinity over nodes holding single-NUMA or
+#: differently grouped allocations ("preferred hint violates NUMA node allocation",
+#: kubernetes/kubernetes#123443); before, such pods get blocks spanning the nodes.
+MEMORY_ALLOCATE_NUMA_GROUP_RULE = "memory-allocate-numa-group-rule"
+#: Memory manager ``validateState`` compares free/reserved summed over each node's NUMA group;
+#: before, every node's table exactly, so a state whose multi-NUMA releases left per-node values
+#: that differ from the replay refuses to start (kubernetes/kubernetes#127074, issue #113130).
+MEMORY_STATE_GROUP_SUMS = "memory-state-group-sums"
+#: Start-up: ``validateNodeAllocatable`` says "has a reservation of R but capacity of C. Expected
+#: capacity >= reservation."; before, "has an allocatable of R, capacity of C-R"
+#: (kubernetes/kubernetes#119764; pkg/kubelet/cm/node_container_manager_linux.go of 1.29.6 and
+#: 1.29.11 still print the old words, 1.30.7 the new ones).
+NODE_ALLOCATABLE_RESERVATION_TEXT = "node-allocatable-reservation-text"
 BEHAVIOURS: Dict[str, int] = {
+    INIT_CONTAINER_RESTART_POLICY_FIELD: 28,
+    MANAGERS_SIDECAR_AWARE: 29,
+    CPU_SHORTAGE_TEXT_COUNTS: 29,
+    NODE_ALLOCATABLE_RESERVATION_TEXT: 30,
+    SMT_ALIGNMENT_ERROR_BY_CAUSE: 32,
+    MEMORY_ALLOCATE_NUMA_GROUP_RULE: 32,
+    MEMORY_STATE_GROUP_SUMS: 32,
     DEVICE_HINTS_FROM_DEVICE_NUMA_NODES: 36,
     DISTRIBUTE_FULL_PCPUS_LOOP_FIXED: 37,
     MEMORY_POD_HINTS_FROM_POD_BLOCKS: 38,
@@ -125,6 +162,23 @@ BEHAVIOURS: Dict[str, int] = {
 UNCONFIRMED: Dict[str, Tuple[int, ...]] = {
     MEMORY_ALLOCATE_POD_KEEPS_RESTORED: (37,),
 }
+
+
+#: The kubelet's texts that changed between releases: name -> ((first minor, %-format), ...).
+#: ``cpu-shortage``: takeByTopology with fewer free CPUs than requested (cpu_assignment.go);
+#: ``init-container-restart-policy-forbidden``: the predicate admit handler with
+#: SidecarContainers off (pkg/kubelet/lifecycle/predicate.go; ``name`` is Go-quoted).
+CPU_SHORTAGE = "cpu-shortage"
+INIT_CONTAINER_RESTART_POLICY_FORBIDDEN = "init-container-restart-policy-forbidden"
+TEXTS: Dict[str, Tuple[Tuple[int, str], ...]] = {
+    CPU_SHORTAGE: ((OLDEST_KNOWN[1], "not enough cpus available to satisfy request"),
+                   (BEHAVIOURS[CPU_SHORTAGE_TEXT_COUNTS],
+                    "not enough cpus available to satisfy request: requested=%(requested)d, available=%(available)d")),
+    INIT_CONTAINER_RESTART_POLICY_FORBIDDEN: (
+        (BEHAVIOURS[INIT_CONTAINER_RESTART_POLICY_FIELD], "Init container %(name)s may not have a non-default restartPolicy"),),
+}
+#: reason of the predicate's refusal of restartable init containers (predicate.go)
+INIT_CONTAINER_RESTART_POLICY_FORBIDDEN_REASON = "InitContainerRestartPolicyForbidden"
 
 
 class VersionError(NumaguardError):
@@ -304,6 +358,16 @@ def behaviour(name: str, version: Tuple[int, ...]) -> bool:
 def behaviour_confirmed(name: str, version: Tuple[int, ...]) -> bool:
     """False when no source says whether the release has the behaviour ``name`` (see UNCONFIRMED)."""
     return table_minor(version) not in UNCONFIRMED.get(name, ())
+
+
+def kubelet_text(which: str, version: Tuple[int, ...], **values: Any) -> str:
+    """The kubelet's text ``which`` (see TEXTS) as that release prints it; ``values`` fill it in
+    (string values are Go-quoted, as the kubelet's ``%q``)."""
+    entry = _at(TEXTS[which], table_minor(version))
+    if entry is None:
+        raise VersionError("kubelet %s has no text %r" % (format_version(version), which))
+    filled = dict((key, go_quote(value) if isinstance(value, str) else value) for key, value in values.items())
+    return entry[1] % filled
 
 
 # ---- what a result assumed -------------------------------------------------------------------

@@ -219,9 +219,19 @@ class _Accumulator:
                 return
 
 
+class CPUShortage(TakeError):
+    """Fewer free CPUs than requested. The text is the newest kubelet's; the policy prints the
+    text of the kubelet release it follows (``_k8s/versions.py`` ``kubelet_text(CPU_SHORTAGE)``)."""
+
+    def __init__(self, requested: int, available: int) -> None:
+        super().__init__("not enough cpus available to satisfy request: requested=%d, available=%d"
+                         % (requested, available))
+        self.requested = requested
+        self.available = available
+
+
 def _not_enough(requested: int, available: int) -> TakeError:
-    return TakeError("not enough cpus available to satisfy request: requested=%d, available=%d"
-                     % (requested, available))
+    return CPUShortage(requested, available)
 
 
 def take_packed(topo: Any,

@@ -289,7 +289,7 @@ def new_cpu_manager(topology: Any, config: Mapping[str, Any], checkpoint: Any = 
         parsed.validate(topo, config.get("topologyManagerPolicy") or "none")
     except StateError as exc:
         raise StateError("new static policy error: %s" % exc)
-    policy = StaticPolicy(topo, num_reserved, reservation["reserved_system_cpus"], parsed)
+    policy = StaticPolicy(topo, num_reserved, reservation["reserved_system_cpus"], parsed, version)
     policy.feature_gates = dict((k, v) for k, v in gates.items() if isinstance(v, bool))
     state = restore(checkpoint, POLICY_STATIC, checkpoint_path)
     policy.validate_state(state)

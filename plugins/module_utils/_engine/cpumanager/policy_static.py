@@ -28,6 +28,7 @@ except ImportError:  # pragma: no cover
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.cpu_assignment import (
     PACKED,
     SPREAD,
+    CPUShortage,
     TakeError,
     take_packed,
 )
@@ -42,6 +43,14 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topology
 )
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import HintList, TopologyHint, implicit_for
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset import format_cpuset
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import (
+    CPU_SHORTAGE,
+    MANAGERS_SIDECAR_AWARE,
+    NEWEST_RELEASED,
+    SMT_ALIGNMENT_ERROR_BY_CAUSE,
+    behaviour,
+    kubelet_text,
+)
 
 POLICY_STATIC = "static"
 SMT_ALIGNMENT_ERROR = "SMTAlignmentError"
@@ -65,7 +74,9 @@ class EmptyPodSharedPoolError(CPUAllocationError):
 
 
 class SMTAlignmentError(CPUAllocationError):
-    """full-pcpus-only refused the request; the kubelet reports reason ``SMTAlignmentError``."""
+    """full-pcpus-only refused the request; the kubelet reports reason ``SMTAlignmentError``.
+    ``available_physical`` None: the "not multiple" text (which kubelets print it when is
+    :meth:`StaticPolicy.enforce_smt_alignment`'s decision)."""
 
     def __init__(self,
                  requested: int,
@@ -95,9 +106,16 @@ class StaticPolicy:
                  cpu_topology: Any,
                  num_reserved: int,
                  reserved_cpus: FrozenSet[int],
-                 options: Any) -> None:
+                 options: Any,
+                 version: Tuple[int, ...] = NEWEST_RELEASED) -> None:
         self.topology = cpu_topology
         self.options = options
+        #: the kubelet release followed (``_k8s/versions.py``): 1.28 counts and reuses restartable
+        #: init containers as regular ones, prints the shortage text without counts (< 1.29) and
+        #: the SMT alignment text by free physical CPUs (< 1.32)
+        self.version = tuple(version)
+        self.sidecar_aware = behaviour(MANAGERS_SIDECAR_AWARE, self.version)
+        self.smt_error_by_cause = behaviour(SMT_ALIGNMENT_ERROR_BY_CAUSE, self.version)
         self.cpu_group_size = cpu_topology.cpus_per_core()
         if reserved_cpus:
             reserved = frozenset(reserved_cpus)
@@ -196,7 +214,8 @@ class StaticPolicy:
         return milli // 1000
 
     def pod_guaranteed_cpus(self, pod: Any) -> int:
-        """``podGuaranteedCPUs``: max(init peak incl. earlier sidecars, apps + sidecars); for a
+        """``podGuaranteedCPUs``: max(init peak incl. earlier sidecars, apps + sidecars) (before
+        1.29: max(largest init container, apps), sidecars counted as init containers); for a
         pod-level managed pod the integral pod-level cpu request (the pod budget)."""
         if self.pod_level_managed(pod):
             if pod.qos_class != GUARANTEED:
@@ -209,7 +228,7 @@ class StaticPolicy:
             if "cpu" not in container.requests:
                 continue
             count = self.guaranteed_cpus(pod, container)
-            if container.restartable:
+            if container.restartable and self.sidecar_aware:
                 sidecars += count
             elif sidecars + count > init_max:
                 init_max = sidecars + count
@@ -408,6 +427,9 @@ class StaticPolicy:
             raise SMTAlignmentError(count, group)
         physical = len(state.default_cpu_set - self.reserved_physical_cpus)
         if count > physical:
+            if physical == 0 and not self.smt_error_by_cause:
+                # before 1.32 the text follows AvailablePhysicalCPUs > 0, not the cause
+                raise SMTAlignmentError(count, group)
             raise SMTAlignmentError(count, group, physical)
 
     def aligned_cpus(self, mask: BitMask, allocatable: FrozenSet[int]) -> FrozenSet[int]:
@@ -431,9 +453,15 @@ class StaticPolicy:
                 result = self.take_by_topology(aligned, min(count, len(aligned)))
             result = result | self.take_by_topology(allocatable - result, count - len(result))
         except TakeError as exc:
-            raise CPUAllocationError.unexpected(str(exc))
+            raise CPUAllocationError.unexpected(self.take_error_text(exc))
         state.default_cpu_set = state.default_cpu_set - result
         return result
+
+    def take_error_text(self, error: TakeError) -> str:
+        """The text of a failed ``takeByTopology`` as the release prints it."""
+        if isinstance(error, CPUShortage):
+            return kubelet_text(CPU_SHORTAGE, self.version, requested=error.requested, available=error.available)
+        return str(error)
 
     def update_cpus_to_reuse(self, pod: Any, container: Any, cpus: FrozenSet[int]) -> None:
         """Only the pod being admitted keeps reuse state; init CPUs become reusable (pkg/kubelet/cm/cpumanager/policy_static.go updateCPUsToReuse)."""
@@ -441,7 +469,8 @@ class StaticPolicy:
             if uid != pod.uid:
                 del self.cpus_to_reuse[uid]
         current = self.cpus_to_reuse.get(pod.uid, frozenset())
-        if container.is_init and not container.restartable:
+        if container.is_init and not (container.restartable and self.sidecar_aware):
+            # before 1.29 every init container's CPUs, a sidecar's included, become reusable
             self.cpus_to_reuse[pod.uid] = current | cpus
         else:
             # app containers and (upstream falls through for) restartable init containers
@@ -548,7 +577,7 @@ class StaticPolicy:
                     slices[container.name] = cpus
                     shared_pool = shared_pool - cpus
         except TakeError as exc:
-            raise CPUAllocationError.unexpected(str(exc))
+            raise CPUAllocationError.unexpected(self.take_error_text(exc))
         for container in pod.all_containers():
             state.set(pod.uid, container.name, slices.get(container.name, shared_pool))
         return pod_cpus

@@ -44,6 +44,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memoryma
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.node_allocatable import reservation_from_config
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.reservation_flags import ReservationSyntaxError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.resources import CPU, MEMORY
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import MEMORY_STATE_GROUP_SUMS, NEWEST_KNOWN, behaviour
 
 # The Static policy, the reserved-memory model, the state's model and validateState are imported
 # where they are used: a run under the None policy on a node without a state file compiles none
@@ -189,5 +190,6 @@ def new_memory_manager(topology: Any, kubelet_config: Mapping[str, Any], checkpo
 
     default_state = default_machine_state(topology, system_reserved)
     replayed = restored_assignments(entries, pod_entries, pod_level)
-    machine_state = validate_state(machine_state, replayed, default_state, tolerance.bound)
+    group_sums = behaviour(MEMORY_STATE_GROUP_SUMS, NEWEST_KNOWN if version is None else version)
+    machine_state = validate_state(machine_state, replayed, default_state, tolerance.bound, group_sums)
     return MemoryManagerStatic(machine_state, entries, feature_gates=gates, pod_entries=pod_entries, version=version)

@@ -28,7 +28,8 @@ init containers, and it reproduces the kubelet's rules exactly, including the su
 * when no mask fits, the answer is an empty map -- "no preference" for the Topology Manager --
   and the failure surfaces in Allocate as an UnexpectedAdmissionError (upstream #128708);
 * Allocate widens a Topology Manager mask that is too small (restricted/best-effort merges can
-  narrow memory's hint), re-checks the group rule for multi-node masks only, reserves greedily
+  narrow memory's hint), re-checks the group rule for multi-node masks only (1.32+; older
+  kubelets let the blocks span nodes that hold other allocations), reserves greedily
   in ascending node order, and rewrites earlier init containers' block sizes so that the sizes of
   a pod's blocks add up to what is really reserved (they can become 0).
 
@@ -79,6 +80,8 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._errors import N
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import INT64_MAX, INT64_MIN, parse_quantity
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.resources import is_memory_type
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import (
+    MANAGERS_SIDECAR_AWARE,
+    MEMORY_ALLOCATE_NUMA_GROUP_RULE,
     MEMORY_ALLOCATE_POD_KEEPS_RESTORED,
     MEMORY_POD_HINTS_FROM_POD_BLOCKS,
     NEWEST_KNOWN,
@@ -184,8 +187,10 @@ def pod_level_requested_resources(pod: Any) -> Dict[str, int]:
     return result
 
 
-def pod_requested_resources(pod: Any) -> Dict[str, int]:
-    """The pod-scope request per type: max(app sum + sidecars, each regular init + earlier sidecars).
+def pod_requested_resources(pod: Any, sidecar_aware: bool = True) -> Dict[str, int]:
+    """The pod-scope request per type: max(app sum + sidecars, each regular init + earlier sidecars);
+    ``sidecar_aware`` False (kubelets before 1.29): max(largest init container, app sum), restartable
+    init containers counted as regular ones.
 
     Only types requested by app containers are kept (a type only init containers ask for is
     dropped, as in the kubelet).
@@ -195,7 +200,7 @@ def pod_requested_resources(pod: Any) -> Dict[str, int]:
     for container in pod.init_containers:
         for name, value in container_requested_resources(container).items():
             init_max.setdefault(name, 0)
-            if container.restartable:
+            if container.restartable and sidecar_aware:
                 sidecars[name] = u64(sidecars.get(name, 0) + value)
             elif u64(sidecars.get(name, 0) + value) > init_max[name]:
                 init_max[name] = u64(sidecars.get(name, 0) + value)
@@ -403,6 +408,11 @@ class MemoryManagerStatic:
         if self._gates.get(POD_LEVEL_RESOURCE_MANAGERS):
             self._pod_entries = dict((str(uid), list(blocks)) for uid, blocks in (pod_entries or {}).items())
         self._version = tuple(version) if version is not None else NEWEST_KNOWN
+        #: 1.29+: restartable init containers are sidecars (summed, never reused); 1.28 treats them
+        #: as regular init containers (``_k8s/versions.py`` MANAGERS_SIDECAR_AWARE)
+        self._sidecar_aware = behaviour(MANAGERS_SIDECAR_AWARE, self._version)
+        #: 1.32+: Allocate refuses a multi-NUMA affinity that breaks the NUMA-group rule
+        self._allocate_group_rule = behaviour(MEMORY_ALLOCATE_NUMA_GROUP_RULE, self._version)
         self.counters = PinningCounters()
         self._alloc_cache = _ALLOC_CACHE
         self._fit_cache = _FIT_CACHE
@@ -468,7 +478,7 @@ class MemoryManagerStatic:
         """``getPodRequestedResources``: the pod budget for a pod-level managed pod."""
         if self.pod_level_managed(pod):
             return pod_level_requested_resources(pod)
-        return pod_requested_resources(pod)
+        return pod_requested_resources(pod, self._sidecar_aware)
 
     def pod_scope_error(self, pod: Any) -> Optional[str]:
         """``validatePodScopeResources`` (pkg/kubelet/cm/memorymanager/policy_static.go): the
@@ -674,7 +684,8 @@ class MemoryManagerStatic:
             if not extended.preferred and best.preferred:
                 raise MemoryAllocationError(ERR_EXTENDED_PREFERRED)
             best = extended
-        if self._violates_groups(_mask(best)):
+        if self._allocate_group_rule and self._violates_groups(_mask(best)):
+            # before 1.32 (kubernetes/kubernetes#123443) the blocks simply span the nodes
             raise MemoryAllocationError(ERR_GROUP_RULE)
         return best
 
@@ -950,7 +961,7 @@ class MemoryManagerStatic:
         regular_init = False
         for init in pod.init_containers:
             if init.name == container.name:
-                regular_init = not init.restartable
+                regular_init = not (init.restartable and self._sidecar_aware)
                 break
         if regular_init:
             per_pod = self._reusable.setdefault(pod.uid, {})
@@ -976,7 +987,7 @@ class MemoryManagerStatic:
                     break
                 if remaining == 0:
                     break
-                if init.restartable:
+                if init.restartable and self._sidecar_aware:
                     continue
                 blocks = per_pod.get(init.name)
                 if not blocks:

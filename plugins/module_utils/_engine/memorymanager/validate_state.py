@@ -134,9 +134,13 @@ def _group_sum(state: Mapping[int, NUMANodeState],
 
 
 def compare_machine_states(stored: Mapping[int, NUMANodeState],
-                           expected: Mapping[int, NUMANodeState]) -> Optional[str]:
+                           expected: Mapping[int, NUMANodeState],
+                           group_sums: bool = True) -> Optional[str]:
     """None when equal in the kubelet's sense (``areMachineStatesEqual``), else what differs.
 
+    ``group_sums`` (kubelet 1.32+, ``_k8s/versions.py`` MEMORY_STATE_GROUP_SUMS): free and reserved
+    compared as sums over each node's group; False (older kubelets): every node's free and
+    reserved exactly (``reflect.DeepEqual`` of the memory table).
     Where the kubelet would crash on a malformed state (a group naming a node or a type that does
     not exist), we report a difference instead.
     """
@@ -165,6 +169,11 @@ def compare_machine_states(stored: Mapping[int, NUMANodeState],
                                        ("allocatable", table.allocatable, other.allocatable)):
                 if left != right:
                     return "NUMA node %d %s: %s is %d, expected %d" % (node_id, resource, label, left, right)
+            if not group_sums:
+                for label, left, right in (("reserved", table.reserved, other.reserved), ("free", table.free, other.free)):
+                    if left != right:
+                        return "NUMA node %d %s: %s is %d, expected %d" % (node_id, resource, label, left, right)
+                continue
             cells = list(mine.cells or [])
             left_sum = _group_sum(stored, cells, resource)
             right_sum = _group_sum(expected, cells, resource)
@@ -183,12 +192,14 @@ def compare_machine_states(stored: Mapping[int, NUMANodeState],
 def validate_state(machine_state: Mapping[int, NUMANodeState],
                    assignments: Mapping[str, Mapping[str, List[Any]]],
                    default_state: Mapping[int, NUMANodeState],
-                   max_drift: int = 0) -> MachineState:
+                   max_drift: int = 0,
+                   group_sums: bool = True) -> MachineState:
     """The machine state the kubelet continues with, or :class:`MemoryStateError`.
 
     Empty machine state: the default one (error when assignments exist). Otherwise the stored
     state, if it matches the replayed expectation; with a drift bound (KEP-6232,
-    ``memory_drift.py``) the expectation itself when the difference is a tolerated drift.
+    ``memory_drift.py``) the expectation itself when the difference is a tolerated drift. ``group_sums``: see
+    :func:`compare_machine_states`.
     """
     if not machine_state:
         if assignments:
@@ -196,7 +207,7 @@ def validate_state(machine_state: Mapping[int, NUMANodeState],
         return clone_machine_state(default_state)
     unfitted: List[str] = []
     expected = expected_machine_state(default_state, assignments, unfitted)
-    difference = compare_machine_states(machine_state, expected)
+    difference = compare_machine_states(machine_state, expected, group_sums)
     if difference is not None:
         if max_drift > 0:
             refusal = drift_refusal(machine_state, expected, max_drift, unfitted)

@@ -36,7 +36,7 @@ def _capacity(result):
 def test_capacity_wording_follows_the_kubelet_version():
     old = reserved_memory_check(FACTS, kubelet_config=OVER, kubelet_version="1.28")
     new = reserved_memory_check(FACTS, kubelet_config=OVER, kubelet_version="v1.37.1")
-    # kubernetes/kubernetes#119764 (1.29) rewrote validateNodeAllocatable's message
+    # kubernetes/kubernetes#119764 (1.30) rewrote validateNodeAllocatable's message
     assert "has an allocatable of" in _capacity(old) and "Expected capacity" not in _capacity(old)
     assert "has a reservation of" in _capacity(new) and "Expected capacity >= reservation." in _capacity(new)
     assert (old["kubelet_version"], old["kubelet_version_source"]) == ("1.28", "option")

@@ -77,11 +77,12 @@ def test_canonical_limits_pass_and_none_policy_only_warns(capsys):
     assert "reserved-memory-integer" in [f["rule"] for f in result["findings"] if f["severity"] == "warning"]
 
 
-def test_reservation_larger_than_the_node_is_refused_with_the_kubelets_message(capsys):
+@pytest.mark.parametrize("release", ["1.30", "1.35"])
+def test_reservation_larger_than_the_node_is_refused_with_the_kubelets_message(capsys, release):
     result = run(capsys, {"topology": topology(memory_gi=11), "kube_reserved": {"memory": "11Gi"},
                           "system_reserved": {"memory": "11Gi"}, "eviction_hard": {},
                           "reserved_memory": "0:memory=22Gi", "memory_manager_policy": "Static",
-                          "memory_capacity": "11Gi", "fail_on_invalid": False, "kubelet_version": "1.35"})
+                          "memory_capacity": "11Gi", "fail_on_invalid": False, "kubelet_version": release})
     assert result["valid"] is False
     finding = [f for f in result["findings"] if f["rule"] == "node-allocatable-capacity"][0]
     assert finding["fatal"] is True
@@ -91,8 +92,9 @@ def test_reservation_larger_than_the_node_is_refused_with_the_kubelets_message(c
         'Expected capacity >= reservation.')
 
 
-def test_capacity_message_before_1_29_and_cpu():
-    kubelet = KubeletAssumption.resolve("1.28")
+@pytest.mark.parametrize("release", ["1.28", "1.29"])
+def test_capacity_message_before_1_30_and_cpu(release):
+    kubelet = KubeletAssumption.resolve(release)
     result = evaluate(topology(memory_gi=11, cpus=4), kube_reserved={"memory": "11Gi", "cpu": "3"},
                       system_reserved={"memory": "11Gi", "cpu": "2"}, eviction_hard={}, memory_capacity_bytes=11 * GI,
                       reserved_memory="0:memory=22Gi", memory_manager_policy="None", kubelet=kubelet)
