@@ -65,11 +65,11 @@ def test_every_module_and_callback_has_the_gpl3_header_where_validate_modules_lo
 def test_no_file_keeps_another_licence_header():
     stale = []
     for name in _tracked_files():
-        if name == "LICENSE" or name.startswith("tests/unit/release/"):
-            continue
+        if name == "LICENSE" or name.startswith(("tests/unit/release/", "changelogs/")):
+            continue  # the changelog tells the relicensing itself
         try:
             with open(os.path.join(REPO, name), encoding="utf-8") as handle:
-                text = handle.read(2000)
+                text = "".join(handle.readline() for _ in range(12))  # where a header stands
         except (UnicodeDecodeError, OSError):
             continue
         if "Apache License" in text or "Apache-2.0" in text:
