@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -152,6 +153,7 @@ def run(stages: List[Stage], jobs: int, out=sys.stdout) -> int:
     else:
         out.write(table)
     out.flush()
+    shutil.rmtree(logdir, ignore_errors=True)
     for name in [s.name for s in stages]:
         if name in outcomes and outcomes[name].rc:
             return outcomes[name].rc
