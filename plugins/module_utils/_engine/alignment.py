@@ -355,8 +355,8 @@ def pod_alignment(manifest: Any,
                 % STANDARD_NUMA_ATTRIBUTE
             claims.append(entry)
             continue
-        pinned = [("exclusive CPUs", cpu_nodes)] if cpu_nodes else []
-        pinned += [("%s" % kind, nodes) for kind, nodes in sorted(mem_nodes.items())]
+        pinned = [("exclusive CPUs are", cpu_nodes)] if cpu_nodes else []
+        pinned += [("%s is" % kind, nodes) for kind, nodes in sorted(mem_nodes.items())]
         if not admitted or not pinned:
             entry["note"] = ("pod not admitted" if not admitted else
                              "the pod has no exclusive CPUs or NUMA memory: nothing to compare with")
@@ -367,7 +367,7 @@ def pod_alignment(manifest: Any,
             for what, nodes in pinned:
                 if device["numa_node"] not in nodes:
                     entry["status"] = "mismatch"
-                    warnings.append("%s: claim %s device %s (driver %s) is on NUMA node %d but the pod's %s are on NUMA "
+                    warnings.append("%s: claim %s device %s (driver %s) is on NUMA node %d but the pod's %s on NUMA "
                                     "node %s: DRA devices are not aligned by the Topology Manager"
                                     % (name, claim["name"], device["device"], device["driver"] or "?",
                                        device["numa_node"], what, _nodes(nodes)))

@@ -37,16 +37,29 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._recommend.candi
 
 
 def is_aligned(result: Mapping[str, Any], alignment: Mapping[str, Any]) -> bool:
-    """An admitted Guaranteed pod whose every NUMA-relevant resource was placed by a manager
-    that gives the Topology Manager hints (nothing in ``not_aligned``: no shared-pool CPUs, no
-    unpinned memory, no device without topology, no DRA claim) and all of them on the same
-    NUMA node set."""
+    """An admitted Guaranteed pod that the kubelet aligned: every NUMA-relevant resource was placed
+    by a manager that gives the Topology Manager hints (nothing in ``not_aligned``: no shared-pool
+    CPUs, no unpinned memory, no device without topology, no DRA claim), every merge of the pod
+    found a preferred hint (the narrowest NUMA set that can hold it), and in each container the
+    exclusive CPUs, memory blocks and devices sit on that same NUMA set."""
     if not result.get("admitted") or result.get("qos_class") != "Guaranteed":
         return False
     if alignment.get("not_aligned") or not alignment.get("aligned"):
         return False
-    sets = set(tuple(entry.get("numa_nodes") or ()) for entry in alignment["aligned"])
-    return len(sets) == 1 and bool(next(iter(sets)))
+    if not all((merge.get("merged_hint") or {}).get("preferred") for merge in result.get("merges") or []):
+        return False
+    for container in result.get("containers") or []:
+        sets = set()
+        if container.get("cpu_numa_nodes"):
+            sets.add(tuple(sorted(container["cpu_numa_nodes"])))
+        for block in container.get("memory_blocks") or []:
+            sets.add(tuple(sorted(block.get("numa_affinity") or ())))
+        for nodes in (container.get("device_numa_nodes") or {}).values():
+            if nodes:
+                sets.add(tuple(sorted(nodes)))
+        if len(sets) > 1:
+            return False
+    return True
 
 
 def _replica(template: Mapping[str, Any], shape: str, number: int) -> Dict[str, Any]:

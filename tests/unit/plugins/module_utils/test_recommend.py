@@ -185,17 +185,20 @@ def test_fill_counts_the_replicas_a_full_node_rejects(facts_of):
     assert result["stranded"]["per_node"]["0"]["memory"] is None  # Memory Manager None: not tracked per node
 
 
-def test_is_aligned_needs_every_resource_on_the_same_nodes():
-    admitted = {"admitted": True, "qos_class": "Guaranteed"}
-    same = {"aligned": [{"resource": "cpu", "numa_nodes": [1]}, {"resource": "memory", "numa_nodes": [1]}],
-            "not_aligned": []}
-    assert is_aligned(admitted, same)
-    split = copy.deepcopy(same)
-    split["aligned"][1]["numa_nodes"] = [0, 1]
-    assert not is_aligned(admitted, split)
-    claim = dict(same, not_aligned=[{"resource": "claim gpu", "why": "DRA"}])
-    assert not is_aligned(admitted, claim)
-    assert not is_aligned(dict(admitted, qos_class="Burstable"), same)
+def test_is_aligned_needs_a_preferred_merge_and_each_container_on_one_set():
+    admitted = {"admitted": True, "qos_class": "Guaranteed", "merges": [{"merged_hint": {"preferred": True}}],
+                "containers": [{"cpu_numa_nodes": [1], "memory_blocks": [{"numa_affinity": [1]}], "device_numa_nodes": {}}]}
+    alignment = {"aligned": [{"resource": "cpu", "numa_nodes": [1]}, {"resource": "memory", "numa_nodes": [1]}],
+                 "not_aligned": []}
+    assert is_aligned(admitted, alignment)
+    split = copy.deepcopy(admitted)
+    split["containers"][0]["memory_blocks"][0]["numa_affinity"] = [0, 1]
+    assert not is_aligned(split, alignment)
+    not_preferred = copy.deepcopy(admitted)
+    not_preferred["merges"][0]["merged_hint"]["preferred"] = False  # best-effort admitted a wider set
+    assert not is_aligned(not_preferred, alignment)
+    assert not is_aligned(admitted, dict(alignment, not_aligned=[{"resource": "claim gpu", "why": "DRA"}]))
+    assert not is_aligned(dict(admitted, qos_class="Burstable"), alignment)
 
 
 # ---- recommendation ------------------------------------------------------------------------------

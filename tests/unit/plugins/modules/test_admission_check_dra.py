@@ -99,7 +99,7 @@ def test_a_claim_device_on_another_numa_node_warns_naming_both_nodes(topology):
     assert warnings and warnings == pod["alignment"]["warnings"]
     assert "claim gpu device gpu-1 (driver gpu.example.com) is on NUMA node 1 but the pod's exclusive CPUs are on " \
            "NUMA node 0" in warnings[0]
-    assert any("memory are on NUMA node 0" in w for w in warnings)
+    assert any("memory is on NUMA node 0" in w for w in warnings)
     assert warnings[0] in result["msg"]
     # the fleet report shows the warning for the host
     report = check_pod_report({"h": result}, {"h": topology}, {"h": []}, ["h"])
