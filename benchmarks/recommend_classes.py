@@ -8,7 +8,8 @@
 
 WORKLOAD defaults to playbooks/examples/recommend/workload.yml. Prints per class the candidates
 evaluated and dropped, the seconds it took, the winner's figures and those of the collection's
-documented defaults (playbooks/examples/classes/group_vars/<class>.yml); then the total. Says
+documented defaults (playbooks/examples/classes/group_vars/<class>.yml); then the total. Wall
+and CPU seconds both (a shared machine's wall time is mostly waiting), the load average, and
 whether Python wrote bytecode (PYTHONDONTWRITEBYTECODE) so figures can be compared.
 """
 
@@ -41,7 +42,8 @@ def main(argv):
     names = [a for a in argv if not a.endswith((".yml", ".yaml"))] or sorted(topologies.TOPOLOGIES)
     workload = load_workload(workload_file)
     print("bytecode writing: %s" % ("off (PYTHONDONTWRITEBYTECODE set)" if sys.dont_write_bytecode else "on"))
-    total = 0.0
+    total = total_cpu = 0.0
+    print("load average before: %.2f %.2f %.2f" % os.getloadavg())
     for name in names:
         root = tempfile.mkdtemp(prefix="recommend-bench-")
         topologies.write_tree(name, root, hostname="h")
@@ -52,17 +54,19 @@ def main(argv):
         if os.path.isfile(path):
             with open(path) as handle:
                 baseline = yaml.safe_load(handle)["kubelet_numa_settings"]
-        start = time.perf_counter()
+        start, cpu_start = time.perf_counter(), time.process_time()
         report = recommend({group: facts}, workload, baselines={group: baseline} if baseline else None)
-        seconds = time.perf_counter() - start
+        seconds, cpu = time.perf_counter() - start, time.process_time() - cpu_start
         total += seconds
+        total_cpu += cpu
         model = report["classes"][0]
         win = model["winner"]["result"] if model["winner"] else {"admitted": 0, "aligned": 0}
         base = (model.get("baseline") or {}).get("result") or {"admitted": "-", "aligned": "-"}
-        print("%-14s %-32s %4d candidates %3d dropped %6.2f s  winner %3s admitted %3s aligned  defaults %3s admitted %3s aligned"
-              % (name, group, model["counts"]["evaluated"], model["counts"]["dropped"], seconds,
+        print("%-14s %-32s %4d candidates %3d dropped %6.2f s wall %6.2f s CPU  winner %3s admitted %3s aligned  defaults %3s admitted %3s aligned"
+              % (name, group, model["counts"]["evaluated"], model["counts"]["dropped"], seconds, cpu,
                  win["admitted"], win["aligned"], base["admitted"], base["aligned"]))
-    print("total %.2f s for %d class(es)" % (total, len(names)))
+    print("total %.2f s wall, %.2f s CPU for %d class(es); load average after: %.2f %.2f %.2f"
+          % ((total, total_cpu, len(names)) + os.getloadavg()))
     return 0
 
 

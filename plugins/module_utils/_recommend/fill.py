@@ -21,7 +21,7 @@ from __future__ import absolute_import, annotations, division, print_function
 
 __metaclass__ = type
 
-import copy
+import dataclasses
 
 try:
     from typing import Any, Dict, List, Mapping, Optional, Sequence  # noqa: F401
@@ -31,7 +31,7 @@ except ImportError:  # pragma: no cover
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission import AdmissionSetupError, AdmissionSimulator
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.alignment import pod_alignment
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors import StateError
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.pod import pod_requests
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.pod import Pod, pod_requests
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset import parse_cpuset
 from ansible_collections.numaguard.kubelet.plugins.module_utils._recommend.candidates import effective_config
 
@@ -62,13 +62,10 @@ def is_aligned(result: Mapping[str, Any], alignment: Mapping[str, Any]) -> bool:
     return True
 
 
-def _replica(template: Mapping[str, Any], shape: str, number: int) -> Dict[str, Any]:
-    manifest = copy.deepcopy(dict(template))
-    meta = dict(manifest.get("metadata") or {})
-    meta["name"] = "%s-%d" % (shape, number)
-    meta.pop("uid", None)
-    manifest["metadata"] = meta
-    return manifest
+def _replica(pod: Pod, shape: str, number: int) -> Pod:
+    """Replica ``number`` of a shape: the template's pod, parsed once, with its own name and uid
+    (a new pod for the kubelet, not a re-admission)."""
+    return dataclasses.replace(pod, name="%s-%d" % (shape, number), uid="%s-%d" % (pod.uid, number))
 
 
 def fill_node(topology: Any, settings: Mapping[str, Any], shapes: Sequence[Mapping[str, Any]],
@@ -88,8 +85,9 @@ def fill_node(topology: Any, settings: Mapping[str, Any], shapes: Sequence[Mappi
     for shape in shapes:
         row = {"name": shape["name"], "offered": 0, "admitted": 0, "aligned": 0, "rejected": 0, "reasons": {},
                "numa_nodes": {}}
+        template = Pod.from_manifest(shape["template"], feature_gates=simulator.feature_gates)
         for number in range(1, int(shape["replicas"]) + 1):
-            pod = simulator.pod_from_manifest(_replica(shape["template"], shape["name"], number))
+            pod = _replica(template, shape["name"], number)
             result = simulator.admit(pod)
             row["offered"] += 1
             cost = result.get("kubelet_cost") or {}
