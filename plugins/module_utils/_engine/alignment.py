@@ -35,8 +35,9 @@ except ImportError:  # pragma: no cover
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._errors import NumaguardError
 
-#: The attribute name the DRA community standardises for a device's NUMA node; drivers also
-#: publish it under their own domain (``dra.net/numaNode``, ``dra.cpu/numaNode``, ...).
+#: The standard attribute name of a device's NUMA node (``StandardDeviceAttributeNUMANode`` of
+#: k8s.io/dynamic-resource-allocation/deviceattribute); drivers also publish it under their own
+#: domain (``dra.net/numaNode``, ``dra.cpu/numaNode``, ...).
 STANDARD_NUMA_ATTRIBUTE = "resource.kubernetes.io/numaNode"
 #: Unqualified attribute names taken as a NUMA node (compared case-insensitively), after the standard one.
 NUMA_ATTRIBUTE_NAMES = ("numanode", "numa", "numanodeid", "numa_node", "numa-node")
@@ -64,11 +65,16 @@ def _sub(obj: Any, key: str) -> Mapping[str, Any]:
 
 def _int_value(value: Any) -> Optional[int]:
     """A device attribute's value as a NUMA node id: ``{int: 1}`` (the API's JSON), ``{intValue: 1}``
-    (the Go field), a plain int, or a decimal string; else None."""
+    (the Go field), the list form ``{ints: [1, 0]}`` (k8s.io/dynamic-resource-allocation/deviceattribute
+    publishes the device's own node first, then same-socket nodes at the nearest distance; alpha gate
+    DRAListTypeAttributes), a plain int, or a decimal string; else None."""
     if isinstance(value, Mapping):
         for key in ("int", "intValue", "IntValue"):
             if key in value:
                 return _int_value(value[key])
+        for key in ("ints", "intValues", "IntValues"):
+            if isinstance(value.get(key), list) and value[key]:
+                return _int_value(value[key][0])
         for key in ("string", "stringValue", "StringValue"):
             if key in value:
                 return _int_value(value[key])

@@ -151,6 +151,7 @@ def test_topology_manager_none_aligns_nothing(topology):
     ({STANDARD_NUMA_ATTRIBUTE: {"int": 3}, "dra.net/numaNode": {"int": 1}}, "dra.net", (3, STANDARD_NUMA_ATTRIBUTE)),
     ({"dra.net/numaNode": {"int": 1}, "other.io/numaNode": {"int": 2}}, "dra.net", (1, "dra.net/numaNode")),
     ({"numa": {"int": 2}}, "x", (2, "numa")),
+    ({STANDARD_NUMA_ATTRIBUTE: {"ints": [3, 2]}}, "x", (3, STANDARD_NUMA_ATTRIBUTE)),  # list form: own node first
     ({"dra.cpu/numaNodeID": {"intValue": 5}}, "y", (5, "dra.cpu/numaNodeID")),
     ({"model": {"string": "x"}}, "x", (None, "")),
     ({"numaNode": {"bool": True}}, "x", (None, "")),
