@@ -22,7 +22,7 @@ description:
     fresh node of the class with the workload in order through the kubelet's admission (the collection's admission
     engine), and ranks them by the workload's C(objective).
   - Writes O(recommend_dir)C(/group_vars/<class>.yml) with the winner's C(kubelet_numa_settings) (what C(validate.yml)
-    and C(apply.yml) read), O(recommend_dir)C(/classes.yml) (an inventory snippet, one group per class with its hosts:
+    and C(apply.yml) read), O(recommend_dir)C(/classes.yml) (an inventory snippet, one group per class with its hosts;
     C(-i) it and the C(group_vars) next to it apply), O(recommend_dir)C(/recommend.json) (every candidate's figures) and
     O(recommend_dir)C(/recommend.html) (a table per class and per-NUMA fill pictures of the winner). Files are written
     whole (temporary file and rename); the same input gives the same files. In check mode nothing is written.
