@@ -117,3 +117,11 @@ def test_recommend_requires_its_variables(site):
     proc = playbook(site, "numaguard.kubelet.recommend")
     assert proc.returncode != 0
     assert "give -e workload_file=WORKLOAD.yml -e recommend_dir=DIR" in proc.stdout
+
+
+def test_check_mode_writes_nothing(site):
+    proc = playbook(site, "numaguard.kubelet.recommend", "--check", "-e", "workload_file=" + WORKLOAD,
+                    "-e", "recommend_dir=check-out")
+    assert proc.returncode == 0, proc.stdout[-4000:]
+    assert "recommend.json (not written: check mode)" in proc.stdout
+    assert not os.path.exists(os.path.join(site["work"], "check-out"))
