@@ -2,7 +2,7 @@
 # Copyright: numaguard.kubelet contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Action plugin of ``numaguard.kubelet.admission_check``: read ``pod_file`` on the controller.
+"""Action plugin of ``numaguard.kubelet.admission_check``: read ``pod_file`` and ``dra_file`` on the controller.
 
 The manifests live with the playbook (or next to the ad hoc command), not on the hosts being
 checked, so the files are looked up like ``copy``/``template`` sources (the role/playbook
@@ -40,24 +40,24 @@ class ActionModule(ActionBase):
     TRANSFERS_FILES = False
     _VALID_ARGS = frozenset(argument_spec()) - INTERNAL_OPTIONS
 
-    def _read_manifests(self, path):
+    def _read_manifests(self, path, option="pod_file"):
         try:
             source = self._find_needle("files", path)
         except AnsibleError as exc:
-            raise AnsibleError("pod_file: could not find %s: %s" % (path, to_native(exc)))
+            raise AnsibleError("%s: could not find %s: %s" % (option, path, to_native(exc)))
         try:
             b_source = self._loader.get_real_file(source, decrypt=True)
             with open(b_source, "rb") as handle:
                 text = handle.read(MAX_BYTES + 1).decode("utf-8")
         except (OSError, UnicodeDecodeError) as exc:
-            raise AnsibleError("pod_file: cannot read %s: %s" % (source, to_native(exc)))
+            raise AnsibleError("%s: cannot read %s: %s" % (option, source, to_native(exc)))
         try:
             documents = load_all(text, source)
         except BoundedYAMLError as exc:
-            raise AnsibleError("pod_file: %s" % to_native(exc))
+            raise AnsibleError("%s: %s" % (option, to_native(exc)))
         documents = [_plain(d) for d in documents]
         if not any(d is not None for d in documents):
-            raise AnsibleError("pod_file: %s contains no manifest" % source)
+            raise AnsibleError("%s: %s contains no manifest" % (option, source))
         return {"source": path, "manifests": documents}
 
     def run(self, tmp=None, task_vars=None):
@@ -65,19 +65,21 @@ class ActionModule(ActionBase):
         result = super().run(tmp, task_vars)
         del tmp
         args = dict(self._task.args)
-        if "pod_file_content" in args:
-            raise AnsibleActionFail("pod_file_content is internal; use pod_file or pod")
-        files = args.get("pod_file")
-        if files is not None:
+        for option, given in (("pod_file", "pod_file or pod"), ("dra_file", "dra_file or dra_objects")):
+            if option + "_content" in args:
+                raise AnsibleActionFail("%s_content is internal; use %s" % (option, given))
+            files = args.get(option)
+            if files is None:
+                continue
             if isinstance(files, str):
                 files = [f.strip() for f in files.split(",") if f.strip()]
             if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
-                raise AnsibleActionFail("pod_file must be a path or a list of paths, got %r" % (files,))
+                raise AnsibleActionFail("%s must be a path or a list of paths, got %r" % (option, files))
             try:
-                args["pod_file_content"] = [self._read_manifests(path) for path in files]
+                args[option + "_content"] = [self._read_manifests(path, option) for path in files]
             except AnsibleError as exc:
                 raise AnsibleActionFail(to_native(exc.message if hasattr(exc, "message") else exc))
-            args["pod_file"] = files
+            args[option] = files
         result.update(self._execute_module(module_name="numaguard.kubelet.admission_check", module_args=args,
                                            task_vars=task_vars))
         return result

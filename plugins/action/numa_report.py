@@ -13,14 +13,14 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import os
 from collections.abc import Mapping
 
 from ansible.errors import AnsibleActionFail
 from ansible.module_utils.common.text.converters import to_native
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._io import write_file
+from ansible_collections.numaguard.kubelet.plugins.plugin_utils.controller_files import plain as _plain
+from ansible_collections.numaguard.kubelet.plugins.plugin_utils.controller_files import resolve_output, write_whole
 from ansible_collections.numaguard.kubelet.plugins.plugin_utils.report import KINDS, ReportError, check_pod_report, discover_report, regroup, validate_report
 from ansible_collections.numaguard.kubelet.plugins.plugin_utils.report_html import render_html
 from ansible_collections.numaguard.kubelet.plugins.plugin_utils.report_render import (
@@ -33,28 +33,6 @@ from ansible_collections.numaguard.kubelet.plugins.plugin_utils.report_render im
 
 OUTPUTS = (("json_file", render_json), ("junit_file", render_junit), ("html_file", render_html),
            ("prometheus_file", render_prometheus))
-
-
-def resolve_output(path, cwd=None):
-    """An output path as given, relative ones against the current directory."""
-    path = os.path.expanduser(str(path))
-    return path if os.path.isabs(path) else os.path.normpath(os.path.join(cwd or os.getcwd(), path))
-
-
-def write_whole(path, text):
-    """Write ``text`` to ``path`` durably (``_io.write_file``: temp file, fsync, rename, directory
-    fsync; parent directories created), mode 0644."""
-    directory = os.path.dirname(path) or "."
-    os.makedirs(directory, exist_ok=True)
-    write_file(path, text.encode("utf-8"), 0o644)
-
-
-def _plain(value):
-    if isinstance(value, Mapping):
-        return dict((str(k), _plain(v)) for k, v in value.items())
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value
 
 
 class ActionModule(ActionBase):

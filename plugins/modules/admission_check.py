@@ -175,6 +175,28 @@ options:
       - Default - what C(kubelet --version) prints on the host when O(root) is C(/); otherwise (snapshots)
         the newest released kubelet the collection knows, with a warning.
     type: str
+  dra_objects:
+    description:
+      - ResourceClaim and ResourceSlice objects (or C(List)s of them), as C(kubectl get -o yaml) prints them, for
+        pods with C(spec.resourceClaims) (Dynamic Resource Allocation).
+      - A claim's allocated devices (C(status.allocation.devices.results)) get their NUMA node from the device's
+        attribute C(resource.kubernetes.io/numaNode), else the driver's own C(<driver>/numaNode) (also C(numa),
+        C(numaNodeID)), in the ResourceSlice that publishes the device (or on the result itself). RV(pods[].alignment)
+        compares it with the NUMA nodes of the pod's exclusive CPUs and memory and warns, naming both, on a mismatch
+        (the Topology Manager never sees DRA devices).
+      - A claim made from a template is found through the pod's C(status.resourceClaimStatuses).
+    type: list
+    elements: raw
+  dra_file:
+    description:
+      - Path(s) of YAML or JSON files B(on the controller) with the objects of O(dra_objects); read by the action plugin.
+    type: list
+    elements: path
+  dra_file_content:
+    description:
+      - Internal, set by the action plugin from O(dra_file); do not set it yourself.
+    type: list
+    elements: dict
 attributes:
   check_mode:
     support: full
@@ -307,6 +329,19 @@ pods:
       elements: int
       returned: always
       sample: [0, 1]
+    alignment:
+      description:
+        - What the kubelet's managers align for this pod and what they do not (see C(docs/admission.md)).
+          C(aligned) lists C({resource, by, numa_nodes}) for resources placed by a manager that gives the Topology
+          Manager hints; C(not_aligned) lists C({resource, why}) - every C(spec.resourceClaims) entry (C(claim <name>),
+          the Topology Manager has no hint provider for DRA), extended resources whose device plugin reports no
+          topology or that no device plugin registered, CPUs and memory from shared pools, everything under
+          C(topologyManagerPolicy=none).
+        - C(claims) per pod claim - C(name), C(resource_claim), C(template), C(containers), C(devices) (C(driver),
+          C(pool), C(device), C(numa_node), C(attribute)), C(status) (C(aligned), C(mismatch) or C(unknown)) and
+          C(note); C(warnings) has one line per device whose NUMA node differs from the pod's exclusive CPUs or memory.
+      type: dict
+      returned: when the pod is admitted as a new pod (not for a resize)
     failed_container:
       description: Container whose merge or allocation rejected the pod (null for a pod-scope merge).
       type: str
@@ -388,6 +423,12 @@ readmit:
       C(os_free), C(difference) and C(diverged). C(all_readmitted), C(summary) (lines).
   returned: when O(readmit) is set
   type: dict
+alignment_warnings:
+  description: Every pod's C(alignment.warnings) (a DRA device on another NUMA node than the pod's CPUs or memory),
+    also shown as task warnings.
+  returned: success (not with O(readmit))
+  type: list
+  elements: str
 table:
   description: RV(msg) as a list of lines (reads as text on the default callback).
   returned: success

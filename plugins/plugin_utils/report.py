@@ -313,6 +313,10 @@ def check_pod_report(results: Mapping[str, Any], topologies: Mapping[str, Any], 
             cost = pod.get("kubelet_cost")
             if isinstance(cost, Mapping) and cost.get("warning"):
                 entry["warnings"].append("%s: %s" % (_pod_name(pod), cost["warning"]))
+            alignment = pod.get("alignment")
+            if isinstance(alignment, Mapping):  # DRA devices on another NUMA node than the pod's CPUs/memory
+                entry["warnings"].extend(str(w) for w in alignment.get("warnings") or [])
+                row["not_aligned"] = [dict(item) for item in alignment.get("not_aligned") or [] if isinstance(item, Mapping)]
             if verdict == "cannot_check" and not pod.get("resize"):
                 entry["details"].append("%s cannot check: %s" % (_pod_name(pod), pod.get("cannot_check") or ""))
             else:

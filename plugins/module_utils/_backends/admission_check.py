@@ -23,6 +23,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._backends.admiss
 from ansible_collections.numaguard.kubelet.plugins.module_utils._backends.node_inputs import device_allocations, device_inventory, node_inputs
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission import AdmissionSimulator, format_table
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission_inputs import AdmissionInputError, pods_from_documents
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.alignment import DRAObjects, pod_alignment
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.devicemanager_inputs import DeviceInventory
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.hugepages_truth import RUNTIME_FAILURE, Backing
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.pod import pod_requests
@@ -49,7 +50,7 @@ def run(module: Any) -> None:
         result = run_check(params)
     except ValueError as exc:
         module.fail_json(msg=str(exc), changed=False)
-    for warning in result.pop("kubelet_warnings", []):
+    for warning in result.pop("kubelet_warnings", []) + list(result.get("alignment_warnings") or []):
         module.warn(warning)
     module.exit_json(changed=False, **result)
 
@@ -80,6 +81,17 @@ def _collect_pods(params):
     return pods
 
 
+def _dra_objects(params):
+    """The ResourceClaims and ResourceSlices of ``dra_objects`` and ``dra_file`` (read by the action plugin)."""
+    documents = list(params.get("dra_objects") or [])
+    for item in params.get("dra_file_content") or []:
+        documents.extend(d for d in (item.get("manifests") or []) if d is not None)
+    if params.get("dra_file") and not params.get("dra_file_content"):
+        raise AdmissionInputError("dra_file is read on the controller by the action plugin of "
+                                  "numaguard.kubelet.admission_check; pass the objects with 'dra_objects' instead")
+    return DRAObjects(documents)
+
+
 def _restore_states(config, mem_path, mem_text, cpu_path, cpu_text):
     """(memory, CPU) checkpoints restored as the kubelet restores them (None = no file). The
     checkpoint code is imported only when there is a file to read (issue 12: fresh-process cost)."""
@@ -105,6 +117,7 @@ def run_check(params):
     root = params.get("root") or "/"
     sources = {}
     pods = _collect_pods(params)
+    dra = _dra_objects(params)
     node = node_inputs(params, root, sources)
     topology, capacity, hugepages, config, root_dir = (node["topology"], node["capacity"], node["hugepages"],
                                                        node["config"], node["root_dir"])
@@ -156,6 +169,8 @@ def run_check(params):
             continue
         result = simulator.admit(pod)
         result["source"] = label
+        result["alignment"] = pod_alignment(manifest, pod_requests(pod), result, node,
+                                            simulator.device_manager.inventory, dra)
         # hugepages truth: the state's counters admitted it; can the OS back its pages?
         shortfalls = backing.charge(simulator.memory_map()) if result["admitted"] else []
         result["runtime"] = RUNTIME_FAILURE if shortfalls else None
@@ -163,7 +178,8 @@ def run_check(params):
         results.append(result)
     run = {"pods": results, "memory": simulator.memory_map(), "pinning": simulator.pinning(),
            "node": node, "sources": sources, "running_pods": running.to_dict(),
-           "node_allocatable": simulator.resource_fit.summary(), "kubelet_warnings": list(simulator.kubelet.warnings)}
+           "node_allocatable": simulator.resource_fit.summary(), "kubelet_warnings": list(simulator.kubelet.warnings),
+           "alignment_warnings": [w for r in results for w in (r.get("alignment") or {}).get("warnings", [])]}
     run.update(simulator.kubelet.result())
     if params.get("return_state"):
         run["state_after"] = simulator.state_after(
@@ -171,7 +187,7 @@ def run_check(params):
             memory_version=getattr(memory_checkpoint, "version", None) if memory_checkpoint is not None else None)
     run["msg"] = format_table(run) + "".join(
         "\n%s/%s: %s: %s" % (r["namespace"], r["name"], RUNTIME_FAILURE, "; ".join(r["runtime_shortfalls"]))
-        for r in results if r["runtime"])
+        for r in results if r["runtime"]) + "".join("\n" + w for w in run["alignment_warnings"])
     if any(r.get("resize") for r in results):
         from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission_report import describe_resize
 

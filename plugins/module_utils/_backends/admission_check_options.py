@@ -19,7 +19,7 @@ except ImportError:  # pragma: no cover
     pass
 
 #: Options the action plugin fills in itself; a task may not pass them.
-INTERNAL_OPTIONS = frozenset(("pod_file_content",))
+INTERNAL_OPTIONS = frozenset(("pod_file_content", "dra_file_content"))
 
 
 def argument_spec() -> Dict[str, Dict[str, Any]]:
@@ -43,4 +43,7 @@ def argument_spec() -> Dict[str, Dict[str, Any]]:
         return_state=dict(type="bool", default=False),
         merge_method=dict(type="str", default="fast", choices=["fast", "exhaustive"]),
         kubelet_version=dict(type="str"),
+        dra_objects=dict(type="list", elements="raw"),
+        dra_file=dict(type="list", elements="path"),
+        dra_file_content=dict(type="list", elements="dict"),
     )

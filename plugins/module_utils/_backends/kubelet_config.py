@@ -31,34 +31,10 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.
     plan_change,
 )
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.settings import MANAGED_FIELDS, SettingsError
-from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.reservation import validate_reservation
+from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.reservation import reservation_validator
 
 #: A KubeletConfiguration's managed fields nest at most a few levels (reservedMemory: 4).
 MAX_SETTINGS_DEPTH = 16
-
-
-def reservation_validator(effective, topology, kubelet=None):
-    """Adapter to the reserved-memory validation (docs/reserved-memory.md) and the Node
-    Allocatable capacity check."""
-    if topology is None:
-        return [], []
-    result = validate_reservation(
-        topology,
-        kube_reserved=effective.get("kubeReserved") or {},
-        system_reserved=effective.get("systemReserved") or {},
-        eviction_hard=effective.get("evictionHard"),
-        reserved_memory=effective.get("reservedMemory") or [],
-        memory_manager_policy=effective.get("memoryManagerPolicy", "None"),
-        merge_default_eviction_settings=bool(effective.get("mergeDefaultEvictionSettings")),
-        reserved_cpus=effective.get("reservedSystemCPUs") or None,
-        kubelet=kubelet,
-    )
-
-    def field(finding):
-        return "kubeReserved/systemReserved/evictionHard" if finding.rule == "node-allocatable-capacity" else "reservedMemory"
-
-    return (["%s: %s" % (field(f), f) for f in result.errors],
-            ["%s: %s" % (field(f), f) for f in result.warnings])
 
 
 def found_running_without_config_dir(found):

@@ -20,6 +20,7 @@ except ImportError:  # pragma: no cover
     pass
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission import explain_merge
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.alignment import summary_line
 from ansible_collections.numaguard.kubelet.plugins.module_utils._errors import NumaguardError
 
 
@@ -65,7 +66,14 @@ def _why_unaligned(pod: Mapping[str, Any], node: Mapping[str, Any]) -> str:
 def describe_pod(pod: Mapping[str, Any], node: Optional[Mapping[str, Any]] = None) -> str:
     """One line for one pod result: placement when admitted, reason and message when not; for a
     resize of a running pod, the resize verdict (:func:`describe_resize`). ``node``: the result's
-    ``node`` summary, to say why a pod admitted without NUMA alignment got none."""
+    ``node`` summary, to say why a pod admitted without NUMA alignment got none. An admitted pod's
+    devices the kubelet does not align (DRA claims, extended resources without topology) follow."""
+    line = _describe_pod(pod, node)
+    unaligned = summary_line(pod.get("alignment") or {}) if pod.get("admitted") else ""
+    return "%s; %s" % (line, unaligned) if unaligned else line
+
+
+def _describe_pod(pod: Mapping[str, Any], node: Optional[Mapping[str, Any]] = None) -> str:
     name = "%s/%s" % (pod.get("namespace", "default"), pod.get("name", "?"))
     if pod.get("resize"):
         return describe_resize(pod)

@@ -780,6 +780,33 @@ def validate_kubelet_config(topology: Topology,
     return validate_reservation(topology, **settings)
 
 
+def reservation_validator(effective: Mapping[str, Any], topology: Optional[Topology],
+                          kubelet: Any = None) -> Tuple[List[str], List[str]]:
+    """The ``reservation_validator`` of ``_kubelet_config.settings.validate_settings``: the
+    reserved-memory validation (docs/reserved-memory.md) and the Node Allocatable capacity check
+    of an effective KubeletConfiguration dict, as (errors, warnings) prefixed with the field to
+    fix. The rollout's preflight (kubelet_config) and the recommendation (``_recommend``) share it."""
+    if topology is None:
+        return [], []
+    result = validate_reservation(
+        topology,
+        kube_reserved=effective.get("kubeReserved") or {},
+        system_reserved=effective.get("systemReserved") or {},
+        eviction_hard=effective.get("evictionHard"),
+        reserved_memory=effective.get("reservedMemory") or [],
+        memory_manager_policy=effective.get("memoryManagerPolicy", "None"),
+        merge_default_eviction_settings=bool(effective.get("mergeDefaultEvictionSettings")),
+        reserved_cpus=effective.get("reservedSystemCPUs") or None,
+        kubelet=kubelet,
+    )
+
+    def field(finding: Finding) -> str:
+        return "kubeReserved/systemReserved/evictionHard" if finding.rule == "node-allocatable-capacity" else "reservedMemory"
+
+    return (["%s: %s" % (field(f), f) for f in result.errors],
+            ["%s: %s" % (field(f), f) for f in result.warnings])
+
+
 def reservation_errors(effective: Mapping[str, Any], topology: Topology) -> List[str]:
     """Adapter for ``kubelet_settings.validate_settings(reservation_validator=...)``: the error
     strings of :func:`validate_kubelet_config` for an effective KubeletConfiguration dict."""

@@ -30,7 +30,7 @@ LAYERS = {
     "_errors": 0, "_io": 0, "_k8s": 0,          # value types, errors, durable I/O
     "_zip_compile": 0,                          # called by the modules before they import their backend
     "_engine": 1,                               # the kubelet's pkg/kubelet/cm, offline
-    "_host": 2, "_kubelet_config": 2, "_reservation": 2, "_report": 2,   # product code by concern
+    "_host": 2, "_kubelet_config": 2, "_reservation": 2, "_report": 2, "_recommend": 2,  # product code by concern
     "_backends": 3,                             # one per module
 }
 
