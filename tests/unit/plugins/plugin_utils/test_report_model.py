@@ -72,7 +72,10 @@ def test_text_at_scale_is_one_screen():
     assert len(lines) <= 14, "\n".join(lines)
     # identical warnings once, with their hosts
     assert sum(1 for line in lines if "a 600 character warning" in line) == 1
-    assert any(line.startswith("  - [50 hosts: h000, h001, h002, h003 (+46 more)]") for line in lines)
+    assert any(line.startswith("  - [50 hosts: h000, h001, h002 and 47 more \u2014 see the JSON]") for line in lines)
+    # the host that needs action comes first, with why
+    assert lines[2].startswith("need action: 1 of 50 host(s) (1 invalid)")
+    assert lines[3] == "  h007: [reserved-memory-sum] not balanced"
     assert any("h007" in line and "INVALID" in line for line in lines)
     assert any("(node 1 1.0 GiB)" in line for line in lines)
 
@@ -129,7 +132,7 @@ def test_check_pod_headline_separates_rejected_and_unchecked():
                                   "(memory_manager_state 1, nvidia.com/gpu 1) (of 6 host(s))")
     hosts = dict((e["host"], e) for e in report["hosts"])
     assert hosts["a"]["numa"][0]["allocated"] == 4 * GI
-    assert report["warnings"] == [{"text": "shop/db: the kubelet would spend 15 minutes", "hosts": ["f"]}]
+    assert report["warnings"] == [{"text": "shop/db: the kubelet would spend 15 minutes", "count": 1, "hosts": ["f"]}]
     junit = ET.fromstring(render_junit(report).split("\n", 1)[1]).find("testsuite")
     assert (junit.get("failures"), junit.get("skipped")) == ("2", "2")
     html = render_html(report)
@@ -138,7 +141,8 @@ def test_check_pod_headline_separates_rejected_and_unchecked():
 
 def test_html_escapes_and_draws_bars():
     report = _validate_fleet(2)
-    report["hosts"][0]["errors"] = ["<script>alert(1)</script>"]
+    for answer in report["answers"]:
+        answer["errors"] = ["<script>alert(1)</script>"]
     html = render_html(report)
     assert "<script>alert" not in html and "&lt;script&gt;" in html
     assert html.count('class="node"') == 2 and 'class="r" style="width:6.250%"' in html
