@@ -75,8 +75,8 @@ def kubelet_assumed_line(kubelet: Mapping[str, Any], total: int) -> str:
 
 #: host names shown inline with a warning or a folded answer (the full list is in the JSON)
 INLINE_HOSTS = 3
-#: host names shown for hosts that need action in the text rendering (the HTML names every one)
-ACTION_HOSTS = 24
+#: host names shown per reason for hosts that need action in the text rendering (the HTML names every one)
+ACTION_HOSTS = 100
 
 
 def folded(hosts: Sequence[str], limit: int = INLINE_HOSTS) -> str:
@@ -263,10 +263,20 @@ def render_prometheus(report: Mapping[str, Any]) -> str:
         out += ["%s%s %d" % (name, _labels(host=e["host"], hw_class=e["class"], fingerprint=e["fingerprint"]),
                              1 if e["state_refused"] else 0) for e in refused]
     name = "numaguard_report_host_status"
-    out += ["# HELP %s 1 for the host's status in the last %s report." % (name, report["kind"]),
-            "# TYPE %s gauge" % name]
+    out += ["# HELP %s 1 for the host's status in the last %s report (answer: its entry in numaguard_report_answer_hosts)."
+            % (name, report["kind"]), "# TYPE %s gauge" % name]
     out += ["%s%s 1" % (name, _labels(host=e["host"], hw_class=e["class"], fingerprint=e["fingerprint"],
-                                      report=report["kind"], status=e["status"])) for e in report["hosts"]]
+                                      report=report["kind"], status=e["status"], answer=e.get("answer", "")))
+            for e in report["hosts"]]
+    if report.get("answers"):
+        name = "numaguard_report_answer_hosts"
+        out += ["# HELP %s Hosts that gave the same answer in the last %s report (identical class, status, numbers and "
+                "warnings)." % (name, report["kind"]), "# TYPE %s gauge" % name]
+        out += ["%s%s %d" % (name, _labels(answer=a["id"], hw_class=a["class"], fingerprint=a["fingerprint"],
+                                           report=report["kind"], status=a["status"],
+                                           needs_action="true" if a["needs_action"] else "false",
+                                           outlier="true" if a["outlier"] else "false"), a["count"])
+                for a in report["answers"]]
     return "\n".join(out) + "\n"
 
 
