@@ -129,6 +129,8 @@ def render_text(report: Mapping[str, Any], files: Sequence[str] = ()) -> List[st
             lines.append("  %s: %s" % (folded(hosts, ACTION_HOSTS), text))
         if len(reasons) > DETAILS:
             lines.append("  ... %d more reasons (see the JSON/HTML report)" % (len(reasons) - DETAILS))
+    elif answers:
+        lines.append("need action: none (0 of %d host(s))" % len(report["hosts"]))
     entries = dict((e["host"], e) for e in report["hosts"])
     by_id = dict((a["id"], a) for a in answers)
     width = max([len(h) for h in entries] + [4])

@@ -84,6 +84,7 @@ def test_text_small_fleet_names_every_host_and_groups_identical_answers():
     lines = render_text(_validate_fleet(4))
     text = "\n".join(lines)
     assert all("h%03d" % i in text for i in range(4))
+    assert lines[2] == "need action: none (0 of 4 host(s))"
     assert any(line.startswith("  2 WARNING: h000, h002 -- --reserved-memory=") for line in lines), lines
 
 
