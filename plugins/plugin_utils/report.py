@@ -190,9 +190,10 @@ def _answers(kind: str, entries: List[Dict[str, Any]], rank: Mapping[str, int]) 
             groups[key] = []
         groups[key].append(entry)
     majority: Dict[str, str] = {}
-    for key, members in groups.items():  # the most common answer of each class (the first one on a tie)
+    weight = dict((key, (len(members), answers[key]["status"] not in ACTION)) for key, members in groups.items())
+    for key in groups:  # the most common answer of each class; on a tie one that needs no action, else the first
         best = majority.get(answers[key]["class"])
-        if best is None or len(members) > len(groups[best]):
+        if best is None or weight[key] > weight[best]:
             majority[answers[key]["class"]] = key
     out = []
     for key, members in groups.items():
