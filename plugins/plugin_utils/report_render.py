@@ -26,12 +26,18 @@ WARNING_WIDTH = 220
 _FLAG_PART = re.compile(r"^(\d+):memory=(\d+)$")
 
 
-def host_list(hosts: Sequence[str], limit: int = 6) -> str:
-    """``h01, h02, h03 (+17 more)``."""
+#: host names shown inline with a warning or a folded answer (the full list is in the JSON)
+INLINE_HOSTS = 3
+#: host names shown per reason for hosts that need action in the text rendering (the HTML names every one)
+ACTION_HOSTS = 100
+
+
+def folded(hosts: Sequence[str], limit: int = INLINE_HOSTS) -> str:
+    """``h01, h02, h03 and 395 more — see the JSON``: a few names, then how many the JSON lists too."""
     hosts = list(hosts)
     if len(hosts) <= limit:
         return ", ".join(hosts)
-    return "%s (+%d more)" % (", ".join(hosts[:limit]), len(hosts) - limit)
+    return "%s and %d more \u2014 see the JSON" % (", ".join(hosts[:limit]), len(hosts) - limit)
 
 
 def flag_with_units(summary: str) -> str:
@@ -69,22 +75,8 @@ def kubelet_assumed_line(kubelet: Mapping[str, Any], total: int) -> str:
         kubelet["version"], _KUBELET_SOURCE.get(kubelet.get("source"), kubelet.get("source")),
         ", ".join("%s=%s" % (g, str(v).lower()) for g, v in sorted(gates.items())) + " (others: the release's defaults)"
         if gates else "the release's defaults",
-        "all %d host(s)" % total if len(hosts) == total else "%d host(s): %s" % (len(hosts), host_list(hosts, 4)))
-    return line if len(line) <= LINE_WIDTH else line[:LINE_WIDTH - 3] + "..."
-
-
-#: host names shown inline with a warning or a folded answer (the full list is in the JSON)
-INLINE_HOSTS = 3
-#: host names shown per reason for hosts that need action in the text rendering (the HTML names every one)
-ACTION_HOSTS = 100
-
-
-def folded(hosts: Sequence[str], limit: int = INLINE_HOSTS) -> str:
-    """``h01, h02, h03 and 395 more — see the JSON``: a few names, then how many the JSON lists too."""
-    hosts = list(hosts)
-    if len(hosts) <= limit:
-        return ", ".join(hosts)
-    return "%s and %d more \u2014 see the JSON" % (", ".join(hosts[:limit]), len(hosts) - limit)
+        "all %d host(s)" % total if len(hosts) == total else "%d host(s): %s" % (len(hosts), folded(hosts)))
+    return line if len(line) <= WARNING_WIDTH else line[:WARNING_WIDTH - 3] + "..."
 
 
 def _cut(line: str) -> str:
@@ -131,6 +123,14 @@ def render_text(report: Mapping[str, Any], files: Sequence[str] = ()) -> List[st
             lines.append("  ... %d more reasons (see the JSON/HTML report)" % (len(reasons) - DETAILS))
     elif answers:
         lines.append("need action: none (0 of %d host(s))" % len(report["hosts"]))
+    outliers = [a for a in answers if a["outlier"] and not a["needs_action"]]
+    if outliers:
+        lines.append("differ from the rest of their class:")
+        for answer in outliers[:DETAILS]:
+            lines.append(_cut("  %d %s of %s: %s -- %s" % (answer["count"], _status(answer["status"]), answer["class"],
+                                                           folded(answer["hosts"]), flag_with_units(answer["summary"]))))
+        if len(outliers) > DETAILS:
+            lines.append("  ... %d more (see the JSON/HTML report)" % (len(outliers) - DETAILS))
     entries = dict((e["host"], e) for e in report["hosts"])
     by_id = dict((a["id"], a) for a in answers)
     width = max([len(h) for h in entries] + [4])

@@ -113,6 +113,13 @@ def test_an_outlier_within_a_class_is_an_exception(fleet, reports):
     assert sorted(statuses) == ["ok", "warning"]
     assert statuses["warning"]["count"] == len(fleet.eviction_warned) and not statuses["warning"]["outlier"]
     assert statuses["ok"]["outlier"] and statuses["ok"]["id"] in report["needs_action"]["outliers"]
+    lines = render_text(report)
+    at = lines.index("differ from the rest of their class:")
+    assert lines[at + 1].startswith("  %d OK of %s: %s and %d more \u2014 see the JSON -- --reserved-memory=" % (
+        statuses["ok"]["count"], statuses["ok"]["class"], ", ".join(statuses["ok"]["hosts"][:3]), statuses["ok"]["count"] - 3))
+    assert at < min(i for i, line in enumerate(lines) if line.startswith("class "))
+    html = render_html(report)
+    assert html.index(statuses["ok"]["hosts"][0]) < html.index('id="classes"')  # in the first box, folded after three
 
 
 @pytest.mark.parametrize("kind", KINDS)
