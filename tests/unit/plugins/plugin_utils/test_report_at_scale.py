@@ -19,6 +19,8 @@ import re
 from html import escape
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ansible_collections.numaguard.kubelet.plugins.plugin_utils.report import (
     ACTION,
@@ -197,3 +199,55 @@ def test_regroup_rebuilds_the_answers(fleet, reports):
     [answer] = [a for a in report["answers"] if moved in a["hosts"]]
     assert answer["class"] == "numa_9n_9c_nohp_99999999" and answer["count"] == 1
     assert sum(a["count"] for a in report["answers"]) == HOSTS
+
+
+# ---- property: the answers partition any fleet -------------------------------------------------
+
+GI = 1 << 30
+_ERRORS = ("[reserved-memory-sum] not balanced", "[node-capacity] node 1 over")
+_WARNINGS = ("kubelet version unknown", "[eviction-defaults-dropped] imagefs dropped", "[memory-only-node] node 1")
+
+
+def _result(kind, reserved, warnings, error):
+    if kind == "unreachable":
+        return {"valid": False, "errors": ["could not check: unreachable"], "warnings": [], "input_error": "unreachable"}
+    node = {"id": 0, "memory_total_bytes": 16 * GI, "hugepages_bytes": 0, "reserved_memory_bytes": reserved * GI,
+            "guaranteed_memory_bytes": (16 - reserved) * GI}
+    return {"valid": kind == "valid", "errors": [] if kind == "valid" else [_ERRORS[error]],
+            "warnings": [_WARNINGS[w] for w in sorted(warnings)], "flag": "0:memory=%dGi" % reserved,
+            "nodes": [node], "kubelet_warnings": [_WARNINGS[0]]}
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["valid", "invalid", "unreachable"]), st.sampled_from(["ca", "cb", "cc"]),
+                          st.integers(1, 2), st.sets(st.integers(0, 2), max_size=2), st.integers(0, 1)),
+                min_size=1, max_size=40))
+def test_answers_partition_any_fleet(hosts):
+    """Property: every host is in exactly one answer; hosts share an answer exactly when they answered
+    the same; hosts that need action are exactly those of ACTION statuses; each class pictures its
+    largest answer; the text has one line per answer, not per host."""
+    results, topologies, names = {}, {}, []
+    for index, (kind, cls, reserved, warnings, error) in enumerate(hosts):
+        name = "h%02d" % index
+        names.append(name)
+        results[name] = _result(kind, reserved, warnings, error)
+        topologies[name] = {"fingerprint": "sha256:" + cls * 32,
+                            "nodes": [{"id": 0, "cpus": [0, 1], "memory_total_bytes": 16 * GI, "hugepages": {}}]}
+    report = validate_report(results, topologies, {}, names)
+    entries = dict((e["host"], e) for e in report["hosts"])
+    seen = [h for a in report["answers"] for h in a["hosts"]]
+    assert sorted(seen) == sorted(names)
+    key = dict((h, json.dumps(answer_of("validate", entries[h]), sort_keys=True)) for h in names)
+    for a in names:
+        for b in names:
+            assert (entries[a]["answer"] == entries[b]["answer"]) == (key[a] == key[b])
+    assert sorted(report["needs_action"]["hosts"]) == sorted(h for h in names if entries[h]["status"] in ACTION)
+    for cls in report["classes"]:
+        sizes = [a["count"] for a in report["answers"] if a["id"] in cls["answers"]]
+        picture = [a for a in report["answers"] if a["id"] == cls["picture"]["answer"]][0]
+        assert picture["count"] == max(sizes) and picture["class"] == cls["group"]
+    lines = render_text(report)
+    fixed = 6 + len(report["warnings"]) + 2 * len(_ERRORS) + 2  # headline, status, kubelet, headers, reasons
+    assert len(lines) <= fixed + len(report["classes"]) + 2 * len(report["answers"]), "\n".join(lines)
+    for warning in report["warnings"]:
+        assert sum(1 for line in lines if line.endswith("] " + warning["text"])) == 1
