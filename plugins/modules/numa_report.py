@@ -19,6 +19,11 @@ description:
     memory picture, and a Prometheus textfile, writing the files asked for.
   - Hosts are grouped by hardware class (the inventory group C(numa_<nodes>n_<cpus>c_<hugepages>_<fingerprint>)
     that C(discover.yml) creates); identical warnings are shown once with the hosts they apply to.
+  - Hosts whose answer is identical (same class, status, numbers and warnings; the kernel's free memory and the
+    kubelet's pid, which change by the second, left out) are one entry of the report's C(answers) with a count and
+    their hosts. Every rendering leads with the hosts that need action (error, invalid, rejected, cannot check,
+    differs) and why, named in full, then answers that differ from the rest of their class; then one entry per
+    answer and one NUMA picture per class; each distinct warning once with its count.
   - Relative output paths are relative to the current directory of C(ansible-playbook), not to the playbook
     or the inventory. Files are written whole (temporary file and rename); parent directories are created.
     In check mode nothing is written.
@@ -104,7 +109,8 @@ EXAMPLES = r"""
 
 RETURN = r"""
 report:
-  description: The report model (C(kind), C(headline), C(counts), C(classes), C(hosts), C(warnings), ...).
+  description: The report model (C(kind), C(headline), C(counts), C(needs_action), C(classes), C(answers),
+    C(warnings), C(hosts), ...; see docs/reports.md).
   returned: success
   type: dict
 headline:

@@ -12,13 +12,23 @@ each renderer stays a small, testable function instead of Jinja loops in playboo
 The model is plain data (JSON-safe dicts and lists)::
 
     kind, title, generated (UTC ISO 8601), headline, counts {status: n},
-    classes [{group, name, fingerprint, shape, hosts}],
+    needs_action {count, hosts, answers [answer ids], outliers [answer ids]},
+    classes [{group, name, fingerprint, shape, hosts, counts {status: n}, answers [answer ids],
+              picture {answer, host, numa}}],
+    answers [{id, count, hosts, class, fingerprint, status, summary, errors, warnings, details, numa,
+              pods, state_refused, kubelet (validate), needs_action, outlier}],
+    warnings [{text, count, hosts}]   (identical warnings once, with the hosts they apply to, most hosts first)
     hosts [{host, class, groups, status, summary, details, warnings, errors,
             numa [{node, total, reserved, hugepages, allocatable, allocated, free}],
-            pods [{pod, verdict, reason, message, numa_nodes}], state_refused, fingerprint,
+            pods [{pod, verdict, reason, message, numa_nodes}], state_refused, fingerprint, answer,
             kubelet {version, source, feature_gates_set} (validate only)}],
-    warnings [{text, hosts}]   (identical warnings once, with the hosts they apply to)
     kubelet [{version, source, feature_gates_set, hosts}]   (validate: each kubelet assumption once)
+
+Fleet scale (issue 25): hosts whose answer is identical (``answer_of``: same class, status, numbers,
+warnings) are ONE entry of ``answers`` with a count and their hosts; the exceptions (hosts that need
+action: ``ACTION``; answers that differ from the most common one of their class: ``outlier``) come
+first. Each class names one answer as its NUMA ``picture``. The renderings show answers, not hosts;
+``hosts`` stays for machines (JSON consumers, JUnit test cases, Prometheus series per host).
 
 Statuses: ``ok``, ``warning``, ``differs``, ``invalid``, ``admitted``, ``rejected``,
 ``cannot_check``, ``error``.
@@ -29,6 +39,7 @@ from __future__ import absolute_import, annotations, division, print_function
 __metaclass__ = type
 
 import datetime
+import json
 import re
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
@@ -40,6 +51,8 @@ KINDS = ("discover", "validate", "check_pod")
 #: worst first: the order of the headline and of the per-host lines within a class
 STATUS_ORDER = ("error", "invalid", "rejected", "cannot_check", "differs", "warning", "ok", "admitted")
 BAD = ("error", "invalid", "rejected")
+#: statuses of hosts that need action: the first lines of every rendering
+ACTION = ("error", "invalid", "rejected", "cannot_check", "differs")
 _SIZE = re.compile(r"^hugepages-(\d+)(Ki|Mi|Gi|Ti)?$")
 _UNITS = {"Ki": 1 << 10, "Mi": 1 << 20, "Gi": 1 << 30, "Ti": 1 << 40, None: 1}
 
@@ -83,14 +96,16 @@ def _class_of(topology: Any) -> Dict[str, str]:
 
 
 def regroup(report: Dict[str, Any], classes: Mapping[str, str]) -> None:
-    """Put hosts into the given hardware classes (host -> class group) and rebuild ``classes``."""
+    """Put hosts into the given hardware classes (host -> class group) and rebuild ``classes``
+    (and the answers, which are per class)."""
     shapes = dict((c["group"], c.get("shape", "")) for c in report["classes"])
     for entry in report["hosts"]:
         if entry["host"] in classes:
             entry["class"] = classes[entry["host"]]
             entry["fingerprint"] = entry["class"].rsplit("_", 1)[-1] if is_class_group(entry["class"]) else "-"
     rebuilt = _finish(report["kind"], report["title"], report["hosts"], report["headline"], shapes)
-    report["classes"] = rebuilt["classes"]
+    for key in _DERIVED:
+        report[key] = rebuilt[key]
 
 
 def _entry(host: str, groups: List[str], hw: Mapping[str, str]) -> Dict[str, Any]:
@@ -114,25 +129,128 @@ def _numa_from_topology(topology: Any) -> List[Dict[str, Any]]:
     return out
 
 
+#: what ``_finish`` derives from the per-host entries (``regroup`` rebuilds them)
+_DERIVED = ("counts", "needs_action", "classes", "answers", "warnings")
+#: the kubelet's pid in a discover summary: it differs per host and is not part of the answer
+_PID = re.compile(r"running \(pid [^)]*\)")
+
+
+def answer_of(kind: str, entry: Mapping[str, Any]) -> Dict[str, Any]:
+    """What a host answered, without its name: hosts with equal answers are one entry of the report.
+
+    The answer is the class, status, summary, errors, warnings, details, NUMA numbers, pod verdicts,
+    state verdict and kubelet assumption. What a live host changes from one second to the next (the
+    kernel's MemFree: a NUMA row's ``free`` without ``allocatable``; after discovery also free
+    hugepages and the kubelet's pid) is not part of it: the answer keeps the range of free memory
+    per node instead."""
+    answer = dict((k, entry.get(k)) for k in ("class", "fingerprint", "status", "summary", "errors", "warnings",
+                                              "details", "numa", "pods", "state_refused"))
+    if "kubelet" in entry:
+        answer["kubelet"] = entry["kubelet"]
+    if kind == "discover":
+        answer["summary"] = _PID.sub("running", entry["summary"])
+        answer["details"] = []
+    if any(_mem_free(n) for n in entry["numa"]):
+        answer["numa"] = [dict(n, free=None) if _mem_free(n) else n for n in entry["numa"]]
+    return answer
+
+
+def _mem_free(node: Mapping[str, Any]) -> bool:
+    """A NUMA row whose ``free`` is the kernel's MemFree (no allocatable to subtract from): it changes by the second."""
+    return node.get("allocatable") is None and node.get("free") is not None
+
+
+def _answer_key(answer: Mapping[str, Any]) -> str:
+    return json.dumps(answer, sort_keys=True, default=str)
+
+
+def _free_ranges(members: Sequence[Mapping[str, Any]], numa: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+    """The NUMA rows of an answer with the kernel's free memory as the least and the most of its hosts."""
+    rows = []
+    for index, node in enumerate(numa):
+        free = [m["numa"][index].get("free") for m in members if len(m["numa"]) > index]
+        known = [int(f) for f in free if f is not None]
+        row = dict(node, free=min(known) if known else None)
+        if known and max(known) != min(known):
+            row["free_max"] = max(known)
+        rows.append(row)
+    return rows
+
+
+def _answers(kind: str, entries: List[Dict[str, Any]], rank: Mapping[str, int]) -> List[Dict[str, Any]]:
+    """Hosts with equal answers as one entry each (``count``, ``hosts``); exceptions first: hosts that
+    need action, then answers that differ from the most common answer of their class."""
+    groups: Dict[str, List[Dict[str, Any]]] = {}
+    answers: Dict[str, Dict[str, Any]] = {}
+    for entry in entries:
+        answer = answer_of(kind, entry)
+        key = _answer_key(answer)
+        if key not in answers:
+            answers[key] = answer
+            groups[key] = []
+        groups[key].append(entry)
+    majority: Dict[str, str] = {}
+    weight = dict((key, (len(members), answers[key]["status"] not in ACTION)) for key, members in groups.items())
+    for key in groups:  # the most common answer of each class; on a tie one that needs no action, else the first
+        best = majority.get(answers[key]["class"])
+        if best is None or weight[key] > weight[best]:
+            majority[answers[key]["class"]] = key
+    out = []
+    for key, members in groups.items():
+        answer = answers[key]
+        answer["count"] = len(members)
+        answer["hosts"] = [m["host"] for m in members]
+        answer["needs_action"] = answer["status"] in ACTION
+        answer["outlier"] = majority[answer["class"]] != key
+        if any(_mem_free(n) for n in members[0]["numa"]):
+            answer["numa"] = _free_ranges(members, answer["numa"])
+        out.append(answer)
+    out.sort(key=lambda a: (not a["needs_action"], not a["outlier"], rank.get(a["status"], 0), -a["count"],
+                            a["hosts"][0]))
+    for index, answer in enumerate(out):
+        answer["id"] = "a%d" % (index + 1)
+    return out
+
+
 def _finish(kind: str, title: str, entries: List[Dict[str, Any]], headline: str,
             shapes: Optional[Mapping[str, str]] = None, extra: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
     counts: Dict[str, int] = {}
     classes: Dict[str, Dict[str, Any]] = {}
     warnings: Dict[str, List[str]] = {}
+    rank = dict((s, i) for i, s in enumerate(STATUS_ORDER))
+    entry_of = dict((e["host"], e) for e in entries)
     for entry in entries:
         counts[entry["status"]] = counts.get(entry["status"], 0) + 1
         group = classes.setdefault(entry["class"], {
             "group": entry["class"], "name": entry["class"].rsplit("_", 1)[0] if entry["class"] != "unknown" else "unknown",
-            "fingerprint": entry["fingerprint"], "shape": (shapes or {}).get(entry["class"], ""), "hosts": []})
+            "fingerprint": entry["fingerprint"], "shape": (shapes or {}).get(entry["class"], ""), "hosts": [],
+            "counts": {}})
         group["hosts"].append(entry["host"])
+        group["counts"][entry["status"]] = group["counts"].get(entry["status"], 0) + 1
         for text in entry["warnings"]:
             warnings.setdefault(text, []).append(entry["host"])
+    answers = _answers(kind, entries, rank)
+    for answer in answers:
+        for host in answer["hosts"]:
+            entry_of[host]["answer"] = answer["id"]
+        cls = classes[answer["class"]]
+        cls.setdefault("answers", []).append(answer["id"])
+        if not answer["outlier"]:  # the class's one NUMA picture: its most common answer's
+            cls["picture"] = {"answer": answer["id"], "host": answer["hosts"][0], "numa": answer["numa"]}
+    for cls in classes.values():
+        cls["counts"] = dict((s, cls["counts"][s]) for s in STATUS_ORDER if s in cls["counts"])
+    action = [a for a in answers if a["needs_action"]]
     report = {
         "kind": kind, "title": title, "generated": _now(), "headline": headline,
         "counts": dict((s, counts[s]) for s in STATUS_ORDER if s in counts),
+        "needs_action": {"count": sum(a["count"] for a in action), "hosts": [h for a in action for h in a["hosts"]],
+                         "answers": [a["id"] for a in action],
+                         "outliers": [a["id"] for a in answers if a["outlier"] and not a["needs_action"]]},
         "classes": sorted(classes.values(), key=lambda c: (-len(c["hosts"]), c["group"])),
+        "answers": answers,
+        "warnings": sorted(({"text": text, "count": len(hosts), "hosts": hosts} for text, hosts in warnings.items()),
+                           key=lambda w: -w["count"]),
         "hosts": entries,
-        "warnings": [{"text": text, "hosts": hosts} for text, hosts in warnings.items()],
     }
     report.update(extra or {})
     return report

@@ -26,12 +26,18 @@ WARNING_WIDTH = 220
 _FLAG_PART = re.compile(r"^(\d+):memory=(\d+)$")
 
 
-def host_list(hosts: Sequence[str], limit: int = 6) -> str:
-    """``h01, h02, h03 (+17 more)``."""
+#: host names shown inline with a warning or a folded answer (the full list is in the JSON)
+INLINE_HOSTS = 3
+#: host names shown per reason for hosts that need action in the text rendering (the HTML names every one)
+ACTION_HOSTS = 100
+
+
+def folded(hosts: Sequence[str], limit: int = INLINE_HOSTS) -> str:
+    """``h01, h02, h03 and 395 more — see the JSON``: a few names, then how many the JSON lists too."""
     hosts = list(hosts)
     if len(hosts) <= limit:
         return ", ".join(hosts)
-    return "%s (+%d more)" % (", ".join(hosts[:limit]), len(hosts) - limit)
+    return "%s and %d more \u2014 see the JSON" % (", ".join(hosts[:limit]), len(hosts) - limit)
 
 
 def flag_with_units(summary: str) -> str:
@@ -69,13 +75,27 @@ def kubelet_assumed_line(kubelet: Mapping[str, Any], total: int) -> str:
         kubelet["version"], _KUBELET_SOURCE.get(kubelet.get("source"), kubelet.get("source")),
         ", ".join("%s=%s" % (g, str(v).lower()) for g, v in sorted(gates.items())) + " (others: the release's defaults)"
         if gates else "the release's defaults",
-        "all %d host(s)" % total if len(hosts) == total else "%d host(s): %s" % (len(hosts), host_list(hosts, 4)))
+        "all %d host(s)" % total if len(hosts) == total else "%d host(s): %s" % (len(hosts), folded(hosts)))
+    return line if len(line) <= WARNING_WIDTH else line[:WARNING_WIDTH - 3] + "..."
+
+
+def _cut(line: str) -> str:
     return line if len(line) <= LINE_WIDTH else line[:LINE_WIDTH - 3] + "..."
 
 
+def _status(status: str) -> str:
+    return status.upper().replace("_", " ")
+
+
+def _why(answer: Mapping[str, Any]) -> List[str]:
+    """Why an answer needs action: its errors, or its summary when it has none."""
+    return list(answer["errors"]) or [answer["summary"]]
+
+
 def render_text(report: Mapping[str, Any], files: Sequence[str] = ()) -> List[str]:
-    """Summary first, then one block per hardware class (one line per host, or per class at
-    scale), then every distinct warning once with its hosts."""
+    """Summary first, then the hosts that need action and why (each reason once, with its hosts), then
+    one block per hardware class (one line per answer: identical hosts share it, with a count), then
+    every distinct warning once with its count and a few of its hosts."""
     lines = [report["headline"]]
     counts = report.get("counts") or {}
     if counts:
@@ -83,61 +103,68 @@ def render_text(report: Mapping[str, Any], files: Sequence[str] = ()) -> List[st
                                             if s in counts))
     for kubelet in report.get("kubelet") or []:
         lines.append(kubelet_assumed_line(kubelet, len(report["hosts"])))
+    answers = report.get("answers") or []
+    action = [a for a in answers if a["needs_action"]]
+    if action:
+        need = sum(a["count"] for a in action)
+        by_status: Dict[str, int] = {}
+        for answer in action:
+            by_status[answer["status"]] = by_status.get(answer["status"], 0) + answer["count"]
+        lines.append("need action: %d of %d host(s) (%s), each reason once with its hosts:" % (
+            need, len(report["hosts"]), ", ".join("%d %s" % (by_status[s], s.replace("_", " "))
+                                                   for s in STATUS_ORDER if s in by_status)))
+        reasons: Dict[str, List[str]] = {}
+        for answer in action:
+            for text in _why(answer)[:3]:
+                reasons.setdefault(text, []).extend(answer["hosts"])
+        for text, hosts in list(reasons.items())[:DETAILS]:
+            lines.append("  %s: %s" % (folded(hosts, ACTION_HOSTS), text))
+        if len(reasons) > DETAILS:
+            lines.append("  ... %d more reasons (see the JSON/HTML report)" % (len(reasons) - DETAILS))
+    elif answers:
+        lines.append("need action: none (0 of %d host(s))" % len(report["hosts"]))
+    outliers = [a for a in answers if a["outlier"] and not a["needs_action"]]
+    if outliers:
+        lines.append("differ from the rest of their class:")
+        for answer in outliers[:DETAILS]:
+            lines.append(_cut("  %d %s of %s: %s -- %s" % (answer["count"], _status(answer["status"]), answer["class"],
+                                                           folded(answer["hosts"]), flag_with_units(answer["summary"]))))
+        if len(outliers) > DETAILS:
+            lines.append("  ... %d more (see the JSON/HTML report)" % (len(outliers) - DETAILS))
     entries = dict((e["host"], e) for e in report["hosts"])
+    by_id = dict((a["id"], a) for a in answers)
     width = max([len(h) for h in entries] + [4])
     rank = dict((s, i) for i, s in enumerate(STATUS_ORDER))
     singles = [c for c in report["classes"] if len(c["hosts"]) == 1]
     for cls in report["classes"]:
         if len(cls["hosts"]) == 1 and len(singles) > 1:
             continue
-        members = [entries[h] for h in cls["hosts"]]
-        lines.append("class %s (%d host%s)%s" % (cls["group"], len(members), "" if len(members) == 1 else "s",
+        lines.append("class %s (%d host%s)%s" % (cls["group"], len(cls["hosts"]), "" if len(cls["hosts"]) == 1 else "s",
                                                  ": " + cls["shape"] if cls.get("shape") else ""))
-        # hosts with the same status and answer share one line, at any scale
-        groups: Dict[Any, List[Mapping[str, Any]]] = {}
-        for entry in members:
-            groups.setdefault((entry["status"], entry["summary"]), []).append(entry)
-        for (status, summary), same in sorted(groups.items(), key=lambda i: (rank.get(i[0][0], 0), i[1][0]["host"])):
-            if len(same) == 1:
-                lines.append(_line(same[0], width))
+        # hosts with the same answer share one line, at any scale
+        for answer in sorted((by_id[i] for i in cls.get("answers") or []),
+                             key=lambda a: (rank.get(a["status"], 0), a["hosts"][0])):
+            if answer["count"] == 1:
+                lines.append(_line(entries[answer["hosts"][0]], width))
                 continue
-            line = "  %d %s: %s -- %s" % (len(same), status.upper().replace("_", " "),
-                                          host_list([e["host"] for e in same]), flag_with_units(summary))
-            lines.append(line if len(line) <= LINE_WIDTH else line[:LINE_WIDTH - 3] + "...")
+            lines.append(_cut("  %d %s: %s -- %s" % (answer["count"], _status(answer["status"]), folded(answer["hosts"]),
+                                                     flag_with_units(answer["summary"]))))
     if len(singles) > 1:
         # classes of one host: one line each, the class named on it
         lines.append("classes of one host each (%d):" % len(singles))
         for cls in sorted(singles, key=lambda c: rank.get(entries[c["hosts"][0]]["status"], 0)):
             entry = entries[cls["hosts"][0]]
             text = entry["summary"] if not cls.get("shape") else "%s; %s" % (cls["shape"], entry["summary"])
-            line = "  %-*s  %-12s %s: %s" % (width, entry["host"], entry["status"].upper().replace("_", " "),
-                                             cls["group"], flag_with_units(text))
-            lines.append(line if len(line) <= LINE_WIDTH else line[:LINE_WIDTH - 3] + "...")
-    hidden = []
-    for entry in report["hosts"]:
-        if entry["status"] in ("ok", "admitted"):
-            continue
-        for text in entry["errors"][:3]:
-            if text != entry["summary"] or len(_line(entry, width)) >= LINE_WIDTH:
-                hidden.append("  %s: %s" % (entry["host"], text))
-    if hidden:
-        lines.append("details:")
-        unique: Dict[str, List[str]] = {}
-        for item in hidden:
-            host, text = item[2:].split(": ", 1)
-            unique.setdefault(text, []).append(host)
-        for text, hosts in list(unique.items())[:DETAILS]:
-            lines.append("  %s: %s" % (host_list(hosts, 4), text))
-        if len(unique) > DETAILS:
-            lines.append("  ... %d more (see the JSON/HTML report)" % (len(unique) - DETAILS))
+            lines.append(_cut("  %-*s  %-12s %s: %s" % (width, entry["host"], _status(entry["status"]), cls["group"],
+                                                        flag_with_units(text))))
     if report.get("warnings"):
-        lines.append("warnings (each once, with the hosts it applies to):")
+        lines.append("warnings (each once, with how many hosts it applies to):")
         for warning in report["warnings"]:
             text = warning["text"]
             if len(text) > WARNING_WIDTH:
                 text = text[:WARNING_WIDTH - 3] + "..."
-            lines.append("  - [%d host%s: %s] %s" % (len(warning["hosts"]), "" if len(warning["hosts"]) == 1 else "s",
-                                                     host_list(warning["hosts"], 4), text))
+            hosts = warning["hosts"]
+            lines.append("  - [%d host%s: %s] %s" % (len(hosts), "" if len(hosts) == 1 else "s", folded(hosts), text))
     for path in files:
         lines.append("written: %s" % path)
     return lines
@@ -238,10 +265,20 @@ def render_prometheus(report: Mapping[str, Any]) -> str:
         out += ["%s%s %d" % (name, _labels(host=e["host"], hw_class=e["class"], fingerprint=e["fingerprint"]),
                              1 if e["state_refused"] else 0) for e in refused]
     name = "numaguard_report_host_status"
-    out += ["# HELP %s 1 for the host's status in the last %s report." % (name, report["kind"]),
-            "# TYPE %s gauge" % name]
+    out += ["# HELP %s 1 for the host's status in the last %s report (answer: its entry in numaguard_report_answer_hosts)."
+            % (name, report["kind"]), "# TYPE %s gauge" % name]
     out += ["%s%s 1" % (name, _labels(host=e["host"], hw_class=e["class"], fingerprint=e["fingerprint"],
-                                      report=report["kind"], status=e["status"])) for e in report["hosts"]]
+                                      report=report["kind"], status=e["status"], answer=e.get("answer", "")))
+            for e in report["hosts"]]
+    if report.get("answers"):
+        name = "numaguard_report_answer_hosts"
+        out += ["# HELP %s Hosts that gave the same answer in the last %s report (identical class, status, numbers and "
+                "warnings)." % (name, report["kind"]), "# TYPE %s gauge" % name]
+        out += ["%s%s %d" % (name, _labels(answer=a["id"], hw_class=a["class"], fingerprint=a["fingerprint"],
+                                           report=report["kind"], status=a["status"],
+                                           needs_action="true" if a["needs_action"] else "false",
+                                           outlier="true" if a["outlier"] else "false"), a["count"])
+                for a in report["answers"]]
     return "\n".join(out) + "\n"
 
 

@@ -108,8 +108,9 @@ class Browser:
         shutil.rmtree(self.profile, ignore_errors=True)
 
 
-def load(path):
-    """Open ``path``; return (problems, PNG bytes)."""
+def load(path, expression=None):
+    """Open ``path``; return (problems, PNG bytes), and with ``expression`` also what it evaluates to
+    in the page (a JSON string, parsed)."""
     browser = Browser()
     try:
         target = browser.call("Target.createTarget", {"url": "about:blank"})["targetId"]
@@ -120,6 +121,10 @@ def load(path):
         browser.wait_for("Page.loadEventFired")
         browser.call("Runtime.evaluate", {"expression": "1"}, session=session)  # flush pending events
         shot = browser.call("Page.captureScreenshot", {"format": "png"}, session=session)["data"]
+        measured = None
+        if expression:
+            measured = json.loads(browser.call("Runtime.evaluate", {"expression": expression, "returnByValue": True},
+                                               session=session)["result"]["value"])
         problems = []
         for event in browser.events:
             method, params = event.get("method"), event.get("params") or {}
@@ -131,6 +136,8 @@ def load(path):
                 problems.append("log: %s" % params["entry"].get("text"))
             elif method == "Network.loadingFailed":
                 problems.append("load failed: %s" % params.get("errorText"))
+        if expression:
+            return problems, base64.b64decode(shot), measured
         return problems, base64.b64decode(shot)
     finally:
         browser.close()
@@ -229,3 +236,43 @@ def test_the_checker_sees_console_errors(tmp_path):
     assert any("boom" in p for p in problems), problems
     assert any("load failed" in p or "missing.css" in p for p in problems), problems
     assert len(png_colours(png)) <= 2
+
+
+#: which elements lie wholly inside the first viewport (no scrolling, nothing unfolded)
+FIRST_VIEWPORT = """JSON.stringify((() => {
+  const seen = e => { const r = e.getBoundingClientRect();
+                      return r.width > 0 && r.height > 0 && r.top >= 0 && r.bottom <= window.innerHeight; };
+  return {height: window.innerHeight,
+          headline: seen(document.querySelector("header .headline")),
+          action: seen(document.querySelector("#action h2")),
+          first_exception: [...document.querySelectorAll("#action .act")].slice(0, 1).map(seen),
+          classes: [...document.querySelectorAll("#classes td:first-child a")].map(a => [a.textContent, seen(a)])};
+})())"""
+
+
+@pytest.mark.parametrize("kind", ["validate", "discover", "check_pod"])
+def test_first_viewport_at_400_hosts_shows_the_headline_and_every_class(tmp_path, kind):
+    """400 synthetic hosts of six bundled classes (tests/fleet/report_hosts.py), a 1200x900 window:
+    the headline, how many hosts need action, the first of them and every class are on the first screen."""
+    from ansible_collections.numaguard.kubelet.plugins.plugin_utils.report import discover_report
+    from ansible_collections.numaguard.kubelet.tests.fleet.report_hosts import Fleet
+
+    fleet = Fleet(400)
+    if kind == "validate":
+        report = validate_report(*fleet.validate_inputs())
+    elif kind == "discover":
+        topologies, groups, hosts, failed = fleet.discover_inputs()
+        report = discover_report(topologies, groups, hosts, failed=failed)
+    else:
+        report = check_pod_report(*fleet.check_pod_inputs())
+    path = str(tmp_path / ("%s.html" % kind))
+    with open(path, "w") as handle:
+        handle.write(render_html(report))
+    problems, png, seen = load(path, FIRST_VIEWPORT)
+    with open(os.path.join(tempfile.gettempdir(), "numaguard-report-400-%s.png" % kind), "wb") as handle:
+        handle.write(png)  # for people to look at
+    assert problems == []
+    assert seen["headline"] and seen["action"] and seen["first_exception"] == [True], seen
+    assert sorted(name for name, _ in seen["classes"]) == sorted(c["group"] for c in report["classes"])
+    assert all(shown for _, shown in seen["classes"]), seen
+    assert len(png_colours(png)) > 20

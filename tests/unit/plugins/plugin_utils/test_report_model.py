@@ -51,7 +51,11 @@ def test_human_units():
         "--reserved-memory=0:memory=1075038415;1:memory=1022Mi (node 0 1.0 GiB)"
 
 
-def _validate_fleet(count):
+def _validate_fleet_results(count):
+    return _validate_fleet(count, results_only=True)
+
+
+def _validate_fleet(count, results_only=False):
     results, topologies, groups = {}, {}, {}
     for i in range(count):
         host = "h%03d" % i
@@ -62,6 +66,8 @@ def _validate_fleet(count):
                          "flag": "0:memory=1Gi;1:memory=1075038415",
                          "nodes": [{"id": 0, "memory_total_bytes": 16 * GI, "hugepages_bytes": 0,
                                     "reserved_memory_bytes": GI, "guaranteed_memory_bytes": 15 * GI}]}
+    if results_only:
+        return results
     return validate_report(results, topologies, groups, sorted(results))
 
 
@@ -72,7 +78,10 @@ def test_text_at_scale_is_one_screen():
     assert len(lines) <= 14, "\n".join(lines)
     # identical warnings once, with their hosts
     assert sum(1 for line in lines if "a 600 character warning" in line) == 1
-    assert any(line.startswith("  - [50 hosts: h000, h001, h002, h003 (+46 more)]") for line in lines)
+    assert any(line.startswith("  - [50 hosts: h000, h001, h002 and 47 more \u2014 see the JSON]") for line in lines)
+    # the host that needs action comes first, with why
+    assert lines[2].startswith("need action: 1 of 50 host(s) (1 invalid)")
+    assert lines[3] == "  h007: [reserved-memory-sum] not balanced"
     assert any("h007" in line and "INVALID" in line for line in lines)
     assert any("(node 1 1.0 GiB)" in line for line in lines)
 
@@ -81,7 +90,24 @@ def test_text_small_fleet_names_every_host_and_groups_identical_answers():
     lines = render_text(_validate_fleet(4))
     text = "\n".join(lines)
     assert all("h%03d" % i in text for i in range(4))
+    assert lines[2] == "need action: none (0 of 4 host(s))"
     assert any(line.startswith("  2 WARNING: h000, h002 -- --reserved-memory=") for line in lines), lines
+
+
+def test_identical_hosts_are_one_answer_and_a_tie_pictures_the_healthy_one():
+    report = _validate_fleet(10)  # h007 invalid; the rest valid, with the same warning
+    by_class = dict((c["group"], c) for c in report["classes"])
+    answers = dict((a["id"], a) for a in report["answers"])
+    assert [(a["status"], a["count"]) for a in report["answers"]] == [("invalid", 1), ("warning", 5), ("warning", 4)]
+    assert report["needs_action"] == {"count": 1, "hosts": ["h007"], "answers": ["a1"], "outliers": []}
+    odd = by_class["numa_2n_8c_nohp_aaaaaaaa"]
+    assert answers[odd["picture"]["answer"]]["status"] == "warning" and odd["counts"] == {"invalid": 1, "warning": 4}
+    # one invalid and one valid host of a class: the valid one is the class's picture, the invalid one comes first
+    tie = validate_report(dict((h, r) for h, r in _validate_fleet_results(10).items() if h in ("h006", "h007")),
+                          {}, {}, ["h007", "h006"])
+    (cls,) = tie["classes"]
+    assert [a["hosts"] for a in tie["answers"]] == [["h007"], ["h006"]]
+    assert cls["picture"]["host"] == "h006" and tie["answers"][0]["needs_action"]
 
 
 def test_junit_classname_timestamps_and_warnings():
@@ -129,7 +155,7 @@ def test_check_pod_headline_separates_rejected_and_unchecked():
                                   "(memory_manager_state 1, nvidia.com/gpu 1) (of 6 host(s))")
     hosts = dict((e["host"], e) for e in report["hosts"])
     assert hosts["a"]["numa"][0]["allocated"] == 4 * GI
-    assert report["warnings"] == [{"text": "shop/db: the kubelet would spend 15 minutes", "hosts": ["f"]}]
+    assert report["warnings"] == [{"text": "shop/db: the kubelet would spend 15 minutes", "count": 1, "hosts": ["f"]}]
     junit = ET.fromstring(render_junit(report).split("\n", 1)[1]).find("testsuite")
     assert (junit.get("failures"), junit.get("skipped")) == ("2", "2")
     html = render_html(report)
@@ -138,7 +164,8 @@ def test_check_pod_headline_separates_rejected_and_unchecked():
 
 def test_html_escapes_and_draws_bars():
     report = _validate_fleet(2)
-    report["hosts"][0]["errors"] = ["<script>alert(1)</script>"]
+    for answer in report["answers"]:
+        answer["errors"] = ["<script>alert(1)</script>"]
     html = render_html(report)
     assert "<script>alert" not in html and "&lt;script&gt;" in html
     assert html.count('class="node"') == 2 and 'class="r" style="width:6.250%"' in html
