@@ -76,19 +76,19 @@ def _minutes(seconds: float) -> str:
 def time_table(stages: List[Stage], outcomes: Dict[str, Outcome], began: float, jobs: int) -> str:
     """The stage times, in start order, with the wall time and the summed stage time."""
     rows = sorted((o.started, name, o) for name, o in outcomes.items())
-    width = max(len(name) for _, name, _ in rows) if rows else 10
+    width = max([len(row[1]) for row in rows] + [len("total wall")])
     lines = ["", "=== stage times (wall, up to %d side by side)" % jobs]
     for started, name, outcome in rows:
         status = "ok" if outcome.rc == 0 else "FAILED (exit %d)" % outcome.rc
         took = outcome.ended - outcome.started
-        lines.append("  %-*s  %6.0f s  %s  start +%s  %s" % (width, name, took, _minutes(took), _minutes(started - began), status))
+        lines.append("  %s  %6.0f s  %s  start +%s  %s" % (name.ljust(width), took, _minutes(took), _minutes(started - began), status))
     skipped = [s.name for s in stages if s.name not in outcomes]
     for name in skipped:
-        lines.append("  %-*s  not run (a stage it waits for failed)" % (width, name))
+        lines.append("  %s  not run (a stage it waits for failed)" % name.ljust(width))
     total = sum(o.ended - o.started for o in outcomes.values())
     end = max((o.ended for o in outcomes.values()), default=began)
     wall = end - began
-    lines.append("  %-*s  %6.0f s  %s  (stage time summed: %.0f s)" % (width, "total wall", wall, _minutes(wall), total))
+    lines.append("  %s  %6.0f s  %s  (stage time summed: %.0f s)" % ("total wall".ljust(width), wall, _minutes(wall), total))
     return "\n".join(lines) + "\n"
 
 
@@ -124,7 +124,7 @@ def run(stages: List[Stage], jobs: int, out=sys.stdout) -> int:
                 running[stage.name] = (proc, time.time(), log)
                 out.write("=== started  %-40s (+%s)\n" % (stage.name, _minutes(time.time() - began)))
                 out.flush()
-        finished = [(name, proc.poll()) for name, (proc, _, _) in running.items()]
+        finished = [(name, entry[0].poll()) for name, entry in running.items()]
         finished = [(name, rc) for name, rc in finished if rc is not None]
         if not finished:
             time.sleep(0.2)
@@ -161,7 +161,7 @@ def run(stages: List[Stage], jobs: int, out=sys.stdout) -> int:
 
 
 def main(argv: Optional[List[str]] = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", maxsplit=1)[0])
     parser.add_argument("--jobs", type=int, default=2, help="stages at once (default 2)")
     parser.add_argument("stages_file")
     args = parser.parse_args(argv)

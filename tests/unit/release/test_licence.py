@@ -58,7 +58,7 @@ def test_every_module_and_callback_has_the_gpl3_header_where_validate_modules_lo
     assert plugins
     for path in plugins:
         with open(path, encoding="utf-8") as handle:
-            first20 = "".join(handle.readline() for _ in range(20))
+            first20 = "".join(handle.readline() for _line in range(20))
         assert "GNU General Public License" in first20 and "v3.0" in first20, os.path.relpath(path, REPO)
 
 
@@ -69,7 +69,7 @@ def test_no_file_keeps_another_licence_header():
             continue  # the changelog tells the relicensing itself
         try:
             with open(os.path.join(REPO, name), encoding="utf-8") as handle:
-                text = "".join(handle.readline() for _ in range(12))  # where a header stands
+                text = "".join(handle.readline() for _line in range(12))  # where a header stands
         except (UnicodeDecodeError, OSError):
             continue
         if "Apache License" in text or "Apache-2.0" in text:
