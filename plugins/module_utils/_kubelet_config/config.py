@@ -418,6 +418,13 @@ def parse_config_text(text: str, source: str, what: str = "kubelet config file")
             "%s %s: unsupported apiVersion/kind %s/%s (expected %s, kind %s)"
             % (what, source, api_version, kind, " or ".join(KUBELET_API_VERSIONS), KUBELET_KIND)
         )
+    # the one schema of the managed fields (the ``settings`` option's), here for what the host
+    # holds: a wrong type is refused naming the file, the key and the value
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.settings import field_type_errors
+
+    problems = field_type_errors(data)
+    if problems:
+        raise KubeletConfigError("%s %s: %s" % (what, source, "; ".join(problems)))
     return data
 
 
