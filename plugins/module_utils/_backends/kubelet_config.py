@@ -19,7 +19,7 @@ import hashlib
 import os
 from typing import Any, Dict
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._host.kubelet_paths import locate_kubelet
+from ansible_collections.numaguard.kubelet.plugins.module_utils._host.kubelet_paths import KubeletPathsError, locate_kubelet
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.sysfs import SysfsError, read_topology
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import InvalidTopology, Topology
 from ansible_collections.numaguard.kubelet.plugins.module_utils._io import write_file
@@ -127,9 +127,18 @@ def run(module: Any) -> None:
     config, config_dir, root_dir = p["config"], p["config_dir"], p["root_dir"]
     try:
         found = locate_kubelet("/")
+    except KubeletPathsError as exc:
+        # kubelets that disagree on their files: only pinned paths are an answer
+        if not (config and config_dir and root_dir):
+            module.fail_json(msg=str(exc))
+        module.warn("%s (the pinned paths are used)" % exc)
+        found = {}
     except Exception as exc:  # a broken /proc entry must not hide the real task
         module.warn("could not locate the running kubelet: %s" % exc)
         found = {}
+    for ignored in found.get("ignored") or ():
+        module.warn("process %d calls itself kubelet but is not trusted to locate the kubelet's files: %s"
+                    % (ignored["pid"], ignored["reason"]))
     overriding = sorted(set(found.get("flags") or {}) & set(f[0][2:] for f in MANAGED_FIELDS.values()))
     if overriding:
         module.warn("the running kubelet (pid %s) sets --%s on its command line; flags override the configuration files, "
