@@ -149,7 +149,7 @@ options:
         reboot with the state refused or a reset; a list for both, the default), C(reset) (the state files a
         fresh start goes without, default both C(cpu_manager_state) and C(memory_manager_state); the others
         are restored), C(max_orders) (bound of
-        the search beyond C(exhaustive_up_to) pods, default 100), C(exhaustive_up_to) (every order up to
+        the search beyond C(exhaustive_up_to) pods, default 100, at most 10000), C(exhaustive_up_to) (every order up to
         this many pods, default 7, at most 8) and C(seed) (of the random orders, default 0).
     type: raw
   return_state:

@@ -40,7 +40,7 @@ from typing import Any, Dict, FrozenSet, List, Optional, Tuple
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._errors import NumaguardError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import CPU, HugePages, InvalidTopology, NumaNode, Topology
-from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset import InvalidCPUSet, format_cpuset, parse_cpuset
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset import NR_CPUS_LIMIT, InvalidCPUSet, format_cpuset, parse_cpuset
 
 NODE_DIR = "sys/devices/system/node"
 CPU_DIR = "sys/devices/system/cpu"
@@ -58,9 +58,8 @@ _MAX_SHOWN = 120
 _SIBLING_FILES = ("thread_siblings_list", "core_cpus_list", "thread_siblings", "core_cpus")
 _PACKAGE_FILES = ("package_cpus_list", "core_siblings_list", "package_cpus", "core_siblings")
 
-#: The largest ``CONFIG_NR_CPUS`` any Linux architecture accepts (x86 MAXSMP, powerpc: 8192).
+#: NR_CPUS_LIMIT (_k8s/cpuset.py): the largest ``CONFIG_NR_CPUS`` any Linux architecture accepts;
 #: ``cpu/kernel_max`` (NR_CPUS - 1) narrows it when present.
-NR_CPUS_LIMIT = 8192
 #: ``MAX_NUMNODES`` = 1 << ``CONFIG_NODES_SHIFT``; the largest shift any architecture allows is 10.
 MAX_NUMNODES = 1024
 #: The kernel prints core, package and die ids as a C ``int``.
