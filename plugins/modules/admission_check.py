@@ -63,6 +63,8 @@ options:
     description:
       - Path(s) of YAML or JSON manifest files B(on the controller); multi-document files are allowed.
       - Read by the action plugin, which passes their content to the module.
+      - A file is refused, naming it, beyond 4 MiB, 100000 YAML nodes, 200000 nodes with aliases expanded, or 64
+        levels of nesting, or when it is not UTF-8 YAML (a NUL byte included).
     type: list
     elements: path
   pod_file_content:
