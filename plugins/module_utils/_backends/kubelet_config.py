@@ -8,7 +8,7 @@ Plans a KubeletConfiguration change (drop-in or merge), validates it against the
 it durably; the logic lives in ``_kubelet_config/``.
 
 From the object called ``module`` only these are used: ``params``, ``check_mode``, ``_diff``, ``warn``,
-``fail_json``, ``exit_json``, ``get_bin_path``, ``run_command``, ``backup_local``, ``atomic_move``.
+``fail_json``, ``exit_json``, ``get_bin_path``, ``run_command``, ``backup_local``, ``atomic_move``, ``no_log_values``.
 """
 
 from __future__ import absolute_import, annotations, division, print_function
@@ -25,7 +25,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology i
 from ansible_collections.numaguard.kubelet.plugins.module_utils._io import write_file
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import KubeletAssumption, VersionError, host_kubelet_version
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.backup import path_problem
-from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.config import KubeletConfigError, nesting_exceeds
+from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.config import KubeletConfigError, mask_credentials, nesting_exceeds
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.plan import (
     DEFAULT_CONFIG_DIR,
     plan_change,
@@ -189,6 +189,10 @@ def run(module: Any) -> None:
     except KubeletConfigError as exc:
         module.fail_json(msg=str(exc), errors=[str(exc)], locations=locations)
 
+    # the kubelet configuration's credentials (staticPodURLHeader, ...) never leave the host:
+    # masked in the returned content, and hidden by Ansible wherever else they would appear
+    # (the diff of a merge, a message)
+    module.no_log_values.update(plan["credentials"])
     for warning in plan["warnings"]:
         module.warn(warning)
     result = dict(
@@ -196,7 +200,7 @@ def run(module: Any) -> None:
         needs_write=plan["changed"],
         path=plan["path"],
         config_mode=plan["mode"],
-        content=plan["content"],
+        content=mask_credentials(plan["content"]),
         effective=plan["effective"],
         previous=plan["previous"],
         effective_changed=plan["effective_changed"],

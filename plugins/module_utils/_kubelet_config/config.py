@@ -318,6 +318,36 @@ def dump_yaml(data: Any, header_keys: Tuple[str, ...] = ("apiVersion", "kind")) 
 
 
 # --------------------------------------------------------------------------------------------
+# Credentials
+# --------------------------------------------------------------------------------------------
+
+#: Keys whose values are credentials: ``staticPodURLHeader`` (the headers sent with the static
+#: pod URL, often ``Authorization``) and any header, token, password or secret field.
+CREDENTIAL_KEY = re.compile(r"(?i)(header|token|password|secret)")
+MASK = "********"
+
+
+def mask_credentials(value: Any, masked: bool = False) -> Any:
+    """A copy of ``value`` with every scalar below a credential key replaced by :data:`MASK`
+    (keys are kept: header names are not secret; lists keep their length)."""
+    if isinstance(value, dict):
+        return dict((k, mask_credentials(v, masked or bool(CREDENTIAL_KEY.search(str(k))))) for k, v in value.items())
+    if isinstance(value, list):
+        return [mask_credentials(v, masked) for v in value]
+    return MASK if masked and value is not None else value
+
+
+def credential_values(value: Any, masked: bool = False) -> List[str]:
+    """The scalars :func:`mask_credentials` hides, as text (to hide them in whatever else is
+    returned: a diff, a message)."""
+    if isinstance(value, dict):
+        return [text for k, v in value.items() for text in credential_values(v, masked or bool(CREDENTIAL_KEY.search(str(k))))]
+    if isinstance(value, list):
+        return [text for v in value for text in credential_values(v, masked)]
+    return [value if isinstance(value, str) else json.dumps(value)] if masked and value not in (None, "") else []
+
+
+# --------------------------------------------------------------------------------------------
 # Merge semantics
 # --------------------------------------------------------------------------------------------
 
