@@ -401,9 +401,16 @@ class _Reader:
         per_cpu: Dict[int, bool] = {}
         cpu_root = self.cpu_root
         for cpu_id, name in present.items():
-            flag = _int_if_exists(cpu_root + "/" + name + "/online", 0, 1)
-            if flag is not None:
-                per_cpu[cpu_id] = flag == 1
+            path = cpu_root + "/" + name + "/online"
+            text = _text_if_exists(path)
+            if text is not None and not _clean(text):
+                # the kernel prints 0 or 1; an empty file (a copy that lost it, some ia64 trees)
+                # says nothing: the online list decides, and without one the CPU is online, as
+                # one without the file (hwloc reads only the online list)
+                self.cpu_note(cpu_id, "online", "empty (the kernel prints 0 or 1); the online list decides")
+                continue
+            if text is not None:
+                per_cpu[cpu_id] = _parse_int(path, text, 0, 1) == 1
         online_file = cpu_root + "/online"
         listed: Optional[FrozenSet[int]] = None
         content = _text_if_exists(online_file)
