@@ -227,6 +227,13 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+invalid_pod:
+  description:
+    - True when the module failed because a manifest is not a valid pod (the API server would refuse it); C(msg) then has
+      Kubernetes' validation message. Absent when the failure is the host's (it cannot be checked).
+  returned: failure, for an invalid pod
+  type: bool
+  sample: true
 pods:
   description: One result per pod, in evaluation order.
   returned: success
