@@ -407,6 +407,8 @@ def nesting_exceeds(value: Any, limit: int) -> bool:
 
 
 def _read_text(path: str, what: str) -> str:
+    if "\x00" in path:  # open() raises ValueError for it
+        raise KubeletConfigError("cannot read %s %r: the path contains a NUL byte" % (what, path))
     try:
         with open(path, "rb") as handle:
             raw = handle.read(MAX_CONFIG_BYTES + 1)

@@ -83,3 +83,15 @@ def test_config_fields_given_as_kubelet_flags_go_through_the_schema():
     assert "kubelet_flags: featureGates: expected object, got array ['a']" in str(err.value)
     assert flags_to_config({"featureGates": {"A": True}})[0] == {"featureGates": {"A": True}}
 
+
+
+def test_a_kubelet_config_dict_option_goes_through_the_schema():
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._backends.admission_check import run_check
+
+    topology = {"nodes": [{"id": 0, "cpus": [0, 1], "memory_total_bytes": 8 << 30, "memory_free_bytes": 8 << 30,
+                           "hugepages": {}, "distances": {"0": 10}}]}
+    pod = {"metadata": {"name": "web"}, "spec": {"containers": [{"name": "c", "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}]}}
+    with pytest.raises(AdmissionInputError) as err:
+        run_check({"pod": pod, "topology": topology, "kubelet_config": {"featureGates": 1.5}, "cpu_manager_state": "",
+                   "memory_manager_state": "", "kubelet_version": "1.31"})
+    assert str(err.value) == "kubelet_config: featureGates: expected object, got number 1.5"
