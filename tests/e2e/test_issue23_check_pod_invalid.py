@@ -11,6 +11,7 @@ No fleet: one local host reading a bundled topology tree through ``check_pod_roo
 from __future__ import annotations
 
 import os
+import sys
 
 import numaguard_fleet_topologies as topologies  # pylint: disable=import-error
 import numaguard_playbook_runs as playbook_runs  # pylint: disable=import-error
@@ -33,8 +34,7 @@ def local(tmp_path_factory):
     work = tmp_path_factory.mktemp("invalid-pod")
     tree = str(work / "host")
     topologies.write_tree("vm-single", tree, hostname="h01")
-    (work / "inventory").write_text("h01 ansible_connection=local ansible_python_interpreter=%s\n"
-                                    % os.path.join(os.path.dirname(os.__file__), "..", "..", "bin", "python3"))
+    (work / "inventory").write_text("h01 ansible_connection=local ansible_python_interpreter=%s\n" % sys.executable)
     env = playbook_runs.ansible_env({"ANSIBLE_COLLECTIONS_PATH": playbook_runs.collection_tree(str(work))})
     return work, tree, env
 
