@@ -48,9 +48,15 @@ class ActionModule(ActionBase):
         try:
             b_source = self._loader.get_real_file(source, decrypt=True)
             with open(b_source, "rb") as handle:
-                text = handle.read(MAX_BYTES + 1).decode("utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
+                raw = handle.read(MAX_BYTES + 1)
+        except (OSError, AnsibleError) as exc:
             raise AnsibleError("%s: cannot read %s: %s" % (option, source, to_native(exc)))
+        if len(raw) > MAX_BYTES:  # before decoding: a character cut at the limit is not the problem
+            raise AnsibleError("%s: %s is larger than %d bytes; refusing it" % (option, source, MAX_BYTES))
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise AnsibleError("%s: cannot read %s: not UTF-8 text (byte %d)" % (option, source, exc.start))
         try:
             documents = load_all(text, source)
         except BoundedYAMLError as exc:

@@ -63,6 +63,8 @@ options:
     description:
       - Path(s) of YAML or JSON manifest files B(on the controller); multi-document files are allowed.
       - Read by the action plugin, which passes their content to the module.
+      - A file is refused, naming it, beyond 4 MiB, 100000 YAML nodes, 200000 nodes with aliases expanded, or 64
+        levels of nesting, or when it is not UTF-8 YAML (a NUL byte included).
     type: list
     elements: path
   pod_file_content:
@@ -149,7 +151,7 @@ options:
         reboot with the state refused or a reset; a list for both, the default), C(reset) (the state files a
         fresh start goes without, default both C(cpu_manager_state) and C(memory_manager_state); the others
         are restored), C(max_orders) (bound of
-        the search beyond C(exhaustive_up_to) pods, default 100), C(exhaustive_up_to) (every order up to
+        the search beyond C(exhaustive_up_to) pods, default 100, at most 10000), C(exhaustive_up_to) (every order up to
         this many pods, default 7, at most 8) and C(seed) (of the random orders, default 0).
     type: raw
   return_state:
@@ -247,6 +249,13 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+invalid_pod:
+  description:
+    - True when the module failed because a manifest is not a valid pod (the API server would refuse it); C(msg) then has
+      Kubernetes' validation message. Absent when the failure is the host's (it cannot be checked).
+  returned: failure, for an invalid pod
+  type: bool
+  sample: true
 pods:
   description: One result per pod, in evaluation order.
   returned: success

@@ -27,7 +27,9 @@ description:
     exist at backup time.
   - With O(operation=check), checks that the backup root and the directories of O(copy) can be written
     and have room for the backup (nothing is changed besides a probe file that is removed again).
-  - With O(operation=prune), removes all but the newest O(keep) backups below O(backup_root).
+  - With O(operation=prune), removes all but the newest O(keep) backups below O(backup_root). Only backups this
+    collection made are removed (a directory with its C(manifest.json) and its C(.numaguard-kubelet-backup) marker;
+    the C(.partial-*) directory of an interrupted backup with the marker); nothing else in O(backup_root) is touched.
   - Every path backed up or restored must lie inside O(kubelet_dirs); symlinked files, and a backup root
     or manifest path that leads out of those directories through a symlink, are refused.
   - Used by the R(numaguard.kubelet.kubelet_numa, ansible_collections.numaguard.kubelet.kubelet_numa_role)
@@ -44,7 +46,10 @@ options:
     choices: [backup, restore, check, prune]
     required: true
   backup_root:
-    description: Directory under which O(operation=backup) creates the timestamped backup directory.
+    description:
+      - Directory under which O(operation=backup) creates the timestamped backup directory.
+      - A normalised absolute path (no C(..), C(.) or C(//) components) inside one of O(kubelet_dirs), also after
+        resolving symlinks; anything else is refused.
     type: path
   backup_dir:
     description: The backup directory to restore from (the RV(backup_dir) of an earlier backup).

@@ -203,7 +203,10 @@ backup_file:
   type: str
   sample: /etc/kubernetes/kubelet.conf.d/50-numaguard-numa.conf.12345.2026-01-01@10:00:00~
 content:
-  description: The document written (managed settings normalised; in merge mode the whole file).
+  description:
+    - The document written (managed settings normalised; in merge mode the whole file).
+    - Credentials (C(staticPodURLHeader) and any header, token, password or secret field) are masked as C(********);
+      their values are also hidden from every other returned field, the diff included.
   returned: always
   type: dict
   sample: {"apiVersion": "kubelet.config.k8s.io/v1beta1", "kind": "KubeletConfiguration", "cpuManagerPolicy": "static"}

@@ -84,11 +84,11 @@ options:
     description: Managed KubeletConfiguration fields that must be in force (compared with C(/configz)).
     type: dict
   retries:
-    description: Health probes after the first before O(operation=wait_healthy) (and a recovery) gives up.
+    description: Health probes after the first before O(operation=wait_healthy) (and a recovery) gives up. 0 to 1000.
     type: int
     default: 30
   delay:
-    description: Seconds between health probes.
+    description: Seconds between health probes. 0 to 600.
     type: float
     default: 2.0
   step:
@@ -115,13 +115,13 @@ options:
         the step and waits for C(continue-<step>). Never set in production.
     type: path
   pause_timeout:
-    description: Seconds the test hook waits.
+    description: Seconds the test hook waits. 0 to 86400.
     type: float
     default: 300.0
   lock_lease:
     description:
       - Seconds without any step of the change (each step renews it) after which the holder process lets the lock
-        go, so that a run that died leaves the host free for others after this long. At least 60.
+        go, so that a run that died leaves the host free for others after this long. 60 to 604800 (a week).
     type: int
     default: 1800
   plan_inputs:

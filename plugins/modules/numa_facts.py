@@ -258,7 +258,10 @@ ansible_facts:
               (not prefixed with O(root)); C(config_exists), C(config_dir_exists) and C(root_dir_exists) say
               whether they exist.
             - C(running), C(pid), C(pids), C(source) (C(cmdline) when the running kubelet's flags were
-              read, else C(default)) and C(flags) (its NUMA-relevant command-line flags).
+              read, else C(default)) and C(flags) (its NUMA-relevant command-line flags). Only a process
+              running as root whose executable is a C(kubelet) binary is trusted; C(ignored) lists the
+              other processes called C(kubelet) (C(pid), C(reason)). Trusted kubelets that disagree on
+              their paths fail the module, naming them.
             - C(state_files) has one entry per state file (C(cpu_manager_state), C(memory_manager_state)),
               each with C(path), C(present), C(policy_name), C(version), C(checksum_ok) (null when the file is
               absent or verification is unavailable) and C(checksum_error).
@@ -274,6 +277,7 @@ ansible_facts:
             running: false
             pid: null
             pids: []
+            ignored: []
             source: default
             flags: {}
             state_files:

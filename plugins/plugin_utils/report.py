@@ -408,6 +408,12 @@ def check_pod_report(results: Mapping[str, Any], topologies: Mapping[str, Any], 
             why = "no admission_check result"
         elif result.get("unreachable"):  # registered with ignore_unreachable: the host never answered
             why = "unreachable: %s" % (result.get("msg") or "no answer")
+        elif result.get("invalid_pod"):  # (failed_when: false in check_pod.yml clears "failed")
+            # the pod is not valid (the API server would refuse it): not the host's fault
+            message = str(result.get("msg") or "invalid pod")
+            entry.update(status="invalid", summary="invalid pod: %s" % message, errors=[message])
+            entries.append(entry)
+            continue
         elif result.get("failed") or "pods" not in result:
             why = str(result.get("msg") or "admission_check failed")
         else:
@@ -471,7 +477,10 @@ def check_pod_report(results: Mapping[str, Any], topologies: Mapping[str, Any], 
     admitted = sum(1 for e in entries if e["status"] == "admitted")
     rejected = sum(1 for e in entries if e["status"] == "rejected")
     cannot = sum(1 for e in entries if e["status"] == "cannot_check")
-    headline = "admitted on %d, rejected on %d%s, could not check %d%s (of %d host(s))" % (
+    invalid = [e for e in entries if e["status"] == "invalid"]
+    headline = ("invalid pod (the API server would refuse it), checked on no host: %s; " % invalid[0]["errors"][0]
+                if invalid else "")
+    headline += "admitted on %d, rejected on %d%s, could not check %d%s (of %d host(s))" % (
         admitted, rejected,
         " (%s)" % ", ".join("%s %d" % (r, n) for r, n in sorted(reasons.items(), key=lambda i: (-i[1], i[0])))
         if reasons else "",
@@ -483,4 +492,5 @@ def check_pod_report(results: Mapping[str, Any], topologies: Mapping[str, Any], 
                    extra={"admitted": [e["host"] for e in entries if e["status"] == "admitted"],
                           "rejected": [e["host"] for e in entries if e["status"] == "rejected"],
                           "cannot_check": [e["host"] for e in entries if e["status"] == "cannot_check"],
+                          "invalid_pod": [e["host"] for e in invalid],
                           "reasons": reasons})

@@ -22,11 +22,15 @@ from typing import TYPE_CHECKING, Any, Dict
 from ansible_collections.numaguard.kubelet.plugins.module_utils._backends.admission_check_options import argument_spec
 from ansible_collections.numaguard.kubelet.plugins.module_utils._backends.node_inputs import device_allocations, device_inventory, node_inputs
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission import AdmissionSimulator, format_table
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission_inputs import AdmissionInputError, pods_from_documents
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission_inputs import (
+    AdmissionInputError,
+    InvalidPodInput,
+    pods_from_documents,
+)
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.alignment import DRAObjects, pod_alignment
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.devicemanager_inputs import DeviceInventory
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.hugepages_truth import RUNTIME_FAILURE, Backing
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.pod import pod_requests
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.pod import InvalidPod, pod_requests
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.resource_fit import ResourceFit
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.kubelet_cost import pod_cost
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.running_pods import combine, listed_pods, resource_fit_for_node, state_pods
@@ -48,6 +52,9 @@ def run(module: Any) -> None:
         params["host_kubelet_version"] = host_kubelet_version(module)
     try:
         result = run_check(params)
+    except InvalidPodInput as exc:
+        # the pod's fault (the API server would refuse it), not the host's: check_pod.yml fails
+        module.fail_json(msg=str(exc), changed=False, invalid_pod=True)
     except ValueError as exc:
         module.fail_json(msg=str(exc), changed=False)
     for warning in result.pop("kubelet_warnings", []) + list(result.get("alignment_warnings") or []):
@@ -155,6 +162,8 @@ def run_check(params):
     for index, (label, manifest) in enumerate(pods):
         try:
             pod = simulator.pod_from_manifest(manifest, index)
+        except InvalidPod as exc:
+            raise InvalidPodInput("%s: %s" % (label, exc))
         except ValueError as exc:
             raise AdmissionInputError("%s: %s" % (label, exc))
         match = None

@@ -8,7 +8,7 @@ Plans a KubeletConfiguration change (drop-in or merge), validates it against the
 it durably; the logic lives in ``_kubelet_config/``.
 
 From the object called ``module`` only these are used: ``params``, ``check_mode``, ``_diff``, ``warn``,
-``fail_json``, ``exit_json``, ``get_bin_path``, ``run_command``, ``backup_local``, ``atomic_move``.
+``fail_json``, ``exit_json``, ``get_bin_path``, ``run_command``, ``backup_local``, ``atomic_move``, ``no_log_values``.
 """
 
 from __future__ import absolute_import, annotations, division, print_function
@@ -19,13 +19,13 @@ import hashlib
 import os
 from typing import Any, Dict
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._host.kubelet_paths import locate_kubelet
+from ansible_collections.numaguard.kubelet.plugins.module_utils._host.kubelet_paths import KubeletPathsError, locate_kubelet
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.sysfs import SysfsError, read_topology
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import InvalidTopology, Topology
 from ansible_collections.numaguard.kubelet.plugins.module_utils._io import write_file
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import KubeletAssumption, VersionError, host_kubelet_version
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.backup import path_problem
-from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.config import KubeletConfigError, nesting_exceeds
+from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.config import KubeletConfigError, mask_credentials, nesting_exceeds
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.plan import (
     DEFAULT_CONFIG_DIR,
     plan_change,
@@ -103,9 +103,18 @@ def run(module: Any) -> None:
     config, config_dir, root_dir = p["config"], p["config_dir"], p["root_dir"]
     try:
         found = locate_kubelet("/")
+    except KubeletPathsError as exc:
+        # kubelets that disagree on their files: only pinned paths are an answer
+        if not (config and config_dir and root_dir):
+            module.fail_json(msg=str(exc))
+        module.warn("%s (the pinned paths are used)" % exc)
+        found = {}
     except Exception as exc:  # a broken /proc entry must not hide the real task
         module.warn("could not locate the running kubelet: %s" % exc)
         found = {}
+    for ignored in found.get("ignored") or ():
+        module.warn("process %d calls itself kubelet but is not trusted to locate the kubelet's files: %s"
+                    % (ignored["pid"], ignored["reason"]))
     overriding = sorted(set(found.get("flags") or {}) & set(f[0][2:] for f in MANAGED_FIELDS.values()))
     if overriding:
         module.warn("the running kubelet (pid %s) sets --%s on its command line; flags override the configuration files, "
@@ -156,6 +165,10 @@ def run(module: Any) -> None:
     except KubeletConfigError as exc:
         module.fail_json(msg=str(exc), errors=[str(exc)], locations=locations)
 
+    # the kubelet configuration's credentials (staticPodURLHeader, ...) never leave the host:
+    # masked in the returned content, and hidden by Ansible wherever else they would appear
+    # (the diff of a merge, a message)
+    module.no_log_values.update(plan["credentials"])
     for warning in plan["warnings"]:
         module.warn(warning)
     result = dict(
@@ -163,7 +176,7 @@ def run(module: Any) -> None:
         needs_write=plan["changed"],
         path=plan["path"],
         config_mode=plan["mode"],
-        content=plan["content"],
+        content=mask_credentials(plan["content"]),
         effective=plan["effective"],
         previous=plan["previous"],
         effective_changed=plan["effective_changed"],

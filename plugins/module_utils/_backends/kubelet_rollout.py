@@ -199,8 +199,32 @@ def _roll_back(p: Dict[str, Any], host: Host, journal: Dict[str, Any], reason: s
     return {"action": "rolled back", "restored": restored, "detail": where, "health": health}
 
 
+#: Bounds of the numeric options (inclusive): a retry count or a wait beyond them is a mistake
+#: (30 probes 2 s apart is the default; a week of lease outlives any rollout), and an infinite or
+#: NaN wait would make ``time.sleep`` fail or never return.
+OPTION_BOUNDS = {
+    "retries": (0, 1000),
+    "delay": (0.0, 600.0),
+    "pause_timeout": (0.0, 86400.0),
+    "lock_lease": (60, 7 * 86400),
+}
+
+
+def check_bounds(p: Dict[str, Any]) -> None:
+    """Every numeric option within :data:`OPTION_BOUNDS`, or BackupError naming it and its bounds."""
+    for option, (low, high) in sorted(OPTION_BOUNDS.items()):
+        value = p.get(option)
+        if value is None:
+            continue
+        if not low <= value <= high:  # also False for NaN
+            raise BackupError("%s: %r is out of bounds (%s to %s%s)" % (
+                option, value, low, high, "; the default is %d" % rollout.DEFAULT_LEASE if option == "lock_lease" else " seconds"
+                if option != "retries" else ""))
+
+
 def run(p: Dict[str, Any], run_command: Callable[..., Any], check_mode: bool) -> Dict[str, Any]:
     """Do ``p["operation"]``; returns the module result (raises BackupError / LockHeld)."""
+    check_bounds(p)
     check_path("state_dir", p["state_dir"])
     for index, value in enumerate(p["kubelet_dirs"] or []):
         check_path("kubelet_dirs[%d]" % index, value)
@@ -240,8 +264,6 @@ def run(p: Dict[str, Any], run_command: Callable[..., Any], check_mode: bool) ->
             result["health"] = host.probe()
             result["change_id"] = holder["change_id"]
             return result
-        if p["lock_lease"] < 60:
-            raise BackupError("lock_lease: %d seconds is too short (at least 60; the default is %d)" % (p["lock_lease"], rollout.DEFAULT_LEASE))
         taken = rollout.acquire(state_dir, holder, p.get("take_over"), lease=p["lock_lease"])
         result["change_id"] = holder["change_id"]
         result["stale_lock_replaced"] = taken["replaced"]

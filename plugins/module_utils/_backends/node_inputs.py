@@ -60,6 +60,13 @@ def _config(params, root, located, sources):
         flags = located.get("flags") or {} if raw is None else {}
     flags_config, path_flags = flags_to_config(flags)
     if isinstance(raw, dict):
+        # the one schema of the managed fields, as for files and flags (imported here: only a run
+        # given a configuration pays for it)
+        from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.settings import field_type_errors
+
+        problems = field_type_errors(raw)
+        if problems:
+            raise AdmissionInputError("kubelet_config: %s" % "; ".join(problems))
         config = dict(raw)
         sources["kubelet_config"] = "option"
     elif raw is not None and not isinstance(raw, str):

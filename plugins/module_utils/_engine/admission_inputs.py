@@ -33,6 +33,11 @@ class AdmissionInputError(NumaguardError):
     """An input of the admission checker that cannot be used, named precisely."""
 
 
+class InvalidPodInput(AdmissionInputError):
+    """A manifest that is no valid pod (what the API server refuses, with its validation
+    message): the pod's fault, not the host's -- a failure of the check, never "cannot check"."""
+
+
 _TEMPLATE_KINDS = ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job", "ReplicationController")
 
 
@@ -72,13 +77,13 @@ def pods_from_documents(documents: List[Any],
         if document is None:
             continue
         if not isinstance(document, dict):
-            raise AdmissionInputError("%s: a manifest must be a mapping, got %s"
+            raise InvalidPodInput("%s: a manifest must be a mapping, got %s"
                                       % (where, type(document).__name__))
         kind = document.get("kind", "Pod")
         if kind in ("List", "PodList"):
             items = document.get("items")
             if not isinstance(items, list):
-                raise AdmissionInputError("%s: %s without an items list" % (where, kind))
+                raise InvalidPodInput("%s: %s without an items list" % (where, kind))
             out.extend(pods_from_documents(items, where + ".items", numbered=True))
             continue
         if kind == "Pod":
@@ -86,7 +91,7 @@ def pods_from_documents(documents: List[Any],
         elif kind in _TEMPLATE_KINDS or kind == "CronJob":
             out.append((where, _template_pod(document, where)))
         else:
-            raise AdmissionInputError("%s: kind %r has no pod to admit (expected Pod, List or a workload "
+            raise InvalidPodInput("%s: kind %r has no pod to admit (expected Pod, List or a workload "
                                       "with a pod template)" % (where, kind))
     return out
 

@@ -33,9 +33,12 @@ except ImportError:  # pragma: no cover
     pass
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._errors import NumaguardError
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.gostrconv import go_quote
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import (
+    ERR_FORMAT_WRONG,
     InvalidQuantity,
     Quantity,
+    format_wrong,
     parse_object_quantity,
     parse_quantity,
 )
@@ -52,9 +55,11 @@ QOS_CLASSES = (GUARANTEED, BURSTABLE, BEST_EFFORT)
 #: kubelet's (PodLevelResources is beta and on by default since 1.34); see _k8s/versions.py.
 DEFAULT_FEATURE_GATES: Dict[str, bool] = effective_gates(NEWEST_RELEASED)
 
-_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-_QUALIFIED_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
+# \Z, not $: Go's $ (no multi-line flag) matches only at the end, Python's also before a final "\n"
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?\Z")
+_DNS_SUBDOMAIN_FMT = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
+_DNS_SUBDOMAIN = re.compile(r"^" + _DNS_SUBDOMAIN_FMT + r"\Z")
+_QUALIFIED_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]\Z")
 _ZERO = Quantity.from_int(0)
 
 
@@ -67,8 +72,10 @@ def _invalid(path: str, value: Any, detail: str) -> InvalidPod:
 
 
 def _show(value: Any) -> str:
+    """The bad value as field.Error prints it: a string with Go's ``%q`` (a right-to-left
+    override or a control character is escaped, never printed raw)."""
     if isinstance(value, str):
-        return '"%s"' % value
+        return go_quote(value)
     return repr(value)
 
 
@@ -372,6 +379,8 @@ def _quantity(value: Any, path: str) -> Quantity:
     try:
         return parse_object_quantity(text)  # Quantity.UnmarshalJSON trims surrounding whitespace
     except (InvalidQuantity, ValueError) as exc:
+        if isinstance(text, str) and format_wrong(text.strip()):
+            raise _invalid(path, value, "%s (%s)" % (ERR_FORMAT_WRONG, exc))  # the API server's answer, then ours
         raise _invalid(path, value, "must be a valid quantity (%s)" % exc)
 
 
@@ -541,10 +550,12 @@ def _build(manifest: Any, gates: Dict[str, bool]) -> Pod:
     if not isinstance(name, str) or not name:
         raise InvalidPod("metadata.name: Required value: name or generateName is required")
     if len(name) > 253 or not _DNS_SUBDOMAIN.match(name):
+        # k8s.io/apimachinery/pkg/util/validation: dns1123SubdomainErrorMsg + RegexError's examples
         raise _invalid("metadata.name", name, "a lowercase RFC 1123 subdomain must consist of "
                                               "lower case alphanumeric characters, '-' or '.', "
                                               "and must start and end with an alphanumeric "
-                                              "character")
+                                              "character (e.g. 'example.com', regex used for "
+                                              "validation is '%s')" % _DNS_SUBDOMAIN_FMT)
     namespace = metadata.get("namespace", "default")
     if not isinstance(namespace, str) or len(namespace) > 63 or not _DNS_LABEL.match(namespace):
         raise _invalid("metadata.namespace", namespace, "must be a lowercase RFC 1123 label")

@@ -53,6 +53,8 @@ DEFAULT_EXHAUSTIVE_UP_TO = 7
 DEFAULT_MAX_ORDERS = 100
 #: never enumerate more than 8! orders (the walk's worst case without merged states)
 EXHAUSTIVE_LIMIT = 8
+#: Each order is a whole admission run of the running pods: more than this many is a mistake.
+MAX_ORDERS_LIMIT = 10000
 
 
 class ReadmitInputError(NumaguardError):
@@ -290,6 +292,8 @@ def readmit(build: Callable[[], Any],
     for name, value, low in (("max_orders", max_orders, 1), ("exhaustive_up_to", exhaustive_up_to, 0)):
         if isinstance(value, bool) or not isinstance(value, int) or value < low:
             raise ReadmitInputError("readmit %s must be an integer >= %d, got %r" % (name, low, value))
+    if max_orders > MAX_ORDERS_LIMIT:
+        raise ReadmitInputError("readmit max_orders is at most %d, got %d" % (MAX_ORDERS_LIMIT, max_orders))
     if exhaustive_up_to > EXHAUSTIVE_LIMIT:
         raise ReadmitInputError("readmit exhaustive_up_to is at most %d (%d! orders), got %d"
                                 % (EXHAUSTIVE_LIMIT, EXHAUSTIVE_LIMIT, exhaustive_up_to))

@@ -82,6 +82,13 @@ def read_pci_devices(root: str, node_ids: Tuple[int, ...], warnings: List[str]) 
         if not PCI_ADDRESS.match(address):
             raise DeviceError("%s: entry %r is not a PCI address (DDDD:BB:DD.F)" % (base, address))
         ddir = os.path.join(base, address)
+        missing = [name for name in ("vendor", "device", "class") if not os.path.exists(os.path.join(ddir, name))]
+        if missing:
+            # one device the snapshot (or a hot-unplug) left without its identity is not the
+            # machine's topology: that device is left out, the others and the nodes stay
+            warnings.append("/%s/%s/%s: does not exist; device %s left out of pci_devices"
+                            % (PCI_DIR, address, missing[0], address))
+            continue
         numa_file = os.path.join(ddir, "numa_node")
         numa: Optional[int] = None
         if os.path.exists(numa_file):

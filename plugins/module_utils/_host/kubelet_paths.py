@@ -17,6 +17,7 @@ from __future__ import absolute_import, annotations, division, print_function
 
 __metaclass__ = type
 
+import errno
 import json
 import os
 from typing import Any, Dict, List, Optional, Tuple
@@ -100,7 +101,8 @@ def _is_kubelet(argv: List[str]) -> bool:
 
 
 def find_kubelet_processes(root: str = "/") -> List[Tuple[int, List[str]]]:
-    """(pid, argv) of every process under ``<root>/proc`` whose program is ``kubelet``."""
+    """(pid, argv) of every process under ``<root>/proc`` whose program (``argv[0]``) is ``kubelet``:
+    candidates, not yet trusted (see :func:`distrust`)."""
     proc = os.path.join(root, "proc")
     try:
         entries = os.listdir(proc)
@@ -114,6 +116,48 @@ def find_kubelet_processes(root: str = "/") -> List[Tuple[int, List[str]]]:
         if argv and _is_kubelet(argv):
             found.append((int(entry), argv))
     return sorted(found)
+
+
+def _uids(status_path: str) -> Optional[Tuple[int, ...]]:
+    """(real, effective, saved, filesystem) uid from a ``/proc/<pid>/status`` file, or None."""
+    try:
+        with open(status_path, "rb") as handle:
+            text = handle.read(1 << 16).decode("ascii", "replace")
+    except OSError:
+        return None
+    for line in text.splitlines():
+        if line.startswith("Uid:"):
+            try:
+                return tuple(int(field) for field in line[4:].split())
+            except ValueError:
+                return None
+    return None
+
+
+def distrust(root: str, pid: int) -> Optional[str]:
+    """Why the process ``pid`` under ``<root>/proc`` must not be taken for the kubelet, or None.
+
+    Anyone can start a process called ``kubelet``; only one running as root (real and effective
+    uid 0, from the kernel's ``status``) whose executable (the ``exe`` link; `` (deleted)`` after
+    the binary was replaced by an upgrade) is named ``kubelet`` decides where the kubelet's files
+    are. A process whose ``status`` or ``exe`` cannot be read (another user's, without privileges)
+    cannot be checked, so it is not trusted either."""
+    base = os.path.join(root, "proc", "%d" % pid)
+    uids = _uids(os.path.join(base, "status"))
+    if not uids:
+        return "its owner cannot be read (no uid in %s)" % os.path.join(base, "status")
+    if uids[0] != 0 or (len(uids) > 1 and uids[1] != 0):
+        return "runs as uid %d, not root" % (uids[0] if uids[0] != 0 else uids[1])
+    try:
+        exe = os.readlink(os.path.join(base, "exe"))
+    except OSError as exc:
+        return "its executable cannot be read (%s %s)" % (
+            "no" if exc.errno == errno.ENOENT else exc.strerror or "cannot read", os.path.join(base, "exe"))
+    if exe.endswith(" (deleted)"):
+        exe = exe[: -len(" (deleted)")]
+    if os.path.basename(exe) != "kubelet":
+        return "its executable %s is not a kubelet binary" % exe
+    return None
 
 
 def _absolute(path: str, root: str, pid: int) -> str:
@@ -135,30 +179,58 @@ def _first_existing(root: str, candidates: Tuple[str, ...], want_dir: bool) -> O
     return None
 
 
+def kubelet_process(root: str, pid: int, argv: List[str]) -> Dict[str, Any]:
+    """``pid``, its NUMA-relevant ``flags`` and the ``config``, ``config_dir``, ``root_dir`` it uses."""
+    flags = parse_kubelet_cmdline(argv)
+    return {
+        "pid": pid,
+        "flags": dict((k, v) for k, v in sorted(flags.items()) if k in VALUE_FLAGS),
+        # A kubelet started without --config reads no config file at all.
+        "config": _absolute(flags["config"], root, pid) if flags.get("config") else None,
+        "config_dir": _absolute(flags["config-dir"], root, pid) if flags.get("config-dir") else None,
+        "root_dir": _absolute(flags["root-dir"], root, pid) if flags.get("root-dir") else DEFAULT_ROOT_DIR,
+    }
+
+
 def locate_kubelet(root: str = "/") -> Dict[str, Any]:
     """Find the kubelet's config file, drop-in dir and root dir (see the module docstring).
 
     Returns ``config``, ``config_dir``, ``root_dir`` (host paths or None), ``*_exists`` flags,
-    ``running``, ``pid``, ``pids`` (all kubelet processes), ``source`` (``cmdline`` when a
-    running kubelet's flags were used, else ``default``) and ``flags`` (its NUMA-relevant
-    command-line flags).
+    ``running``, ``pid``, ``pids`` (all trusted kubelet processes: see :func:`distrust`),
+    ``ignored`` (``pid`` and ``reason`` of each process called kubelet that is not trusted),
+    ``source`` (``cmdline`` when a running kubelet's flags were used, else ``default``) and
+    ``flags`` (its NUMA-relevant command-line flags). Trusted kubelets that disagree on the
+    three paths raise :class:`KubeletPathsError` naming them and how to pin the paths.
     """
-    processes = find_kubelet_processes(root)
+    processes = []
+    ignored = []
+    for pid, argv in find_kubelet_processes(root):
+        reason = distrust(root, pid)
+        if reason is None:
+            processes.append(kubelet_process(root, pid, argv))
+        else:
+            ignored.append({"pid": pid, "reason": reason})
+    paths = set((p["config"], p["config_dir"], p["root_dir"]) for p in processes)
+    if len(paths) > 1:
+        raise KubeletPathsError(
+            "%d kubelets run as root and disagree on their files: %s; refusing to guess which one is the node's "
+            "kubelet: pin the paths (kubelet_config: options config, config_dir and root_dir; admission_check and "
+            "reserved_memory: kubelet_config and the state-file options; the kubelet_numa role: kubelet_numa_kubelet_config, "
+            "kubelet_numa_kubelet_config_dir, kubelet_numa_kubelet_root_dir) or stop the stray kubelet"
+            % (len(processes), ", ".join("pid %d (config %s, config-dir %s, root-dir %s)" % (
+                p["pid"], p["config"] or "none", p["config_dir"] or "none", p["root_dir"]) for p in processes)))
     result: Dict[str, Any] = {
         "running": bool(processes),
-        "pid": processes[0][0] if processes else None,
-        "pids": [process[0] for process in processes],
+        "pid": processes[0]["pid"] if processes else None,
+        "pids": [process["pid"] for process in processes],
+        "ignored": ignored,
         "flags": {},
     }
     if processes:
-        pid, argv = processes[0]
-        flags = parse_kubelet_cmdline(argv)
-        result["flags"] = dict((k, v) for k, v in sorted(flags.items()) if k in VALUE_FLAGS)
+        result["flags"] = processes[0]["flags"]
         result["source"] = "cmdline"
-        # A kubelet started without --config reads no config file at all.
-        result["config"] = _absolute(flags["config"], root, pid) if flags.get("config") else None
-        result["config_dir"] = _absolute(flags["config-dir"], root, pid) if flags.get("config-dir") else None
-        result["root_dir"] = _absolute(flags["root-dir"], root, pid) if flags.get("root-dir") else DEFAULT_ROOT_DIR
+        for key in ("config", "config_dir", "root_dir"):
+            result[key] = processes[0][key]
     else:
         result["source"] = "default"
         result["config"] = _first_existing(root, DEFAULT_CONFIGS, want_dir=False)

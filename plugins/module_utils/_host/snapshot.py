@@ -43,7 +43,10 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._host.kubelet_pa
     DEFAULT_CONFIG_DIRS,
     DEFAULT_CONFIGS,
     STATE_FILES,
+    KubeletPathsError,
+    distrust,
     find_kubelet_processes,
+    kubelet_process,
     locate_kubelet,
     under_root,
 )
@@ -194,8 +197,22 @@ def _collect_kubelet(c: _Collector) -> None:
     root = c.root
     for pid, _argv in find_kubelet_processes(root):
         c.file("proc/%d/cmdline" % pid)
+        c.file("proc/%d/status" % pid)  # the uid and the executable decide whether it is trusted
+        c.link("proc/%d/exe" % pid)
         c.link("proc/%d/cwd" % pid)
-    located = locate_kubelet(root)
+    try:
+        located = [locate_kubelet(root)]
+    except KubeletPathsError:
+        # kubelets that disagree: the snapshot keeps every trusted one's files, and reading it
+        # back refuses as the host does
+        located = [dict(kubelet_process(root, pid, argv), running=True)
+                   for pid, argv in find_kubelet_processes(root) if distrust(root, pid) is None]
+    for one in located:
+        _collect_kubelet_files(c, one)
+
+
+def _collect_kubelet_files(c: _Collector, located: Dict[str, Any]) -> None:
+    root = c.root
 
     def rel(host_path: str) -> str:
         return host_path.lstrip("/")

@@ -40,7 +40,7 @@ from typing import Any, Dict, FrozenSet, List, Optional, Tuple
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._errors import NumaguardError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import CPU, HugePages, InvalidTopology, NumaNode, Topology
-from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset import InvalidCPUSet, format_cpuset, parse_cpuset
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset import NR_CPUS_LIMIT, InvalidCPUSet, format_cpuset, parse_cpuset
 
 NODE_DIR = "sys/devices/system/node"
 CPU_DIR = "sys/devices/system/cpu"
@@ -58,9 +58,8 @@ _MAX_SHOWN = 120
 _SIBLING_FILES = ("thread_siblings_list", "core_cpus_list", "thread_siblings", "core_cpus")
 _PACKAGE_FILES = ("package_cpus_list", "core_siblings_list", "package_cpus", "core_siblings")
 
-#: The largest ``CONFIG_NR_CPUS`` any Linux architecture accepts (x86 MAXSMP, powerpc: 8192).
+#: NR_CPUS_LIMIT (_k8s/cpuset.py): the largest ``CONFIG_NR_CPUS`` any Linux architecture accepts;
 #: ``cpu/kernel_max`` (NR_CPUS - 1) narrows it when present.
-NR_CPUS_LIMIT = 8192
 #: ``MAX_NUMNODES`` = 1 << ``CONFIG_NODES_SHIFT``; the largest shift any architecture allows is 10.
 MAX_NUMNODES = 1024
 #: The kernel prints core, package and die ids as a C ``int``.
@@ -402,9 +401,16 @@ class _Reader:
         per_cpu: Dict[int, bool] = {}
         cpu_root = self.cpu_root
         for cpu_id, name in present.items():
-            flag = _int_if_exists(cpu_root + "/" + name + "/online", 0, 1)
-            if flag is not None:
-                per_cpu[cpu_id] = flag == 1
+            path = cpu_root + "/" + name + "/online"
+            text = _text_if_exists(path)
+            if text is not None and not _clean(text):
+                # the kernel prints 0 or 1; an empty file (a copy that lost it, some ia64 trees)
+                # says nothing: the online list decides, and without one the CPU is online, as
+                # one without the file (hwloc reads only the online list)
+                self.cpu_note(cpu_id, "online", "empty (the kernel prints 0 or 1); the online list decides")
+                continue
+            if text is not None:
+                per_cpu[cpu_id] = _parse_int(path, text, 0, 1) == 1
         online_file = cpu_root + "/online"
         listed: Optional[FrozenSet[int]] = None
         content = _text_if_exists(online_file)

@@ -19,6 +19,12 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._errors import N
 
 _ELEMENT = re.compile(r"^(\d+)(?:-(\d+))?$")
 
+#: The largest ``CONFIG_NR_CPUS`` any Linux architecture accepts (x86_64 ``NR_CPUS_RANGE_END``
+#: with MAXSMP, powerpc: 8192): no CPU id reaches it. Both parsers refuse an id at or beyond it
+#: *before* expanding a range, so ``0-4294967295`` is a fast error, not gigabytes of set.
+#: (k8s.io/utils/cpuset ``Parse`` has no bound: the kubelet itself would expand such a range.)
+NR_CPUS_LIMIT = 8192
+
 
 class InvalidCPUSet(NumaguardError):
     """A CPU list that is not valid Linux/kubelet cpuset syntax."""
@@ -41,8 +47,19 @@ def parse_cpuset(text):
         if last < first:
             raise InvalidCPUSet("invalid CPU list %r: range %r is reversed (%d > %d)"
                                 % (text, element, first, last))
+        _check_limit(text, last)
         cpus.update(range(first, last + 1))
     return frozenset(cpus)
+
+
+def _check_limit(text, highest):
+    if highest >= NR_CPUS_LIMIT:
+        raise InvalidCPUSet("invalid CPU list %r: CPU ids are 0 to %d (the largest NR_CPUS of any Linux kernel is %d), got %d"
+                            % (_shown(text), NR_CPUS_LIMIT - 1, NR_CPUS_LIMIT, highest))
+
+
+def _shown(text):
+    return text if len(text) <= 80 else text[:60] + "...(%d characters)" % len(text)
 
 
 _GO_ATOI = re.compile(r"^[+-]?[0-9]+$")
@@ -73,6 +90,7 @@ def parse_go_cpuset(text):
         last = _go_atoi(bounds[1]) if len(bounds) == 2 else first
         if first > last:
             raise InvalidCPUSet('invalid range "%s" (%d > %d)' % (element, first, last))
+        _check_limit(text, last)
         cpus.update(range(first, last + 1))
     return frozenset(cpus)
 

@@ -65,6 +65,18 @@ _QUANTITY = re.compile(
 )
 
 
+#: resource.Quantity's splitREString and ErrFormatWrong (apimachinery pkg/api/resource/quantity.go):
+#: what the API server answers for a quantity its decoder cannot even split (a fullwidth digit).
+SPLIT_RE_STRING = "^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$"
+ERR_FORMAT_WRONG = "quantities must match the regular expression '%s'" % SPLIT_RE_STRING
+_SPLIT_RE = re.compile(SPLIT_RE_STRING[:-1] + r"\Z")
+
+
+def format_wrong(text: str) -> bool:
+    """Whether ``text`` fails resource.Quantity's first check (ErrFormatWrong)."""
+    return _SPLIT_RE.match(text) is None
+
+
 class InvalidQuantity(NumaguardError):
     """A string that Kubernetes would not accept as a resource quantity."""
 

@@ -43,6 +43,9 @@ except ImportError:  # pragma: no cover
     pass
 
 MANIFEST = "manifest.json"
+#: Written first into every backup this collection makes: prune removes nothing without it.
+MARKER = ".numaguard-kubelet-backup"
+MARKER_TEXT = b"numaguard.kubelet backup\n"
 FILES = "files"
 PARTIAL_PREFIX = ".partial-"
 #: Default kubelet directories (the kubelet's --root-dir and its config tree).
@@ -112,10 +115,17 @@ def _require_inside(what: str, path: str, kubelet_dirs: Sequence[str]) -> None:
 
 
 def check_backup_root(backup_root: str, kubelet_dirs: Sequence[str]) -> None:
-    """A backup root reached through a symlink must stay inside the kubelet directories."""
+    """A backup root is a normalised path (no ``..``, ``.`` or ``//``: the path given is the one
+    used) inside the kubelet directories, also when it is reached through a symlink: backups,
+    the rollout journal and prune's removals never happen anywhere else."""
     check_path("backup_root", backup_root)
-    if os.path.realpath(backup_root) != os.path.normpath(backup_root):
+    normal = os.path.normpath(backup_root)
+    if normal != backup_root.rstrip("/") and backup_root != "/":
+        raise BackupError("backup_root: %r is not a normalised path (it means %s); give that path" % (backup_root, normal))
+    if os.path.realpath(backup_root) != normal:
         _require_inside("backup root (a symlink or below one)", backup_root, kubelet_dirs)
+    else:
+        _require_inside("backup root", backup_root, kubelet_dirs)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -234,6 +244,7 @@ def create_backup(backup_root: str, copy_paths: List[str], move_paths: List[str]
     partial = os.path.join(backup_root, "%s%s-%d" % (PARTIAL_PREFIX, _stamp(now), os.getpid()))
     try:
         os.mkdir(partial, 0o700)
+        write_file(os.path.join(partial, MARKER), MARKER_TEXT)
         os.mkdir(os.path.join(partial, FILES), 0o700)
     except OSError as exc:
         _remove_quietly(partial)
@@ -319,9 +330,32 @@ def list_backups(backup_root: str) -> List[str]:
     return [path for _key, path in sorted(found)]
 
 
+def _regular_file(path: str) -> bool:
+    return os.path.isfile(path) and not os.path.islink(path)
+
+
+def made_by_us(backup_dir: str, complete: bool = True) -> bool:
+    """Whether ``backup_dir`` is a backup this collection made: a directory (not a symlink) with
+    our marker file (written first, with its exact text) and, when ``complete``, a manifest."""
+    if os.path.islink(backup_dir) or not os.path.isdir(backup_dir):
+        return False
+    marker = os.path.join(backup_dir, MARKER)
+    if not _regular_file(marker) or (complete and not _regular_file(os.path.join(backup_dir, MANIFEST))):
+        return False
+    try:
+        with open(marker, "rb") as handle:
+            return handle.read(len(MARKER_TEXT) + 1) == MARKER_TEXT
+    except OSError:
+        return False
+
+
 def prune_backups(backup_root: str, keep: int, protect: Iterable[str] = ()) -> List[str]:
     """Remove all but the newest ``keep`` backups (never one in ``protect``), and leftover
-    ``.partial-*`` directories of interrupted backups; returns what was removed."""
+    ``.partial-*`` directories of interrupted backups; returns what was removed.
+
+    Only what this collection made goes (:func:`made_by_us`): a timestamp-named directory
+    without our marker and manifest, or a ``.partial-*`` entry without our marker, is someone
+    else's and stays, as does everything else in the backup root."""
     removed: List[str] = []
     protected = set(os.path.normpath(p) for p in protect if p)
     try:
@@ -330,11 +364,11 @@ def prune_backups(backup_root: str, keep: int, protect: Iterable[str] = ()) -> L
         return removed
     for name in names:
         path = os.path.join(backup_root, name)
-        if name.startswith(PARTIAL_PREFIX) and not os.path.islink(path) and not name.endswith("-%d" % os.getpid()):
+        if name.startswith(PARTIAL_PREFIX) and not name.endswith("-%d" % os.getpid()) and made_by_us(path, complete=False):
             _remove_quietly(path)
             removed.append(path)
     if keep > 0:
-        backups = [b for b in list_backups(backup_root) if os.path.normpath(b) not in protected]
+        backups = [b for b in list_backups(backup_root) if os.path.normpath(b) not in protected and made_by_us(b)]
         for path in backups[:max(0, len(backups) - keep)]:
             _remove_quietly(path)
             removed.append(path)

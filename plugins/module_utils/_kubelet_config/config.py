@@ -318,6 +318,36 @@ def dump_yaml(data: Any, header_keys: Tuple[str, ...] = ("apiVersion", "kind")) 
 
 
 # --------------------------------------------------------------------------------------------
+# Credentials
+# --------------------------------------------------------------------------------------------
+
+#: Keys whose values are credentials: ``staticPodURLHeader`` (the headers sent with the static
+#: pod URL, often ``Authorization``) and any header, token, password or secret field.
+CREDENTIAL_KEY = re.compile(r"(?i)(header|token|password|secret)")
+MASK = "********"
+
+
+def mask_credentials(value: Any, masked: bool = False) -> Any:
+    """A copy of ``value`` with every scalar below a credential key replaced by :data:`MASK`
+    (keys are kept: header names are not secret; lists keep their length)."""
+    if isinstance(value, dict):
+        return dict((k, mask_credentials(v, masked or bool(CREDENTIAL_KEY.search(str(k))))) for k, v in value.items())
+    if isinstance(value, list):
+        return [mask_credentials(v, masked) for v in value]
+    return MASK if masked and value is not None else value
+
+
+def credential_values(value: Any, masked: bool = False) -> List[str]:
+    """The scalars :func:`mask_credentials` hides, as text (to hide them in whatever else is
+    returned: a diff, a message)."""
+    if isinstance(value, dict):
+        return [text for k, v in value.items() for text in credential_values(v, masked or bool(CREDENTIAL_KEY.search(str(k))))]
+    if isinstance(value, list):
+        return [text for v in value for text in credential_values(v, masked)]
+    return [value if isinstance(value, str) else json.dumps(value)] if masked and value not in (None, "") else []
+
+
+# --------------------------------------------------------------------------------------------
 # Merge semantics
 # --------------------------------------------------------------------------------------------
 
@@ -377,6 +407,8 @@ def nesting_exceeds(value: Any, limit: int) -> bool:
 
 
 def _read_text(path: str, what: str) -> str:
+    if "\x00" in path:  # open() raises ValueError for it
+        raise KubeletConfigError("cannot read %s %r: the path contains a NUL byte" % (what, path))
     try:
         with open(path, "rb") as handle:
             raw = handle.read(MAX_CONFIG_BYTES + 1)
@@ -418,6 +450,13 @@ def parse_config_text(text: str, source: str, what: str = "kubelet config file")
             "%s %s: unsupported apiVersion/kind %s/%s (expected %s, kind %s)"
             % (what, source, api_version, kind, " or ".join(KUBELET_API_VERSIONS), KUBELET_KIND)
         )
+    # the one schema of the managed fields (the ``settings`` option's), here for what the host
+    # holds: a wrong type is refused naming the file, the key and the value
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.settings import field_type_errors
+
+    problems = field_type_errors(data)
+    if problems:
+        raise KubeletConfigError("%s %s: %s" % (what, source, "; ".join(problems)))
     return data
 
 

@@ -36,6 +36,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.
     KUBELET_KIND,
     MAX_CONFIG_DEPTH,
     KubeletConfigError,
+    credential_values,
     dump_yaml,
     kubelet_defaults,
     list_dropins,
@@ -195,9 +196,11 @@ def plan_change(settings: Dict[str, Any], mode: str = "dropin", path: Optional[s
         changed = before is None or existing != content
         after = before if before is not None and not changed else dump_yaml(content)
 
+    read_docs: List[Any] = [main_doc, content] + ([parse_config_text(before, path)] if before is not None and mode == "merge" else [])
     if config_dir and _inside(path, config_dir):
         # the file is (or becomes) a drop-in: main config + drop-ins with this one replaced
         old_docs = [read_config_file(p, what="drop-in kubelet config file") for p in dropin_paths]
+        read_docs.extend(old_docs)
         new_paths = sorted(set(os.path.abspath(p) for p in dropin_paths) | {os.path.abspath(path)},
                            key=lambda p: _walk_key(p, config_dir))
         new_docs = [parse_config_text(after, path, "drop-in kubelet config file") if p == os.path.abspath(path)
@@ -213,6 +216,7 @@ def plan_change(settings: Dict[str, Any], mode: str = "dropin", path: Optional[s
         # merge mode on a file outside the drop-in directory: it is the kubelet's main config
         new_paths = [os.path.abspath(p) for p in dropin_paths]
         docs = [read_config_file(p, what="drop-in kubelet config file") for p in new_paths]
+        read_docs.extend(docs)
         old_effective = effective_config(parse_config_text(before, path) if before is not None else None, docs)
         new_effective = effective_config(content, docs)
 
@@ -253,6 +257,8 @@ def plan_change(settings: Dict[str, Any], mode: str = "dropin", path: Optional[s
         "reset": reset,
         "state_files": dict((n, {"path": os.path.join(root_dir, n), "exists": states[n] is not None}) for n in STATE_FILES),
         "warnings": warnings,
+        # what the files read hold in credential fields (hide them in whatever is returned)
+        "credentials": sorted(set(value for doc in read_docs for value in credential_values(doc))),
         # what this plan read (a later step of the same run reuses the plan while these are unchanged)
         "inputs": input_snapshot([path] + ([config] if config else []) + list(dropin_paths)
                                  + [os.path.join(root_dir, n) for n in STATE_FILES], [config_dir] if config_dir else []),

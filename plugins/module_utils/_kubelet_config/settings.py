@@ -96,7 +96,7 @@ MEMORY_POLICIES = ("None", "Static")
 #: JSON schema (draft-07) of the ``settings`` option. The module checks it with the stdlib
 #: validator below; tests check that jsonschema agrees and that the schema itself is valid.
 _QUANTITY_TEXT = {"type": ["string", "integer"]}
-SETTINGS_SCHEMA = {
+SETTINGS_SCHEMA: Dict[str, Any] = {
     "$schema": "http://json-schema.org/draft-07/schema#",
     "title": "numaguard.kubelet kubelet_config settings",
     "type": "object",
@@ -207,6 +207,40 @@ def schema_errors(value: Any, schema: Dict[str, Any], where: str = "settings") -
     if isinstance(value, list) and "items" in schema:
         for index, item in enumerate(value):
             errors.extend(schema_errors(item, schema["items"], "%s[%d]" % (where, index)))
+    return errors
+
+
+def _shape(schema: Dict[str, Any]) -> Dict[str, Any]:
+    """``schema`` with only its structure (types, properties, items): what a decoder checks."""
+    shape: Dict[str, Any] = dict((k, schema[k]) for k in ("type",) if k in schema)
+    if "properties" in schema:
+        shape["properties"] = dict((k, _shape(v)) for k, v in schema["properties"].items())
+    if isinstance(schema.get("additionalProperties"), dict):
+        shape["additionalProperties"] = _shape(schema["additionalProperties"])
+    if "items" in schema:
+        shape["items"] = _shape(schema["items"])
+    return shape
+
+
+#: The types of SETTINGS_SCHEMA, for the managed fields of a document read from the host.
+_FIELD_SHAPES: Dict[str, Any] = dict((field, _shape(sub)) for field, sub in SETTINGS_SCHEMA["properties"].items())
+
+
+def field_type_errors(document: Any) -> List[str]:
+    """Wrong types among the managed fields of a KubeletConfiguration document read from a host
+    file, a drop-in or the kubelet's flags: the types of :data:`SETTINGS_SCHEMA`, the one schema
+    of these fields whatever their source, each error naming the key path and the value.
+
+    Only the types: the kubelet's decoder refuses a wrong type (a map where it wants a list, a
+    string where it wants a boolean) but keeps unknown keys (its lenient v1beta1 fallback), and
+    its validation, not its decoder, refuses bad values (``validate_settings`` words those).
+    A ``null`` is "unset" for the decoder. Not a dict: [] (the caller words that)."""
+    if not isinstance(document, dict):
+        return []
+    errors: List[str] = []
+    for field in sorted(document):
+        if field in _FIELD_SHAPES and document[field] is not None:
+            errors.extend(schema_errors(document[field], _FIELD_SHAPES[field], field))
     return errors
 
 

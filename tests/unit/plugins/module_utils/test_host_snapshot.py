@@ -65,6 +65,8 @@ def test_kubelet_files_and_process_are_captured(tmp_path):
     (tree / "proc/4242/cmdline").write_bytes(b"/usr/bin/kubelet\x00--config=kubelet-config.yaml\x00"
                                              b"--kubeconfig=/etc/kubernetes/admin.conf\x00")
     os.symlink("/etc/kubernetes", str(tree / "proc/4242/cwd"))
+    os.symlink("/usr/bin/kubelet", str(tree / "proc/4242/exe"))
+    (tree / "proc/4242/status").write_text("Name:\tkubelet\nUid:\t0\t0\t0\t0\n")
     (tree / "proc/77").mkdir()
     (tree / "proc/77/cmdline").write_bytes(b"/usr/sbin/sshd\x00")
     live = gather(str(tree))

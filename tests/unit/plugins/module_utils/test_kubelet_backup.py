@@ -238,7 +238,8 @@ def test_prune_keeps_newest_and_protected_and_removes_partials(kdirs):
     root, _etc, dirs = kdirs
     (root / "f").write_text("x")
     made = [create_backup(str(root / "bk"), [str(root / "f")], [], dirs, now=t)[0] for t in range(5)]
-    os.mkdir(str(root / "bk" / ".partial-19700101T000000Z-1"))
+    os.mkdir(str(root / "bk" / ".partial-19700101T000000Z-1"))  # an interrupted backup of ours: marker first
+    (root / "bk" / ".partial-19700101T000000Z-1" / kb.MARKER).write_bytes(kb.MARKER_TEXT)
     removed = prune_backups(str(root / "bk"), 2, protect=[made[0]])
     assert sorted(removed) == sorted(made[1:3] + [str(root / "bk" / ".partial-19700101T000000Z-1")])
     assert list_backups(str(root / "bk")) == [made[0]] + made[3:]

@@ -26,6 +26,9 @@ def _proc(root, pid, argv, cwd=None):
     pdir = root / "proc" / str(pid)
     pdir.mkdir(parents=True)
     (pdir / "cmdline").write_bytes(b"\x00".join(a.encode() for a in argv) + b"\x00")
+    # a root process whose executable is named like its argv[0] (only a root kubelet binary is trusted)
+    (pdir / "status").write_text("Uid:\t0\t0\t0\t0\n")
+    os.symlink("/usr/bin/" + os.path.basename(argv[0]), str(pdir / "exe"))
     if cwd:
         os.symlink(cwd, str(pdir / "cwd"))
 
@@ -61,7 +64,7 @@ def test_defaults_when_no_kubelet_runs(tmp_path):
     _file(tmp_path, "/etc/kubernetes/kubelet-config.yaml", "kind: KubeletConfiguration\n")
     (tmp_path / "var/lib/kubelet").mkdir(parents=True)
     assert locate_kubelet(str(tmp_path)) == {
-        "running": False, "pid": None, "pids": [], "flags": {}, "source": "default",
+        "running": False, "pid": None, "pids": [], "ignored": [], "flags": {}, "source": "default",
         "config": "/etc/kubernetes/kubelet-config.yaml", "config_exists": True,
         "config_dir": None, "config_dir_exists": False,
         "root_dir": "/var/lib/kubelet", "root_dir_exists": True}
@@ -85,7 +88,7 @@ def test_running_kubelet_flags_win(tmp_path):
     _file(tmp_path, "/etc/k8s/kubelet.yaml")
     found = locate_kubelet(str(tmp_path))
     assert found == {
-        "running": True, "pid": 4242, "pids": [4242], "source": "cmdline",
+        "running": True, "pid": 4242, "pids": [4242], "ignored": [], "source": "cmdline",
         "flags": {"config": "/etc/k8s/kubelet.yaml", "config-dir": "/etc/k8s/kubelet.d",
                   "kubeconfig": "/etc/kubernetes/kubelet.conf", "reserved-memory": "0:memory=1Gi",
                   "root-dir": "/data/kubelet"},
@@ -108,7 +111,7 @@ def test_relative_config_resolved_against_kubelet_cwd(tmp_path):
 
 
 def test_several_kubelets_lowest_pid_reported(tmp_path):
-    _proc(tmp_path, 300, ["kubelet", "--root-dir=/b"])
+    _proc(tmp_path, 300, ["kubelet", "--root-dir=/a"])
     _proc(tmp_path, 20, ["kubelet", "--root-dir=/a"])
     found = locate_kubelet(str(tmp_path))
     assert (found["pid"], found["pids"], found["root_dir"]) == (20, [20, 300], "/a")

@@ -291,5 +291,6 @@ def test_plan_is_current_while_the_files_it_read_are_unchanged(tmp_path):
     assert not rollout.plan_is_current(snapshot)
     with pytest.raises(BackupError):
         rollout.plan_is_current({"files": []})
-    result = backend.run(params(str(tmp_path / "state"), operation="status", plan_inputs=snapshot), FakeHost().run_command, True)
+    result = backend.run(params(str(tmp_path / "state"), operation="status", plan_inputs=snapshot, kubelet_dirs=[str(tmp_path)]),
+                         FakeHost().run_command, True)
     assert result["plan_current"] is False and result["lock_held"] is False and result["stale_lock"] is None

@@ -79,7 +79,8 @@ def test_backup_module_roundtrip_check_and_prune(capsys, host):
     ({"operation": "backup", "backup_root": "/b", "move": ["/var/lib/kubelet/\x00"]}, "move[0]: '/var/lib/kubelet/\\x00' contains a NUL byte"),
     ({"operation": "backup", "backup_root": "/b", "kubelet_dirs": []}, "kubelet_dirs: give at least one kubelet directory"),
     ({"operation": "prune", "backup_root": "/b", "keep": -1}, "keep: -1 is negative"),
-    ({"operation": "backup", "backup_root": "/b", "copy": ["/etc/shadow"]}, "copy path /etc/shadow is not inside the kubelet directories"),
+    ({"operation": "backup", "backup_root": "/var/lib/kubelet/numaguard-backups", "copy": ["/etc/shadow"]},
+     "copy path /etc/shadow is not inside the kubelet directories"),
 ])
 def test_backup_module_refusals(capsys, args, message):
     result = run(kubelet_backup, capsys, args)

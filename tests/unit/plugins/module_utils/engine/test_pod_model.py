@@ -86,7 +86,8 @@ ERRORS = [
     ({"kind": "Pod", "spec": {}}, "metadata: Required value"),
     ({"metadata": {"name": "Web"}, "spec": {"containers": [{"name": "c"}]}},
      'metadata.name: Invalid value: "Web": a lowercase RFC 1123 subdomain must consist of lower case '
-     "alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character"),
+     "alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', "
+     "regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"),
     ({"metadata": {"name": "w", "namespace": "a.b"}, "spec": {"containers": [{"name": "c"}]}},
      'metadata.namespace: Invalid value: "a.b": must be a lowercase RFC 1123 label'),
     ({"metadata": {"name": "w"}, "spec": {"containers": []}},
@@ -96,7 +97,8 @@ ERRORS = [
      'spec.containers[0].name: Duplicate value: "a" (already used by spec.initContainers[0])'),
     (manifest([{"resources": {}}]), "spec.containers[0].name: Required value"),
     (manifest([c(limits={"cpu": "two"})]),
-     'spec.containers[0].resources.limits[cpu]: Invalid value: "two": must be a valid quantity '
+     'spec.containers[0].resources.limits[cpu]: Invalid value: "two": quantities must match the regular expression '
+     "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$' "
      "(quantity 'two' has an unknown suffix 'two' (expected one of Ki, Mi, Gi, Ti, Pi, Ei, n, u, m, k, "
      "M, G, T, P, E or an exponent such as e3; suffixes are case-sensitive))"),
     (manifest([c(limits={"cpu": True})]),
