@@ -538,14 +538,16 @@ def _implicit_preferred(lists: Sequence[Any], numa_info: NUMAInfo, prefer_closes
         sizes = list(range(1, popcount(within) + 1))
     if prefer_closest:
         budget = [MAX_MASK_VISITS]
+        clock = Deadline()  # one time budget for every size
         for size in sizes:
             best = closest_member(numa_info, within, size, lambda m: all(s.member(m) == 2 for s in sets), budget,
-                                  MAX_MASK_VISITS, "the search for the preferred merged hint")
+                                  MAX_MASK_VISITS, "the search for the preferred merged hint", deadline=clock)
             if best is not None:
                 return best
         return None
     expander = Compressor(bits_of(within))
     visits = 0
+    clock = Deadline()
     for size in sizes:
         for mask in masks_of_size(expander, size):
             visits += 1
@@ -553,6 +555,11 @@ def _implicit_preferred(lists: Sequence[Any], numa_info: NUMAInfo, prefer_closes
                 raise SearchBoundExceeded(
                     "the search for the preferred merged hint examined %d masks of %d NUMA nodes without "
                     "an answer" % (MAX_MASK_VISITS, popcount(within)))
+            if clock.over():
+                raise SearchBoundExceeded(
+                    "the search for the preferred merged hint ran out of its time budget (%g s CPU) after %d masks "
+                    "of %d NUMA nodes; none of fewer than %d nodes is preferred by every resource"
+                    % (clock.limit, visits, popcount(within), size))
             if all(s.member(mask) == 2 for s in sets):
                 return mask
     return None

@@ -196,3 +196,14 @@ def test_two_level_shortcut_equals_brute_force(seed):
             assert got is not None  # a shape with two levels is always recognised
         if got is not None:
             assert got == want, (size, bin(got), bin(want))
+
+
+def test_preferred_search_has_a_time_budget(monkeypatch):
+    """The preferred search (masks by size, numerically) stops at the time budget too."""
+    monkeypatch.setattr(merge, "MAX_SEARCH_SECONDS", [0.0])
+    ids = list(range(24))
+    # CPUs prefer masks of three nodes holding node 23; memory prefers the same size without it
+    cpu = ThresholdHintSet(ids, [Need(dict((node, 4) for node in ids), 10)], 3, required=1 << 23)
+    memory = ThresholdHintSet(ids, [Need(dict((node, 8) for node in ids), 20)], 3, multi_forbidden=1 << 23)
+    with pytest.raises(hint_sets.SearchBoundExceeded, match="ran out of its time budget"):
+        merge.merge_implicit([cpu, memory], NUMAInfo(ids, None), False)
