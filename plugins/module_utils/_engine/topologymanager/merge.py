@@ -536,20 +536,27 @@ def _implicit_preferred(lists: Sequence[Any], numa_info: NUMAInfo, prefer_closes
             return None  # a preferred merge needs one mask preferred by every resource
     else:
         sizes = list(range(1, popcount(within) + 1))
+    def reachable(size: int) -> int:
+        # a preferred mask of ``size`` nodes is a listed mask of that size of every set: the
+        # nodes no set's masks of that size reach (grouped, single-used) are left out at once
+        found = within
+        for hint_set in sets:
+            found &= hint_set.reach(size)
+        return found
+
     if prefer_closest:
         budget = [MAX_MASK_VISITS]
         clock = Deadline()  # one time budget for every size
         for size in sizes:
-            best = closest_member(numa_info, within, size, lambda m: all(s.member(m) == 2 for s in sets), budget,
-                                  MAX_MASK_VISITS, "the search for the preferred merged hint", deadline=clock)
+            best = closest_member(numa_info, reachable(size), size, lambda m: all(s.member(m) == 2 for s in sets),
+                                  budget, MAX_MASK_VISITS, "the search for the preferred merged hint", deadline=clock)
             if best is not None:
                 return best
         return None
-    expander = Compressor(bits_of(within))
     visits = 0
     clock = Deadline()
     for size in sizes:
-        for mask in masks_of_size(expander, size):
+        for mask in masks_of_size(Compressor(bits_of(reachable(size))), size):
             visits += 1
             if visits > MAX_MASK_VISITS:
                 raise SearchBoundExceeded(
