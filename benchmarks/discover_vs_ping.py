@@ -12,7 +12,7 @@ alternates ping and discover runs (so background load hits both alike) and print
 each and their ratio. "cold" closes the ssh ControlPersist masters before every run (first
 contact, the usual case for a playbook run by hand); "warm" reuses them. Prints figures only.
 
-    .venv/bin/python benchmarks/discover_vs_ping.py                 # 10 and 50 hosts, 3 rounds, cold
+    .venv/bin/python benchmarks/discover_vs_ping.py                 # 20 and 50 hosts, 3 rounds, cold
     .venv/bin/python benchmarks/discover_vs_ping.py --hosts 10 --rounds 5 --mode both --forks 10
     .venv/bin/python benchmarks/discover_vs_ping.py --playbook check_pod --hosts 20   # a 2-CPU pod
 
@@ -66,7 +66,7 @@ def run(argv, env):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n", maxsplit=1)[0])
-    parser.add_argument("--hosts", default="10,50", help="comma-separated fleet sizes (default 10,50)")
+    parser.add_argument("--hosts", default="20,50", help="comma-separated fleet sizes (default 20,50, issue 24)")
     parser.add_argument("--rounds", type=int, default=3, help="ping/discover pairs per size (default 3)")
     parser.add_argument("--forks", type=int, default=10, help="ansible forks (default 10)")
     parser.add_argument("--mode", choices=("cold", "warm", "both"), default="cold",

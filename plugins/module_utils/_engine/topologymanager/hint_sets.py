@@ -180,6 +180,10 @@ class HintSet:
             return popcount(listed[0][0]) if listed else None
         return self._min_size_large()
 
+    def fewest_nodes_at_least(self) -> int:
+        """A lower bound of :meth:`min_size` that costs no walk (1 when not known cheaply)."""
+        return 1
+
     def is_empty(self) -> bool:
         return self.min_size() is None
 
@@ -204,6 +208,17 @@ class HintSet:
     def interval_exact(self) -> bool:
         """:meth:`exists_between` is answered exactly (no SearchBoundExceeded)."""
         return self.small() or self.monotone()
+
+    def reach(self, size: int) -> int:
+        """Nodes some listed mask of at least ``size`` nodes holds, or more (an upper bound: a
+        merged mask of ``size`` nodes lies inside every list's reach of that size)."""
+        if self.small():
+            found = 0
+            for mask, _flag in self.listed():
+                if popcount(mask) >= size:
+                    found |= mask
+            return found
+        return self.universe
 
     def members(self, superset_of: int = 0, start_size: int = 1) -> Iterator[Tuple[int, int]]:
         """(mask, flag) of listed masks containing ``superset_of``, by size then numerically.
@@ -243,7 +258,7 @@ class HintSet:
         preferred first, then narrowest (fewest nodes, numerically smaller)."""
         first = None
         by_size = self.preferred_by_size()
-        for mask, flag in self.members(superset_of):
+        for mask, flag in self.members(superset_of, self.fewest_nodes_at_least()):
             if flag == 2:
                 return TopologyHint(BitMask.from_value(mask), True)
             if first is None:
@@ -408,6 +423,24 @@ class ThresholdHintSet(HintSet):
     def interval_exact(self) -> bool:
         return self.small() or not self._wraps()
 
+    def reach(self, size: int) -> int:
+        """By parts: the general nodes when their widest mask is listed (every need grows with
+        the mask) -- or always when a uint64 sum can wrap --, listed special masks, and the
+        listed single-node masks for ``size`` <= 1."""
+        if self.small():
+            return super().reach(size)
+        found = 0
+        if size <= 1:
+            for mask, _flag in self._singles():
+                found |= mask
+        general = self._general()
+        if popcount(general) >= max(2, size) and (self._wraps() or self.member(general) > 0):
+            found |= general
+        for mask in self._specials():
+            if popcount(mask) >= size and self.member(mask):
+                found |= mask
+        return found
+
     def members(self, superset_of: int = 0, start_size: int = 1) -> Iterator[Tuple[int, int]]:
         """As :meth:`HintSet.members`, by parts: a listed multi-node mask is either made of
         :meth:`_general` nodes only (walked over those nodes alone) or is a NUMA-group mask
@@ -485,6 +518,18 @@ class ThresholdHintSet(HintSet):
             else:
                 total += int(now)
         return total
+
+    def fewest_nodes_at_least(self) -> int:
+        """From the counting programme (no walk): the listed masks' fewest nodes, 1 when
+        single-node masks are listed or the programme is out of bounds."""
+        if self.small() or self._singles():
+            return 1
+        sizes = self._sizes()
+        if sizes is None:
+            return 1
+        found = [size for size, count in sizes.items() if count > 0]
+        found.extend(popcount(mask) for mask in self._specials() if self.member(mask))
+        return min(found) if found else 1
 
     def _min_size_large(self) -> Optional[int]:
         if self._singles():
@@ -678,6 +723,9 @@ class FallbackHintSet(HintSet):
 
     def interval_exact(self) -> bool:
         return self.inner.interval_exact()
+
+    def reach(self, size: int) -> int:
+        return self.universe if popcount(self.universe) >= size else self.inner.reach(size)
 
     def members(self, superset_of: int = 0, start_size: int = 1) -> Iterator[Tuple[int, int]]:
         if not superset_of & ~self.inner.universe:

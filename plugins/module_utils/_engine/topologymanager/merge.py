@@ -42,6 +42,7 @@ import functools
 import itertools
 import operator
 import sys
+import time
 
 try:
     from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, cast  # noqa: F401
@@ -407,10 +408,14 @@ _IS_NONE = functools.partial(operator.is_, None)
 
 def merge_fast(lists: Sequence[Sequence[TopologyHint]],
                numa_info: NUMAInfo,
-               prefer_closest: bool = False) -> TopologyHint:
-    """Same result as :func:`merge_exhaustive`, without enumerating permutations."""
+               prefer_closest: bool = False,
+               search_seconds: Optional[float] = None) -> TopologyHint:
+    """Same result as :func:`merge_exhaustive`, without enumerating permutations.
+
+    ``search_seconds``: CPU time the search for a non-preferred result may take (default
+    :data:`MAX_SEARCH_SECONDS`); past it NoPreferredMerge."""
     if any(is_hint_set(hints) for hints in lists):
-        return merge_implicit(lists, numa_info, prefer_closest)
+        return merge_implicit(lists, numa_info, prefer_closest, search_seconds)
     default = numa_info.default_mask
     if any(len(hints) == 0 for hints in lists):
         return TopologyHint(BitMask.from_value(default), False)
@@ -421,7 +426,7 @@ def merge_fast(lists: Sequence[Sequence[TopologyHint]],
     if len(numa_info.nodes) > MAX_FAST_MERGE_NODES:
         # the transform's 2^N tables are out of reach: search in rank order (e.g. every
         # provider said "cannot satisfy" on a 24-node machine)
-        return _implicit_non_preferred(lists, numa_info, prefer_closest)
+        return _implicit_non_preferred(lists, numa_info, prefer_closest, search_seconds)
     # no preferred merged hint: rank every achievable AND (all of them are non-preferred)
     masks_per_list = []
     best_count = 0
@@ -484,7 +489,8 @@ def _min_popcount(masks: set) -> int:
 
 def merge_implicit(lists: Sequence[Any],
                    numa_info: NUMAInfo,
-                   prefer_closest: bool = False) -> TopologyHint:
+                   prefer_closest: bool = False,
+                   search_seconds: Optional[float] = None) -> TopologyHint:
     """Same result as :func:`merge_exhaustive` when some lists are hint sets (``hint_sets``).
 
     The preferred result is searched directly, masks in the comparator's order (fewest nodes,
@@ -495,13 +501,13 @@ def merge_implicit(lists: Sequence[Any],
     """
     default = numa_info.default_mask
     if not any(is_hint_set(hints) for hints in lists):
-        return merge_fast(lists, numa_info, prefer_closest)
+        return merge_fast(lists, numa_info, prefer_closest, search_seconds)
     if any(not is_hint_set(hints) and len(hints) == 0 for hints in lists):
         return TopologyHint(BitMask.from_value(default), False)
     preferred = _implicit_preferred(lists, numa_info, prefer_closest)
     if preferred is not None:
         return _to_hint(preferred, True)
-    return _implicit_non_preferred(lists, numa_info, prefer_closest)
+    return _implicit_non_preferred(lists, numa_info, prefer_closest, search_seconds)
 
 
 def _implicit_preferred(lists: Sequence[Any], numa_info: NUMAInfo, prefer_closest: bool) -> Optional[int]:
@@ -530,23 +536,37 @@ def _implicit_preferred(lists: Sequence[Any], numa_info: NUMAInfo, prefer_closes
             return None  # a preferred merge needs one mask preferred by every resource
     else:
         sizes = list(range(1, popcount(within) + 1))
+    def reachable(size: int) -> int:
+        # a preferred mask of ``size`` nodes is a listed mask of that size of every set: the
+        # nodes no set's masks of that size reach (grouped, single-used) are left out at once
+        found = within
+        for hint_set in sets:
+            found &= hint_set.reach(size)
+        return found
+
     if prefer_closest:
         budget = [MAX_MASK_VISITS]
+        clock = Deadline()  # one time budget for every size
         for size in sizes:
-            best = closest_member(numa_info, within, size, lambda m: all(s.member(m) == 2 for s in sets), budget,
-                                  MAX_MASK_VISITS, "the search for the preferred merged hint")
+            best = closest_member(numa_info, reachable(size), size, lambda m: all(s.member(m) == 2 for s in sets),
+                                  budget, MAX_MASK_VISITS, "the search for the preferred merged hint", deadline=clock)
             if best is not None:
                 return best
         return None
-    expander = Compressor(bits_of(within))
     visits = 0
+    clock = Deadline()
     for size in sizes:
-        for mask in masks_of_size(expander, size):
+        for mask in masks_of_size(Compressor(bits_of(reachable(size))), size):
             visits += 1
             if visits > MAX_MASK_VISITS:
                 raise SearchBoundExceeded(
                     "the search for the preferred merged hint examined %d masks of %d NUMA nodes without "
                     "an answer" % (MAX_MASK_VISITS, popcount(within)))
+            if clock.over():
+                raise SearchBoundExceeded(
+                    "the search for the preferred merged hint ran out of its time budget (%g s CPU) after %d masks "
+                    "of %d NUMA nodes; none of fewer than %d nodes is preferred by every resource"
+                    % (clock.limit, visits, popcount(within), size))
             if all(s.member(mask) == 2 for s in sets):
                 return mask
     return None
@@ -560,7 +580,8 @@ def closest_member(numa_info: NUMAInfo,
                    limit: int,
                    what: str,
                    error: Any = SearchBoundExceeded,
-                   holdable: Optional[Callable[[int], bool]] = None) -> Optional[int]:
+                   holdable: Optional[Callable[[int], bool]] = None,
+                   deadline: Optional[Deadline] = None) -> Optional[int]:
     """The accepted mask of ``size`` nodes of ``within`` with the smallest average distance, then
     numerically smallest (prefer-closest-numa-nodes' order within a count); None: none accepted.
 
@@ -582,32 +603,52 @@ def closest_member(numa_info: NUMAInfo,
         raise TopologyManagerError("NUMA distances are not known")
     own = dict((node, rows[node][node]) for node in nodes)
     pair = dict(((a, b), rows[a][b] + rows[b][a]) for a in nodes for b in nodes if a < b)
-    cheapest_pair = min(pair.values()) if pair else 0
     best: List[Any] = [None, None]  # total, mask
+    clock = deadline if deadline is not None else Deadline()
+    shortcut = _two_level_closest(nodes, own, pair, size)
+    if shortcut is not None and accept(shortcut):
+        return shortcut
 
     def pair_of(a: int, b: int) -> int:
         return pair[(a, b) if a < b else (b, a)]
 
+    # half of the cheapest ``k`` pairs a node can form with other nodes of ``within``: a lower
+    # bound of its share of the pairs among the nodes still to be chosen
+    halves = {}
+    for node in nodes:
+        row = sorted(pair_of(node, other) for other in nodes if other != node)
+        sums = [0]
+        for value in row:
+            sums.append(sums[-1] + value)
+        halves[node] = sums
+
+    def give_up() -> None:
+        found = ""
+        if best[1] is not None:
+            found = ("; an accepted mask exists (%s, average distance %g) but whether a closer one does is "
+                     "unknown" % (list(bits_of(best[1])), numa_info.average_distance(best[1])))
+        raise error("%s %s of %d NUMA nodes (masks of %d) without an answer%s"
+                    % (what, clock.spent(limit), len(nodes), size, found))
+
     def visit(start: int, chosen: List[int], total: int, left: int) -> None:
         budget[0] -= 1
-        if budget[0] < 0:
-            found = ""
-            if best[1] is not None:
-                found = ("; an accepted mask exists (%s, average distance %g) but whether a closer one does is "
-                         "unknown" % (list(bits_of(best[1])), numa_info.average_distance(best[1])))
-            raise error("%s examined %d masks and branches of %d NUMA nodes without an answer%s"
-                        % (what, limit, len(nodes), found))
+        if budget[0] < 0 or clock.over():
+            give_up()
         if not left:
             mask = sum(1 << node for node in chosen)
             if (best[0] is None or (total, mask) < (best[0], best[1])) and accept(mask):
                 best[0], best[1] = total, mask
             return
-        adds = [own[node] + sum(pair_of(node, other) for other in chosen) for node in nodes[start:]]
+        rest = nodes[start:]
+        adds = [own[node] + sum(pair_of(node, other) for other in chosen) for node in rest]
         if best[0] is not None:
-            floor = total + sum(sorted(adds)[:left]) + cheapest_pair * (left * (left - 1) // 2)
+            # the completion's total = its nodes' adds + the pairs among them; each node pays
+            # at least half of its ``left - 1`` cheapest pairs (Gilmore-Lawler style bound)
+            shares = sorted(2 * add + halves[node][left - 1] for add, node in zip(adds, rest))
+            floor2 = 2 * total + sum(shares[:left])  # twice the bound: the halves stay integers
             # a tie only wins with a smaller mask: the smallest here takes the next ``left`` ids
-            if floor > best[0] or (floor == best[0] and sum(1 << node for node in chosen + nodes[start:start + left])
-                                   > best[1]):
+            if floor2 > 2 * best[0] or (floor2 == 2 * best[0] and sum(1 << node for node in chosen + rest[:left])
+                                        > best[1]):
                 return
         for index in range(start, len(nodes) - left + 1):
             chosen.append(nodes[index])
@@ -617,6 +658,94 @@ def closest_member(numa_info: NUMAInfo,
 
     visit(0, [], 0, size)
     return best[1]
+
+
+#: CPU seconds one merge search may take (the process's CPU time, not the wall clock: on a busy
+#: host the answer does not depend on other work); past it the search answers cannot_check with
+#: what it found so far (tests lower it)
+MAX_SEARCH_SECONDS = [2.0]
+
+
+class Deadline:
+    """The time budget of one merge search: :data:`MAX_SEARCH_SECONDS` of CPU time from its
+    creation, read every 64 calls of :meth:`over` (process_time costs about a microsecond)."""
+
+    __slots__ = ("start", "limit", "calls", "late")
+
+    def __init__(self, seconds: Optional[float] = None) -> None:
+        self.start = time.process_time()
+        self.limit = MAX_SEARCH_SECONDS[0] if seconds is None else seconds
+        self.calls = 0
+        self.late = False
+
+    def over(self) -> bool:
+        self.calls += 1
+        if not self.calls & 63:
+            self.late = time.process_time() - self.start > self.limit
+        return self.late
+
+    def spent(self, limit: int) -> str:
+        """Why the search stopped: its time budget or its step bound (``limit`` steps)."""
+        if self.late:
+            return "ran out of its time budget (%g s CPU)" % self.limit
+        return "examined %d masks and branches" % limit
+
+
+def _two_level_closest(nodes: Sequence[int], own: Dict[int, int], pair: Dict[Tuple[int, int], int],
+                       size: int) -> Optional[int]:
+    """The mask of ``size`` of ``nodes`` with the smallest distance total, then numerically
+    smallest, when the distances have two levels (uniform, or sockets): the nodes fall into
+    groups with one pair distance inside each group and one distance ``X`` between any two
+    groups, and one own distance per group; None for any other shape.
+
+    Then a mask's total depends on how many nodes it takes from each group alone: with ``n_g``
+    from group ``g``, twice the total is ``X * size^2 + sum_g h_g(n_g)``, ``h_g(n) = 2 n own_g
+    + n (n - 1) P_g - X n^2``; a programme over the groups finds the least sum, and for given
+    counts the numerically smallest mask takes each group's lowest ids (masks of different
+    groups are disjoint, so the smaller of two partial masks stays smaller whatever is added).
+    """
+    if not pair:
+        return None
+    top = max(pair.values())
+    parent = dict((node, node) for node in nodes)
+
+    def root(node: int) -> int:
+        while parent[node] != node:
+            parent[node] = parent[parent[node]]
+            node = parent[node]
+        return node
+
+    for (a, b), value in pair.items():
+        if value < top:
+            parent[root(a)] = root(b)
+    members: Dict[int, List[int]] = {}
+    for node in nodes:
+        members.setdefault(root(node), []).append(node)
+    groups = []
+    for group in members.values():
+        inner = set(pair[(a, b)] for a in group for b in group if a < b)
+        owns = set(own[node] for node in group)
+        if len(inner) > 1 or len(owns) > 1:
+            return None
+        groups.append((sorted(group), owns.pop(), inner.pop() if inner else 0))
+    for (a, b), value in pair.items():
+        if root(a) != root(b) and value != top:
+            return None
+    # best[count] = (twice the group terms so far, mask)
+    best: Dict[int, Tuple[int, int]] = {0: (0, 0)}
+    for group, own_value, inner_value in groups:
+        step: Dict[int, Tuple[int, int]] = {}
+        for count, (value, mask) in best.items():
+            part = 0
+            for taken in range(0, min(len(group), size - count) + 1):
+                if taken:
+                    part |= 1 << group[taken - 1]
+                key = (value + 2 * taken * own_value + taken * (taken - 1) * inner_value - top * taken * taken, mask | part)
+                if count + taken not in step or key < step[count + taken]:
+                    step[count + taken] = key
+        best = step
+    found = best.get(size)
+    return None if found is None else found[1]
 
 
 class NoPreferredMerge(SearchBoundExceeded):
@@ -634,7 +763,8 @@ def _single_node_only(lists: Sequence[Any]) -> bool:
     return True
 
 
-def _implicit_non_preferred(lists: Sequence[Any], numa_info: NUMAInfo, prefer_closest: bool) -> TopologyHint:
+def _implicit_non_preferred(lists: Sequence[Any], numa_info: NUMAInfo, prefer_closest: bool,
+                            search_seconds: Optional[float] = None) -> TopologyHint:
     from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hint_sets import MAX_MASK_VISITS
     default = numa_info.default_mask
     if _single_node_only(lists):
@@ -655,10 +785,23 @@ def _implicit_non_preferred(lists: Sequence[Any], numa_info: NUMAInfo, prefer_cl
         return TopologyHint(BitMask.from_value(default), False)
     sets = sum(1 for hints in lists if is_hint_set(hints))
     too_big = len(nodes) > MAX_FAST_MERGE_NODES or sets * ((1 << len(nodes)) - 1) > MAX_MASK_VISITS
-    if all(not is_hint_set(hints) or hints.interval_exact() for hints in lists) and (
-            too_big or len(nodes) >= RANKED_FROM_NODES[0]):
-        best = _ranked_non_preferred(lists, within, best_count, numa_info, prefer_closest)
-        return TopologyHint(BitMask.from_value(default if best is None else best), False)
+    if all(not is_hint_set(hints) or hints.interval_exact() for hints in lists):
+        # the method by estimated cost: the transform pays for every mask of the reachable nodes
+        # (a projection test per hint set and mask, then table passes), the ranked search for
+        # the masks it tries; it runs first, within the transform's cost when that can run
+        if too_big or len(nodes) >= RANKED_FROM_NODES[0]:
+            best = _ranked_non_preferred(lists, within, best_count, numa_info, prefer_closest,
+                                         search_seconds=search_seconds)
+            return TopologyHint(BitMask.from_value(default if best is None else best), False)
+        transform_cost = (TRANSFORM_TESTS_PER_SET * sets + len(lists)) << len(nodes)
+        try:
+            best = _ranked_non_preferred(lists, within, best_count, numa_info, prefer_closest,
+                                         work_limit=min(transform_cost, MAX_SEARCH_WORK),
+                                         search_seconds=search_seconds)
+        except NoPreferredMerge:
+            pass  # dearer than the transform: that decides
+        else:
+            return TopologyHint(BitMask.from_value(default if best is None else best), False)
     if too_big:
         raise NoPreferredMerge(
             "no preferred merged hint exists; the best non-preferred one would need the ANDs of hints "
@@ -683,29 +826,43 @@ def _implicit_non_preferred(lists: Sequence[Any], numa_info: NUMAInfo, prefer_cl
     return _to_hint(_rank_non_preferred(achieved, compressor, best_count, numa_info, prefer_closest), False)
 
 
-#: the non-preferred merge searches masks in rank order (instead of the Moebius transform) from
-#: this many reachable NUMA nodes on, or when the transform is out of bounds (tests lower it)
+#: the non-preferred merge searches masks in rank order alone (no Moebius transform after it)
+#: from this many reachable NUMA nodes on, or when the transform is out of bounds; below, the
+#: ranked search runs first within the transform's estimated cost (tests lower it)
 RANKED_FROM_NODES = [MAX_FAST_MERGE_NODES + 1]
+#: the transform's cost per hint set and mask of the reachable nodes, in node tests (a projection
+#: test costs a few of the ranked search's node tests)
+TRANSFORM_TESTS_PER_SET = 4
 #: assignment steps one achievability test may take
 MAX_COVER_STEPS = 200000
-#: node tests (one per node and list) all achievability tests of one search may take together
-MAX_SEARCH_WORK = 1000000
+#: node tests (one per node and list) the partial-mask and achievability tests of one search may
+#: take together
+MAX_SEARCH_WORK = 4000000
 
 
 def _ranked_non_preferred(lists: Sequence[Any],
                           within: int,
                           best_count: int,
                           numa_info: NUMAInfo,
-                          prefer_closest: bool) -> Optional[int]:
+                          prefer_closest: bool,
+                          work_limit: Optional[int] = None,
+                          search_seconds: Optional[float] = None) -> Optional[int]:
     """The kubelet's best non-preferred merged mask, searched in its ranking order (count B, then
     just below B, larger first, then above B, smaller first; in a count, numerically or by
     average distance) and tested one by one (:func:`_achievable`); None: no AND is non-empty.
 
     Exact for any hint set that answers the interval query ``exists_between`` exactly --
     monotone sets, and sets split into monotone parts (memory-manager NUMA groups, the 1.36
-    device fallback hint; ``hint_sets``). Masks are built from their highest node down, and a
-    partial mask no list can hold (no hint of some list contains it) is dropped with every
-    mask that extends it.
+    device fallback hint; ``hint_sets``). A merged mask of ``c`` nodes lies inside a mask of at
+    least ``c`` nodes of every list: the nodes of a count are those every list's masks of that
+    size reach (``reach``; nodes in small NUMA groups or with single-NUMA allocations drop out
+    at once). Masks are built from their highest node down, and a partial mask no list can hold
+    (no hint of some list contains it), or one that needs a node the branch can no longer
+    choose, is dropped with every mask that extends it.
+
+    Bounded by masks (:data:`MAX_MASK_VISITS`), node tests (``work_limit``, default
+    :data:`MAX_SEARCH_WORK`) and CPU time (:data:`MAX_SEARCH_SECONDS`): past any of them
+    NoPreferredMerge says which, and what the search had settled.
     """
     from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hint_sets import MAX_MASK_VISITS
     nodes = bits_of(within)
@@ -714,68 +871,121 @@ def _ranked_non_preferred(lists: Sequence[Any],
         + list(range(max(best_count + 1, 1), size + 1))
     projections = [None if is_hint_set(hints) else
                    set((within if h.affinity is None else h.affinity.value & within) for h in hints) for hints in lists]
-    needed = _needed_nodes(lists, projections, within)
-    forced = needed(0)
+    work = [0, MAX_SEARCH_WORK if work_limit is None else work_limit]
+    clock = Deadline(search_seconds)
+    needed = _needed_nodes(lists, projections, within, work)
+    settled: List[int] = []  # counts searched through without a merged mask
+
+    def undecided(why: str) -> NoPreferredMerge:
+        done = ""
+        if settled:
+            done = "; no merged mask of %s nodes exists" % ", ".join(str(count) for count in settled)
+        return NoPreferredMerge("no preferred merged hint exists; the search for the best non-preferred one over %d "
+                                "NUMA nodes %s%s" % (size, why, done))
+
+    try:
+        forced = needed(0)
+    except _WorkExceeded as err:
+        raise undecided(str(err))
     if forced is None:
         return None  # some list has no hint at all within ``within``
     counts = [count for count in counts if count >= popcount(forced)]
-    work = [0]
-    if prefer_closest:
-        def closest_holdable(mask: int) -> bool:
-            # nodes are added in id order: every node up to the highest one chosen is decided
-            more = needed(mask)
-            return more is not None and not more & ((1 << mask.bit_length()) - 1)
 
+    def reach(count: int) -> int:
+        found = within
+        for hints, projected in zip(lists, projections):
+            if projected is None:
+                found &= hints.reach(count)
+            else:
+                union = 0
+                for hint in projected:
+                    if popcount(hint) >= count:
+                        union |= hint
+                found &= union
+        return found
+
+    if prefer_closest:
         budget = [MAX_MASK_VISITS]
         for count in counts:
-            best = closest_member(numa_info, within, count,
-                                  lambda m: _achievable(m, within, lists, projections, work),
-                                  budget, MAX_MASK_VISITS,
-                                  "no preferred merged hint exists; the search for the best non-preferred one",
-                                  NoPreferredMerge, closest_holdable)
+            allowed = reach(count)
+            if forced & ~allowed:
+                settled.append(count)
+                continue
+
+            def closest_holdable(mask: int, allowed: int = allowed) -> bool:
+                # nodes are added in id order: every node up to the highest one chosen is decided
+                more = needed(mask)
+                return more is not None and not more & (((1 << mask.bit_length()) - 1) | ~allowed)
+
+            try:
+                best = closest_member(numa_info, allowed, count,
+                                      lambda m: _achievable(m, within, lists, projections, work),
+                                      budget, MAX_MASK_VISITS,
+                                      "no preferred merged hint exists; the search for the best non-preferred one",
+                                      NoPreferredMerge, closest_holdable, clock)
+            except _WorkExceeded as err:
+                raise undecided(str(err))
             if best is not None:
                 return best
+            settled.append(count)
         return None
-    free = within & ~int(forced)  # int(): older pylint does not see the None check above
-    nodes = bits_of(free)  # a merged mask holds every forced node: the rest is chosen
-    decided_above = [0] * (len(nodes) + 1)  # nodes[index:] as a mask
-    for index in range(len(nodes) - 1, -1, -1):
-        decided_above[index] = decided_above[index + 1] | (1 << nodes[index])
     visits = [0]
 
-    def numeric(count: int, below: int, chosen: int) -> Iterator[int]:
+    def numeric(count: int, below: int, chosen: int, nodes: Sequence[int], lower: List[int]) -> Iterator[int]:
         """Masks of ``count`` more nodes among nodes[:below], added to ``chosen``, numerically
         ascending (the highest node decides first). A partial mask is dropped with all its
         extensions when some list has no hint containing it, or when the nodes no list can
-        leave out while holding it are more than ``count`` or already passed over."""
+        leave out while holding it are more than ``count`` or not among nodes[:index]."""
         if not count:
             yield chosen
             return
         for index in range(count - 1, below):
             visits[0] += 1
             if visits[0] > MAX_MASK_VISITS:
-                raise NoPreferredMerge(
-                    "no preferred merged hint exists; the search for the best non-preferred one examined %d masks "
-                    "of %d NUMA nodes without an answer" % (MAX_MASK_VISITS, size))
+                raise undecided("examined %d masks without an answer" % MAX_MASK_VISITS)
+            if clock.over():
+                raise undecided("ran out of its time budget (%g s CPU)" % clock.limit)
             mask = chosen | (1 << nodes[index])
             more = needed(mask)
-            if more is None or more & decided_above[index] or popcount(more) > count - 1:
+            if more is None or more & ~lower[index] or popcount(more) > count - 1:
                 continue
-            yield from numeric(count - 1, index, mask)
+            yield from numeric(count - 1, index, mask, nodes, lower)
 
-    for count in counts:
-        for mask in numeric(count - popcount(forced), len(nodes), forced):
-            if _achievable(mask, within, lists, projections, work):
-                return mask
+    try:
+        for count in counts:
+            allowed = reach(count)
+            if forced & ~allowed:
+                settled.append(count)
+                continue
+            free = allowed & ~int(forced)  # int(): older pylint does not see the None check above
+            chosen_from = bits_of(free)  # a merged mask holds every forced node: the rest is chosen
+            lower = [0] * (len(chosen_from) + 1)  # nodes[:index] as a mask
+            for index, node in enumerate(chosen_from):
+                lower[index + 1] = lower[index] | (1 << node)
+            if count - popcount(forced) <= len(chosen_from):
+                for mask in numeric(count - popcount(forced), len(chosen_from), forced, chosen_from, lower):
+                    if _achievable(mask, within, lists, projections, work):
+                        return mask
+            settled.append(count)
+    except _WorkExceeded as err:
+        raise undecided(str(err))
     return None
 
 
-def _needed_nodes(lists: Sequence[Any], projections: Sequence[Any], within: int) -> Callable[[int], Optional[int]]:
+class _WorkExceeded(Exception):
+    """The node tests of one ranked search passed their bound (turned into NoPreferredMerge)."""
+
+
+def _needed_nodes(lists: Sequence[Any], projections: Sequence[Any], within: int,
+                  work: Optional[List[int]] = None) -> Callable[[int], Optional[int]]:
     """A test of a (partial) mask ``P``: None when some list has no hint containing it (no
     merged mask contains it), else the nodes of ``within`` outside ``P`` that no list can leave
-    out while holding ``P`` -- every merged mask containing ``P`` contains them too."""
+    out while holding ``P`` -- every merged mask containing ``P`` contains them too.
+    ``work``: [node tests so far, their bound], counted as in :func:`_achievable`."""
     def needed(mask: int) -> Optional[int]:
         rest = within & ~mask
+        if work is not None:
+            _count_work(work, popcount(rest) * len(lists) + 1)
         droppable = 0
         for hints, projected in zip(lists, projections):
             if projected is None:
@@ -797,6 +1007,13 @@ def _needed_nodes(lists: Sequence[Any], projections: Sequence[Any], within: int)
     return needed
 
 
+def _count_work(work: List[int], amount: int) -> None:
+    """Add node tests to ``work`` ([so far, bound]); past the bound: _WorkExceeded."""
+    work[0] += amount
+    if work[0] > work[1]:
+        raise _WorkExceeded("made more than %d node tests without an answer" % work[1])
+
+
 def _achievable(target: int, within: int, lists: Sequence[Any], projections: Sequence[Any],
                 work: Optional[List[int]] = None) -> bool:
     """Some choice of one hint per list ANDs (within ``within``) to exactly ``target``.
@@ -809,11 +1026,7 @@ def _achievable(target: int, within: int, lists: Sequence[Any], projections: Seq
     backtracking on failure (bounded by :data:`MAX_COVER_STEPS`).
     """
     if work is not None:
-        work[0] += popcount(within & ~target) * len(lists) + 1
-        if work[0] > MAX_SEARCH_WORK:
-            raise NoPreferredMerge(
-                "no preferred merged hint exists; the search for the best non-preferred one made more than %d "
-                "node tests over %d NUMA nodes without an answer" % (MAX_SEARCH_WORK, popcount(within)))
+        _count_work(work, popcount(within & ~target) * len(lists) + 1)
     checks = []
     holds = []
     for hints, projected in zip(lists, projections):

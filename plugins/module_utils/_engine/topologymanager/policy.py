@@ -59,6 +59,9 @@ class Policy:
         #: the hint lists the last merge iterated (for the kubelet's cost) and a note on it
         self.last_lists: List[Any] = []
         self.last_note: Optional[str] = None
+        #: CPU seconds the search for a non-preferred merged hint may take (None: the merge's
+        #: default); restricted shortens it, its decision does not depend on that hint
+        self.non_preferred_seconds: Optional[float] = None
 
     def merge(self,
               providers_hints: Sequence[Optional[Dict[str, Optional[List[TopologyHint]]]]]) -> Tuple[TopologyHint, bool]:
@@ -73,5 +76,6 @@ class Policy:
         # imported at the first merge: a run under the none policy never compiles the merges (issue 12)
         from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager import merge
 
-        merger = merge.merge_fast if self.merger == "fast" else merge.merge_exhaustive
-        return merger(lists, self.numa_info, prefer_closest)
+        if self.merger != "fast":
+            return merge.merge_exhaustive(lists, self.numa_info, prefer_closest)
+        return merge.merge_fast(lists, self.numa_info, prefer_closest, self.non_preferred_seconds)

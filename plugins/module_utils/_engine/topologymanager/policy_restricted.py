@@ -18,8 +18,12 @@ class RestrictedPolicy(Policy):
 
     name = POLICY_RESTRICTED
 
+    #: the pod is rejected whatever the best non-preferred hint is: its search stops sooner
+    non_preferred_budget = 0.25
+
     def merge(self, providers_hints):
         lists = filter_providers_hints(providers_hints)
+        self.non_preferred_seconds = self.non_preferred_budget
         try:
             hint = self.merge_lists(lists, self.options.prefer_closest_numa)
         except NoPreferredMerge as err:

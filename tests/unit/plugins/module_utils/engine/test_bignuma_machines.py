@@ -204,7 +204,7 @@ def test_ranked_search_work_bound_is_cannot_check(monkeypatch):
     monkeypatch.setattr(merge, "MAX_SEARCH_WORK", 0)
     second = admit(sim, pod(2, "20Gi", "b"))
     assert second["verdict"] == "cannot_check"
-    assert "made more than 0 node tests over 24 NUMA nodes" in second["cannot_check"]
+    assert "over 24 NUMA nodes made more than 0 node tests" in second["cannot_check"]
     assert second["merges"][0]["merged_hint"] is None
 
 

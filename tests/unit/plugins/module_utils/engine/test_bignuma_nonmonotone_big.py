@@ -135,10 +135,10 @@ def wide_searches(monkeypatch):
     seen = []
     original = merge._ranked_non_preferred
 
-    def counting(lists, within, *args):
+    def counting(lists, within, *args, **kwargs):
         if len(bits_of(within)) > 20 and any(getattr(h, "implicit", False) and not h.monotone() for h in lists):
             seen.append(True)
-        return original(lists, within, *args)
+        return original(lists, within, *args, **kwargs)
 
     monkeypatch.setattr(merge, "_ranked_non_preferred", counting)
     return seen

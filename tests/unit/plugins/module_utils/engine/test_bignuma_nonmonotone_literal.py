@@ -50,10 +50,10 @@ def rules_forced(monkeypatch):
     seen = []
     original = merge._ranked_non_preferred
 
-    def counting(lists, *args):
+    def counting(lists, *args, **kwargs):
         if any(getattr(h, "implicit", False) and not h.monotone() for h in lists):
             seen.append(True)
-        return original(lists, *args)
+        return original(lists, *args, **kwargs)
 
     monkeypatch.setattr(merge, "_ranked_non_preferred", counting)
     return seen

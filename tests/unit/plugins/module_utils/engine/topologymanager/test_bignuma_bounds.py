@@ -92,15 +92,23 @@ def test_best_effort_no_preferred_hint_over_24_nodes():
     assert result["merges"][0]["merged_hint"]["preferred"] is False
 
 
+def uneven_sockets(a, b):
+    """interleaved_sockets with 20-22 between sockets: not two-level, so the closest
+    search is the branch and bound (two-level shapes are decided without walking masks)."""
+    if a == b:
+        return 10
+    return 12 if a % 16 == b % 16 else 20 + (a * b) % 3
+
+
 @pytest.mark.parametrize("policy, prefer_closest, memory, bound, expect", [
-    ("restricted", True, "50Gi", 5, "the search for the preferred merged hint examined 5 masks"),
+    ("restricted", True, "50Gi", 2, "the search for the preferred merged hint examined 2 masks"),
     ("best-effort", False, "20Gi", 0, "no preferred merged hint exists"),
-    ("best-effort", True, "20Gi", 5, "no preferred merged hint exists"),
+    ("best-effort", True, "20Gi", 2, "no preferred merged hint exists"),
 ])
 def test_out_of_bounds_is_cannot_check(monkeypatch, policy, prefer_closest, memory, bound, expect):
     monkeypatch.setattr(hint_sets, "MAX_MASK_VISITS", bound)
     monkeypatch.setattr(merge, "RANKED_FROM_NODES", [1])
-    result = admit(machine(16, interleaved_sockets), config(16, policy, prefer_closest), "14", memory)
+    result = admit(machine(16, uneven_sockets), config(16, policy, prefer_closest), "14", memory)
     assert result["verdict"] == "cannot_check"
     assert result["admitted"] is False
     assert result["cannot_check"].startswith("topology manager: ")
@@ -145,4 +153,4 @@ def test_closest_member_out_of_budget_names_what_it_found():
     info = NUMAInfo(range(6), dict((a, [10 if a == b else 20 + ((a * b) % 3) for b in range(6)]) for a in range(6)))
     with pytest.raises(SearchBoundExceeded) as err:
         merge.closest_member(info, 63, 3, lambda m: True, [3], 3, "the search")
-    assert str(err.value).startswith("the search examined 3 masks and branches of 6 NUMA nodes without an answer")
+    assert str(err.value).startswith("the search examined 3 masks and branches of 6 NUMA nodes (masks of 3) without an answer")

@@ -84,12 +84,17 @@ def walked(hint_set):
     return [mask for mask in range(1, 1 << (max(hint_set.ids) + 1)) if hint_set.member(mask)]
 
 
+def random_case(rnd, fallback_share):
+    """(ids, a random set -- a fallback set in ``fallback_share`` of the cases --, its masks walked)."""
+    ids = sorted(rnd.sample(range(10), rnd.randint(1, 8)))
+    hint_set = random_fallback(rnd, ids) if rnd.random() < fallback_share else random_set(rnd, ids)
+    return ids, hint_set, walked(hint_set)
+
+
 @pytest.mark.parametrize("seed", range(300))
 def test_exists_between_equals_walking_every_mask(seed, monkeypatch):
     rnd = random.Random(seed)
-    ids = sorted(rnd.sample(range(10), rnd.randint(1, 8)))
-    hint_set = random_fallback(rnd, ids) if rnd.random() < 0.3 else random_set(rnd, ids)
-    listed = walked(hint_set)
+    _ids, hint_set, listed = random_case(rnd, 0.3)
     monkeypatch.setattr(hint_sets, "BRUTE_NODES", 0)  # the big-machine answer, through the parts
     assert hint_set.interval_exact()
     universe = hint_set.universe
@@ -106,9 +111,7 @@ def test_members_by_parts_equal_walking_every_mask(seed, monkeypatch):
     """members() (what findBestHint, the explanation and the narrowest size walk) through the
     parts: singles, group masks and the general nodes' walk, merged by size then value."""
     rnd = random.Random(seed)
-    ids = sorted(rnd.sample(range(10), rnd.randint(1, 8)))
-    hint_set = random_fallback(rnd, ids) if rnd.random() < 0.2 else random_set(rnd, ids)
-    listed = walked(hint_set)
+    ids, hint_set, listed = random_case(rnd, 0.2)
     monkeypatch.setattr(hint_sets, "BRUTE_NODES", 0)
     for _query in range(8):
         superset_of = sum(1 << n for n in ids if rnd.random() < 0.25)
