@@ -170,17 +170,16 @@ def test_check_pod_playbook_reports_every_host(fleet_restored, pod_file, tmp_pat
     assert proc.returncode != 0 and "no host would admit the pod" in proc.stdout
 
 
-def test_check_pod_fails_when_no_host_could_check_unless_told(fleet, tmp_path):
-    """A manifest that is not a Pod: every host 'could not check'; that is a failed run (rc != 0)
-    saying so, not rc 0, unless check_pod_fail_if_unchecked=false (issue 26)."""
-    not_a_pod = tmp_path / "configmap.yaml"
-    not_a_pod.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  a: b\n")
+def test_check_pod_fails_when_no_host_could_check_unless_told(fleet, pod_file):
+    """A valid pod that no host can check (here: every host's root is missing): that is a failed
+    run (rc != 0) saying so, not rc 0, unless check_pod_fail_if_unchecked=false (issue 26). An
+    invalid manifest fails on its own (issue 23); unreachable hosts end with exit code 4."""
     hosts = ",".join(fleet.names[:2])
-    proc = fleet.playbook("playbooks/check_pod.yml", "-e", "pod_file=%s" % not_a_pod, limit=hosts)
+    args = ("-e", "pod_file=%s" % pod_file, "-e", "check_pod_root=/nonexistent-root")
+    proc = fleet.playbook("playbooks/check_pod.yml", *args, limit=hosts)
     assert proc.returncode != 0, proc.stdout[-3000:]
     assert "could not check 2" in proc.stdout, proc.stdout[-3000:]
     assert "no host could check the pod (see the report above: could not check 2 of 2 host(s))" in proc.stdout
-    accepted = fleet.playbook("playbooks/check_pod.yml", "-e", "pod_file=%s" % not_a_pod,
-                              "-e", "check_pod_fail_if_unchecked=false", limit=hosts)
+    accepted = fleet.playbook("playbooks/check_pod.yml", *args, "-e", "check_pod_fail_if_unchecked=false", limit=hosts)
     assert accepted.returncode == 0, accepted.stdout[-3000:]
     assert "no host could check the pod (see" not in accepted.stdout
