@@ -65,7 +65,7 @@ def test_good_example_inventory(tmp_path):
     results = cases(report)
     assert "--reserved-memory=0:memory=3Gi;1:memory=2148Mi" in results["worker-a1"][1]
     assert "--reserved-memory=0:memory=2Gi;33:memory=1124Mi" in results["power-1"][1]
-    assert "reservedMemory is valid on all 6 host(s)" in proc.stdout
+    assert "kubelet settings (reservedMemory included) are valid on all 6 host(s)" in proc.stdout
 
 
 BROKEN = {
@@ -97,7 +97,7 @@ def test_broken_example_inventory_reports_every_mistake(tmp_path):
         assert text.replace('"', '\\"') in proc.stdout  # also printed in the run log (JSON-escaped by debug)
     assert results["zero-and-duplicate"][1].count("[reserved-memory-") == 2
     assert results["no-topology"][0] == "error" and "does-not-exist.json" in results["no-topology"][1]
-    assert "reservedMemory is invalid or could not be checked on 8 host(s)" in proc.stdout
+    assert "kubelet settings are invalid or could not be checked on 8 host(s)" in proc.stdout
     assert "reservedMemory valid on 0 of 8 host(s): 7 invalid, 1 could not be checked" in proc.stdout
     # the topology file is looked up in the current directory, then next to the inventory; both are named
     assert "neither %s (current directory)" % os.path.normpath(os.path.join(os.getcwd(), "../topologies/does-not-exist.json")) \
