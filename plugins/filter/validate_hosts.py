@@ -54,11 +54,11 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.numaguard.kubelet.plugins.plugin_utils.hostvars import host_names, host_variables
-from ansible_collections.numaguard.kubelet.plugins.plugin_utils.validate_hosts import judge_hosts
-
 
 def validate_hosts(hostvars, hosts, default_dir=None):
+    from ansible_collections.numaguard.kubelet.plugins.plugin_utils.hostvars import host_names, host_variables
+    from ansible_collections.numaguard.kubelet.plugins.plugin_utils.validate_hosts import judge_hosts
+
     names = host_names("validate_hosts", hostvars, hosts)
     try:
         return judge_hosts(dict((h, host_variables("validate_hosts", hostvars, h)) for h in names), names, default_dir)

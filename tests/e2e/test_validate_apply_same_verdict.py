@@ -24,10 +24,16 @@ FAKE = os.path.join(REPO, "tests", "fleet", "fake_kubelet.py")
 VERSION = "1.31"
 
 
-def _class_settings(fleet, name):
+def _class_settings(fleet, name, scratch):
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._host.sysfs import read_topology
     from ansible_collections.numaguard.kubelet.plugins.module_utils._report.classes import hardware_class
+    from ansible_collections.numaguard.kubelet.tests.fleet import topologies
 
-    group = hardware_class(fleet.expected(name))["group"]
+    # the bundled topology's class (a host with hugepage pools changed gets its topology's settings)
+    host = fleet.host(name)
+    root = str(scratch / name)
+    topologies.write_tree(host["topology"], root, hostname=name)
+    group = hardware_class(read_topology(root).to_facts())["group"]
     with open(os.path.join(GROUP_VARS, group + ".yml")) as handle:
         return yaml.safe_load(handle)["kubelet_numa_settings"]
 
@@ -52,11 +58,12 @@ def _apply_verdicts(output, names):
 
 def test_validate_and_apply_check_agree_on_every_example_class(fleet, tmp_path):
     names = fleet.names
-    refused = names[-1]
+    # the odd host (pools changed) gets settings the kubelet refuses
+    refused = ([h["name"] for h in fleet.hosts if h.get("hugepages")] or names)[-1]
     host_vars = tmp_path / "host_vars"
     host_vars.mkdir()
     for name in names:
-        settings = _class_settings(fleet, name)
+        settings = _class_settings(fleet, name, tmp_path / "trees")
         if name == refused:
             settings = dict(settings, cpuManagerPolicy="static", reservedSystemCPUs="0,4095")
         (host_vars / (name + ".yml")).write_text(yaml.safe_dump({"kubelet_numa_settings": settings}))

@@ -25,6 +25,8 @@ sys.path.insert(0, os.path.join(REPO, "tests", "fleet"))
 import fleet as fleetlib  # noqa: E402  (tests/fleet/fleet.py)
 import topologies as topolib  # noqa: E402  (tests/fleet/topologies.py)
 
+from ansible_collections.numaguard.kubelet.tests.schemas.junit_jenkins import read_junit  # noqa: E402
+
 PLAYBOOK = os.path.join(REPO, "playbooks", "validate.yml")
 EXAMPLES = os.path.join(REPO, "playbooks", "examples", "validate")
 BIN = os.path.dirname(sys.executable)
@@ -44,7 +46,12 @@ def run(inventory, tmp_path, *extra):
     for item in extra:
         args += ["-e", json.dumps(item)]
     proc = subprocess.run(args, env=_env(), capture_output=True, text=True, timeout=600, check=False)
-    report = ET.parse(junit).getroot() if os.path.exists(junit) else None
+    report = None
+    if os.path.exists(junit):
+        with open(junit) as handle:
+            text = handle.read()
+        read_junit(text)  # valid against Jenkins xunit's JUnit schema, read by its decoder
+        report = ET.fromstring(text.split("\n", 1)[1])
     return proc, report
 
 
