@@ -64,9 +64,11 @@ def _fact_dict(value):
     return value
 
 
-def startup_result(facts, settings, kubelet_version=None, strategy=None, split_unit="1Mi", memory_manager_state=None):
+def startup_result(facts, settings, kubelet_version=None, strategy=None, split_unit="1Mi", memory_manager_state=None,
+                   topologies=None):
     """The reserved_memory_check result for ``facts`` and ``settings`` with the rollout's start-up
-    verdict merged in (``valid`` only when both pass)."""
+    verdict merged in (``valid`` only when both pass). ``topologies`` (a dict) keeps the parsed
+    topology of each distinct ``facts``."""
     from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import InvalidTopology, Topology
     from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import KubeletAssumption
     from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.plan import settings_verdict
@@ -76,10 +78,15 @@ def startup_result(facts, settings, kubelet_version=None, strategy=None, split_u
                                    errors="report")
     if result.get("input_error"):
         return result
-    try:
-        topology = Topology.from_facts(dict(_fact_dict(facts)))
-    except (InvalidTopology, TypeError, ValueError) as exc:
-        return _invalid("the topology is not usable: %s" % exc)
+    key = _cache_key(facts, None, None) if topologies is not None else None
+    topology = topologies.get(key) if key is not None else None
+    if topology is None:
+        try:
+            topology = Topology.from_facts(dict(_fact_dict(facts)))
+        except (InvalidTopology, TypeError, ValueError) as exc:
+            return _invalid("the topology is not usable: %s" % exc)
+        if key is not None:
+            topologies[key] = topology
     judged = dict(settings)
     if strategy not in (None, "explicit") and result.get("reserved_memory") is not None:
         # what the strategy computed (for the Memory Manager's Static policy) is what would be applied
@@ -119,15 +126,26 @@ def merge_verdicts(result, errors, warnings):
     return merged
 
 
-def judge_host(host, variables, default_dir=None):
-    """(result, facts or None) for one host's variables (a Mapping)."""
+def _cache_key(facts, settings, options):
+    try:
+        return json.dumps([facts, settings, options], sort_keys=True)
+    except (TypeError, ValueError):
+        return None
+
+
+def judge_host(host, variables, default_dir=None, cache=None):
+    """(result, facts or None) for one host's variables (a Mapping). ``cache`` (a dict) keeps the
+    result of each distinct (topology, settings, options): a fleet's hosts share a few of them."""
     options = dict(kubelet_version=variables.get("kubelet_numa_kubelet_version"),
                    strategy=variables.get("validate_strategy"),
                    split_unit=variables.get("validate_split_unit") or "1Mi",
                    memory_manager_state=variables.get("validate_memory_manager_state"))
     if variables.get("numa_topology_file") is not None:
-        facts, why = read_topology_file(host, variables["numa_topology_file"],
-                                        str(variables.get("inventory_dir") or default_dir or "."))
+        where = (str(variables["numa_topology_file"]), str(variables.get("inventory_dir") or default_dir or "."))
+        files = cache.setdefault("files", {}) if cache is not None else {}
+        facts, why = files[where] if where in files else read_topology_file(host, *where)
+        if not why:
+            files[where] = (facts, None)  # a file read once for all the hosts naming it (failures name each host)
         if why:
             return _invalid(why), None
     elif variables.get("numa_topology") is not None:
@@ -144,16 +162,22 @@ def judge_host(host, variables, default_dir=None):
         return _invalid("%s of %s must be a dict of KubeletConfiguration fields, got %s"
                         % (SETTINGS_VARIABLE, host, type(settings).__name__)), facts
     settings = dict(settings)
-    return startup_result(facts, settings, **options), facts
+    key = _cache_key(facts, settings, options) if cache is not None else None
+    if key is None:
+        return startup_result(facts, settings, **options), facts
+    results = cache.setdefault("results", {})
+    if key not in results:
+        results[key] = startup_result(facts, settings, topologies=cache.setdefault("topologies", {}), **options)
+    return dict(results[key]), facts
 
 
 def judge_hosts(hostvars, hosts, default_dir=None):
     """{'results': host -> result, 'classes': host -> hardware class group} for ``hosts``."""
     from ansible_collections.numaguard.kubelet.plugins.module_utils._report.classes import HardwareClassError, hardware_class
 
-    results, classes = {}, {}
+    results, classes, cache = {}, {}, {}
     for host in hosts:
-        results[host], facts = judge_host(host, hostvars[host], default_dir)
+        results[host], facts = judge_host(host, hostvars[host], default_dir, cache)
         if facts is not None:
             try:
                 classes[host] = hardware_class(_fact_dict(facts))["group"]

@@ -106,3 +106,15 @@ def test_bad_arguments():
         validate_hosts({}, "h")
     with pytest.raises(AnsibleFilterError, match="not in the inventory"):
         validate_hosts({}, ["h"])
+
+
+def test_hosts_sharing_a_file_and_settings_are_judged_once_and_named_each(tmp_path):
+    hosts = dict(("h%d" % i, {"numa_topology_file": INTEL, "kubelet_numa_settings": GOOD, "kubelet_numa_kubelet_version": "1.37"})
+                 for i in range(3))
+    hosts["missing-a"] = {"numa_topology_file": str(tmp_path / "none.json"), "kubelet_numa_settings": GOOD}
+    hosts["missing-b"] = dict(hosts["missing-a"])
+    results = validate_hosts(hosts, sorted(hosts))["results"]
+    assert [results["h%d" % i] for i in range(3)] == [results["h0"]] * 3 and results["h0"]["valid"]
+    assert results["h0"] is not results["h1"]  # each host its own dict
+    assert " of missing-a: neither" in results["missing-a"]["input_error"]
+    assert " of missing-b: neither" in results["missing-b"]["input_error"]
