@@ -155,8 +155,9 @@ def judge_host(host, variables, default_dir=None, cache=None):
         return _invalid("could not check %s: %s" % (host, why)), None
     settings = variables.get(SETTINGS_VARIABLE)
     if settings is None:
-        message = ("%s is not configured: %s is not set for it (check the variable's spelling in the inventory, "
-                   "group_vars or host_vars)" % (host, SETTINGS_VARIABLE))
+        # the same words for every such host: the report lists the reason once with its hosts
+        message = ("not configured: %s is not set for this host (check the variable's spelling in the inventory, "
+                   "group_vars or host_vars)" % SETTINGS_VARIABLE)
         return _invalid(message), facts
     if not isinstance(settings, Mapping):
         return _invalid("%s of %s must be a dict of KubeletConfiguration fields, got %s"

@@ -35,7 +35,7 @@ def _run(tmp_path, playbook, *extra):
 def test_validate_says_not_configured(tmp_path):
     proc = _run(tmp_path, "validate.yml")
     assert proc.returncode != 0, proc.stdout[-3000:]
-    assert "worker-1 is not configured: kubelet_numa_settings is not set for it" in proc.stdout, proc.stdout[-3000:]
+    assert "worker-1: not configured: kubelet_numa_settings is not set for this host" in proc.stdout, proc.stdout[-3000:]
 
 
 def test_apply_preflight_names_the_variable(tmp_path):

@@ -75,7 +75,7 @@ def test_too_many_numa_nodes_for_the_topology_manager(tmp_path):
 def test_a_host_without_settings_is_not_configured():
     result = judge()
     assert not result["valid"]
-    assert result["errors"] == ["h is not configured: kubelet_numa_settings is not set for it (check the variable's "
+    assert result["errors"] == ["not configured: kubelet_numa_settings is not set for this host (check the variable's "
                                 "spelling in the inventory, group_vars or host_vars)"]
 
 
