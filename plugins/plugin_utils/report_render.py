@@ -15,7 +15,7 @@ __metaclass__ = type
 import json
 import re
 import xml.etree.ElementTree as ET
-from typing import Any, Dict, List, Mapping, Sequence
+from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 from ansible_collections.numaguard.kubelet.plugins.plugin_utils.report import STATUS_ORDER, human_bytes
 
@@ -179,18 +179,19 @@ def render_json(report: Mapping[str, Any]) -> str:
 _FAIL = ("invalid", "rejected", "differs")
 
 
-def render_junit(report: Mapping[str, Any]) -> str:
+def render_junit(report: Mapping[str, Any], suite: Optional[str] = None) -> str:
     """JUnit XML: one testcase per host, classname ``<kind>.<inventory group or class>``;
     failures for invalid/rejected/differs, errors for hosts that could not be checked (discover,
     validate) and ``skipped`` for pods that could not be checked; warnings and the kubelet assumed
     in ``system-out``. Valid against Jenkins xunit's JUnit schema (no ``properties`` in a testcase)."""
-    root = ET.Element("testsuites", name="numaguard.kubelet %s" % report["kind"])
-    suite = ET.SubElement(root, "testsuite", name="numaguard.kubelet %s" % report["kind"],
+    name = suite or "numaguard.kubelet %s" % report["kind"]
+    root = ET.Element("testsuites", name=name)
+    suite_el = ET.SubElement(root, "testsuite", name=name,
                           timestamp=report["generated"].rstrip("Z"), hostname="ansible-controller")
     totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     for entry in report["hosts"]:
         group = entry["groups"][0] if entry["groups"] else entry["class"]
-        case = ET.SubElement(suite, "testcase", classname="%s.%s" % (report["kind"], group), name=entry["host"],
+        case = ET.SubElement(suite_el, "testcase", classname="%s.%s" % (report["kind"], group), name=entry["host"],
                              time="0")
         totals["tests"] += 1
         message = entry["summary"][:300]
@@ -214,7 +215,7 @@ def render_junit(report: Mapping[str, Any]) -> str:
         if entry["status"] not in _FAIL + ("error",):
             out.extend(entry["details"])
         ET.SubElement(case, "system-out").text = "\n".join(o for o in out if o)
-    for element in (root, suite):
+    for element in (root, suite_el):
         for key, value in totals.items():
             if element is root and key == "skipped":
                 continue
