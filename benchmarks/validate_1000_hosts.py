@@ -8,7 +8,8 @@ Builds 1,000 (topology, settings) pairs from the bundled fleet topologies (tests
 read back through the real sysfs reader and the numa_facts fact dict, i.e. what CI would load
 from saved JSON) with varied kube/system reservations, eviction settings and strategies, a
 quarter of them deliberately broken, and runs the same entry point the validate.yml playbook uses
-(the reserved_memory_check filter -> reservation.evaluate). Prints figures; never fails on time.
+(the validate_hosts filter: reserved_memory_check -> reservation.evaluate, plus the rollout
+preflight's start-up verdict). Prints figures; never fails on time.
 
     .venv/bin/python benchmarks/validate_1000_hosts.py [--hosts 1000] [--repeat 3] [--playbook-hosts 200]
 
@@ -76,8 +77,8 @@ def build_hosts(facts, count):
         elif kind == 1:
             settings["reservedMemory"] = [{"numaNode": 0, "limits": {"memory": "%dMi" % (kube + system + 100)}}]
         elif kind == 2:
-            settings["evictionHard"] = {"memory.available": "%d%%" % (1 + i % 5), "nodefs.available": "10%"}
-            settings["mergeDefaultEvictionSettings"] = True
+            settings["evictionHard"] = {"memory.available": "%d%%" % (1 + i % 5), "nodefs.available": "10%",
+                                        "nodefs.inodesFree": "5%", "imagefs.available": "15%", "imagefs.inodesFree": "5%"}
             strategy = "spread"
         else:  # broken: forgot the 100Mi, or a hugepages entry
             settings["reservedMemory"] = [{"numaNode": 0, "limits": {"memory": "%dMi" % (kube + system)}}]
@@ -96,6 +97,7 @@ def main(argv=None):
     _collection_path()
     from ansible_collections.numaguard.kubelet.plugins.filter.reserved_memory_check import reserved_memory_check
     from ansible_collections.numaguard.kubelet.plugins.filter.reserved_memory_junit import reserved_memory_junit
+    from ansible_collections.numaguard.kubelet.plugins.filter.validate_hosts import validate_hosts
 
     t0 = time.perf_counter()
     facts = build_facts()
@@ -106,10 +108,11 @@ def main(argv=None):
     best = None
     for run in range(args.repeat):
         start = time.perf_counter()
-        results = {}
+        hostvars = {}
         for index, (name, settings, strategy) in enumerate(hosts):
-            results["h%04d-%s" % (index, name)] = reserved_memory_check(
-                facts[name], kubelet_config=settings, strategy=strategy)
+            hostvars["h%04d-%s" % (index, name)] = {"numa_topology": facts[name], "kubelet_numa_settings": settings,
+                                                    "validate_strategy": strategy, "kubelet_numa_kubelet_version": "1.37"}
+        results = validate_hosts(hostvars, list(hostvars))["results"]
         checked = time.perf_counter() - start
         xml_start = time.perf_counter()
         xml = reserved_memory_junit(results)

@@ -109,6 +109,10 @@ class CallbackModule(DefaultCallback):
         super().__init__()
         self._changed = []        # hosts that changed something in the current task
         self._changed_task = None
+        self._seen_hosts = set()  # inventory hosts of every play (the hosts a run-once play judged too)
+        self._unreachable_shown = set()
+        self._failures = {}       # (task uuid, message) -> hosts after the first, printed once as one line
+        self._failure_order = []
 
     # -- options: the default callback's, with ok/skipped hosts hidden below -v ---------------------
     def _verbose(self):
@@ -131,8 +135,19 @@ class CallbackModule(DefaultCallback):
         self._last_task_banner = task._uuid
         return None
 
+    def _note_play_hosts(self, play):
+        """Remember the play's inventory hosts (--limit applied): a play whose tasks all run once
+        still judged every one of them, and the recap counts them."""
+        try:
+            inventory = play.get_variable_manager()._inventory
+            hosts = inventory.get_hosts(play.hosts)
+        except Exception:  # noqa: BLE001 - counting is best effort; the recap falls back to the stats
+            return
+        self._seen_hosts.update(h.name for h in hosts if not getattr(h, "implicit", False))
+
     def v2_playbook_on_play_start(self, play):
         self._flush_changed()
+        self._note_play_hosts(play)
         if self._verbose():
             return super().v2_playbook_on_play_start(play)
         self._play = play
@@ -191,7 +206,9 @@ class CallbackModule(DefaultCallback):
         if name not in self._changed:
             self._changed.append(name)
 
-    def _flush_changed(self):
+    def _flush_changed(self, failures=True):
+        if failures:
+            self._flush_failures()
         task, hosts = self._changed_task, self._changed
         self._changed_task, self._changed = None, []
         if task is None or not hosts:
@@ -236,8 +253,35 @@ class CallbackModule(DefaultCallback):
             return super().v2_runner_item_on_skipped(result)
         return None
 
+    @staticmethod
+    def _failure_key(result):
+        data = _data(result)
+        message = data.get("msg") if isinstance(data, dict) else None
+        if not message:
+            return None
+        return (_task(result)._uuid, _text(message))
+
+    def _flush_failures(self):
+        order, failures = self._failure_order, self._failures
+        self._failure_order, self._failures = [], {}
+        for key in order:
+            hosts = failures[key]
+            if hosts:
+                self._display.display("  the same failure on %d more host(s): %s" % (len(hosts), names_line(sorted(hosts))),
+                                      color=C.COLOR_ERROR)
+
     def v2_runner_on_failed(self, result, ignore_errors=False):
-        self._flush_changed()
+        self._flush_changed(failures=False)
+        if not self._verbose():
+            # the same failure of the same task (a bad file on the controller, a wrong variable for
+            # every host) is printed in full once, then counted: one line for the other hosts
+            key = self._failure_key(result)
+            if key is not None and key in self._failures:
+                self._failures[key].append(self.host_label(result))
+                return None
+            if key is not None:
+                self._failures[key] = []
+                self._failure_order.append(key)
         return super().v2_runner_on_failed(result, ignore_errors=ignore_errors)
 
     def v2_runner_item_on_failed(self, result):
@@ -245,7 +289,11 @@ class CallbackModule(DefaultCallback):
         return super().v2_runner_item_on_failed(result)
 
     def v2_runner_on_unreachable(self, result):
-        self._flush_changed()
+        self._flush_changed(failures=False)
+        name = self.host_label(result)
+        if not self._verbose() and name in self._unreachable_shown:
+            return None  # printed in full once per run; the recap counts it
+        self._unreachable_shown.add(name)
         return super().v2_runner_on_unreachable(result)
 
     # -- recap: one line for the run, one per host that needs a look ----------------------------------
@@ -253,7 +301,7 @@ class CallbackModule(DefaultCallback):
         self._flush_changed()
         if self._verbose():
             return super().v2_playbook_on_stats(stats)
-        hosts = sorted(stats.processed.keys())
+        hosts = sorted(set(stats.processed.keys()) | self._seen_hosts)
         summaries = dict((h, stats.summarize(h)) for h in hosts)
         failed = [h for h in hosts if summaries[h]["failures"]]
         unreachable = [h for h in hosts if summaries[h]["unreachable"]]
@@ -263,13 +311,17 @@ class CallbackModule(DefaultCallback):
                  "%d changed" % len(changed), "%d failed" % len(failed), "%d unreachable" % len(unreachable)]
         color = C.COLOR_ERROR if failed or unreachable else (C.COLOR_CHANGED if changed else C.COLOR_OK)
         self._display.display("\nPLAY RECAP: %s" % ", ".join(parts), color=color)
-        for host in notable:
+        for host in notable[:MAX_NAMES]:
             t = summaries[host]
             self._display.display(
                 "  %s : ok=%d changed=%d unreachable=%d failed=%d skipped=%d rescued=%d ignored=%d"
                 % (host, t["ok"], t["changed"], t["unreachable"], t["failures"], t["skipped"], t["rescued"],
                    t["ignored"]),
                 color=C.COLOR_ERROR if t["failures"] or t["unreachable"] else C.COLOR_WARN)
+        if len(notable) > MAX_NAMES:
+            self._display.display("  +%d more host(s) that failed, were unreachable, rescued or ignored an error: %s"
+                                  % (len(notable) - MAX_NAMES, names_line(notable[MAX_NAMES:])),
+                                  color=C.COLOR_ERROR if failed or unreachable else C.COLOR_WARN)
         if stats.custom and self.get_option("show_custom_stats"):
             for key in sorted(stats.custom):
                 self._display.display("  custom stats %s: %s" % (key, _text(stats.custom[key])))

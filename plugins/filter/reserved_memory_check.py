@@ -168,7 +168,7 @@ def _check(topology, kube_reserved, system_reserved, eviction_hard, merge_defaul
         gates = kubelet_config.get("featureGates") if isinstance(kubelet_config, Mapping) else None
         # the module's resolution (no host to ask on the controller): the option, else the default with its warning
         kubelet = KubeletAssumption.resolve(kubelet_version, None, gates if isinstance(gates, Mapping) else None,
-                                            unknown_because=_UNKNOWN_ON_CONTROLLER)
+                                            unknown_because=UNKNOWN_ON_CONTROLLER)
         if equation_only:
             if memory_capacity is None:
                 memory_capacity = _UNBOUNDED
@@ -198,7 +198,7 @@ def _check(topology, kube_reserved, system_reserved, eviction_hard, merge_defaul
 
 
 #: the filter runs on the controller: it cannot run the host's kubelet --version
-_UNKNOWN_ON_CONTROLLER = "no kubelet_version given; set kubelet_numa_kubelet_version for the host"
+UNKNOWN_ON_CONTROLLER = "no kubelet_version given; set kubelet_numa_kubelet_version for the host"
 
 
 class FilterModule:

@@ -14,7 +14,8 @@ version_added: 0.1.0
 description:
   - Turns a dict of host name to M(numaguard.kubelet.reserved_memory) / P(numaguard.kubelet.reserved_memory_check#filter)
     result into JUnit XML that CI systems (GitLab, Jenkins, GitHub test reporters) display - one test case per
-    host, a C(failure) listing every error, warnings and the equations in C(system-out).
+    host, a C(failure) listing every error, warnings and the equations in C(system-out) - the same JUnit as
+    C(validate.yml) writes, valid against Jenkins xunit's JUnit schema.
   - A host whose result is not a dict (e.g. its topology could not be read) is reported as an C(error) with that
     text.
 options:
@@ -47,12 +48,17 @@ from ansible.errors import AnsibleFilterError
 
 
 def reserved_memory_junit(results, suite="numaguard.kubelet reserved memory"):
-    from ansible_collections.numaguard.kubelet.plugins.plugin_utils.junit import render_junit
+    # the one JUnit writer of the collection (validate.yml's): hosts sorted, Jenkins xunit's schema
+    from ansible_collections.numaguard.kubelet.plugins.plugin_utils.report import validate_report
+    from ansible_collections.numaguard.kubelet.plugins.plugin_utils.report_render import render_junit
 
     if not isinstance(results, dict):
         raise AnsibleFilterError("numaguard.kubelet.reserved_memory_junit: input must be a dict of host name to "
                                  "result, got %s" % type(results).__name__)
-    return render_junit(results, suite)
+    checked = dict((str(host), result if isinstance(result, dict) else
+                    {"valid": False, "errors": [str(result)], "warnings": [], "input_error": str(result)})
+                   for host, result in results.items())
+    return render_junit(validate_report(checked, {}, {}, sorted(checked)), suite=str(suite))
 
 
 class FilterModule:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 
 import numaguard_fleet_tool as fleet_tool  # pylint: disable=import-error
 import pytest
@@ -97,6 +98,12 @@ def test_reboot_check_playbook(node, tmp_path):
     assert rejected["reason"] == "UnexpectedAdmissionError"
     assert answer["boot_drift"]["starts"] is True
     assert "reboot or reset (fresh state): unknown/uid-big can be rejected" in proc.stdout
+    # one line per host: the host, then each start's answer and the boot drift, joined
+    answer_task = proc.stdout[proc.stdout.find("TASK [Answer]"):proc.stdout.find("TASK [Write the answers")]
+    lines = [line for line in answer_task.splitlines() if "%s: " % host in line]
+    assert len(lines) == 1, answer_task
+    assert re.search(r"%s: kubelet restart \(state restored\): all 2 pod\(s\) come back .*; reboot or reset \(fresh state\): "
+                     r"unknown/uid-big can be rejected .*; boot drift: " % host, lines[0]), lines[0]
 
 
 def _apply(fleet, host, tmp_path, settings, *extra, **variables):

@@ -100,7 +100,7 @@ def test_recommend_writes_group_vars_that_validate_passes(site):
                              cwd=site["work"], env=site["env"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                              text=True, timeout=600, check=False)
     assert checked.returncode == 0, checked.stdout[-4000:]
-    assert "reservedMemory is valid on all 3 host(s)" in checked.stdout
+    assert "kubelet settings (reservedMemory included) are valid on all 3 host(s)" in checked.stdout
 
 
 def test_recommend_names_a_bad_workload(site, tmp_path):

@@ -39,8 +39,9 @@ def _run(fleet, play, hosts, pod_file, env=None):
     if play == "discover":
         return fleet.playbook("playbooks/discover.yml", limit=pattern, env=env or COMPACT)
     if play == "validate":
+        # settings for every host (a host without kubelet_numa_settings is not configured)
         return fleet.playbook("playbooks/validate.yml", "-e", "validate_hosts=%s" % pattern, "-e", "validate_fail=false",
-                              env=env or COMPACT)
+                              "-e", '{"kubelet_numa_settings": {"topologyManagerPolicy": "none"}}', env=env or COMPACT)
     return fleet.playbook("playbooks/check_pod.yml", "-e", "pod_file=%s" % pod_file, "-e", "check_pod_hosts=%s" % pattern,
                           env=env or COMPACT)
 

@@ -68,6 +68,7 @@ def test_validate_reads_and_writes_relative_to_the_current_directory(fleet, job_
     (job / "topologies" / ("%s.json" % host)).write_text(json.dumps({"ansible_facts": facts["ansible_facts"]}))
     proc = fleet.playbook("playbooks/validate.yml", "-e", "validate_hosts=%s" % host, "-e", "validate_fail=false",
                           "-e", "numa_topology_file=topologies/%s.json" % host,
+                          "-e", '{"kubelet_numa_settings": {"topologyManagerPolicy": "none"}}',  # unset: not configured
                           "-e", "validate_junit_file=reports/validate.xml", "-e", "validate_report_file=validate.json",
                           "-e", "validate_html_file=validate.html", cwd=str(job), env=env)
     assert proc.returncode == 0, proc.stdout[-3000:]

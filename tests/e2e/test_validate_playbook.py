@@ -25,6 +25,8 @@ sys.path.insert(0, os.path.join(REPO, "tests", "fleet"))
 import fleet as fleetlib  # noqa: E402  (tests/fleet/fleet.py)
 import topologies as topolib  # noqa: E402  (tests/fleet/topologies.py)
 
+from ansible_collections.numaguard.kubelet.tests.schemas.junit_jenkins import read_junit  # noqa: E402
+
 PLAYBOOK = os.path.join(REPO, "playbooks", "validate.yml")
 EXAMPLES = os.path.join(REPO, "playbooks", "examples", "validate")
 BIN = os.path.dirname(sys.executable)
@@ -44,7 +46,12 @@ def run(inventory, tmp_path, *extra):
     for item in extra:
         args += ["-e", json.dumps(item)]
     proc = subprocess.run(args, env=_env(), capture_output=True, text=True, timeout=600, check=False)
-    report = ET.parse(junit).getroot() if os.path.exists(junit) else None
+    report = None
+    if os.path.exists(junit):
+        with open(junit) as handle:
+            text = handle.read()
+        read_junit(text)  # valid against Jenkins xunit's JUnit schema, read by its decoder
+        report = ET.fromstring(text.split("\n", 1)[1])
     return proc, report
 
 
@@ -65,7 +72,7 @@ def test_good_example_inventory(tmp_path):
     results = cases(report)
     assert "--reserved-memory=0:memory=3Gi;1:memory=2148Mi" in results["worker-a1"][1]
     assert "--reserved-memory=0:memory=2Gi;33:memory=1124Mi" in results["power-1"][1]
-    assert "reservedMemory is valid on all 6 host(s)" in proc.stdout
+    assert "kubelet settings (reservedMemory included) are valid on all 6 host(s)" in proc.stdout
 
 
 BROKEN = {
@@ -97,7 +104,7 @@ def test_broken_example_inventory_reports_every_mistake(tmp_path):
         assert text.replace('"', '\\"') in proc.stdout  # also printed in the run log (JSON-escaped by debug)
     assert results["zero-and-duplicate"][1].count("[reserved-memory-") == 2
     assert results["no-topology"][0] == "error" and "does-not-exist.json" in results["no-topology"][1]
-    assert "reservedMemory is invalid or could not be checked on 8 host(s)" in proc.stdout
+    assert "kubelet settings are invalid or could not be checked on 8 host(s)" in proc.stdout
     assert "reservedMemory valid on 0 of 8 host(s): 7 invalid, 1 could not be checked" in proc.stdout
     # the topology file is looked up in the current directory, then next to the inventory; both are named
     assert "neither %s (current directory)" % os.path.normpath(os.path.join(os.getcwd(), "../topologies/does-not-exist.json")) \

@@ -28,10 +28,10 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.config import KubeletConfigError, mask_credentials, nesting_exceeds
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.plan import (
     DEFAULT_CONFIG_DIR,
+    kubelet_reservation_validator,
     plan_change,
 )
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.settings import MANAGED_FIELDS, SettingsError
-from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.reservation import reservation_validator
 
 #: A KubeletConfiguration's managed fields nest at most a few levels (reservedMemory: 4).
 MAX_SETTINGS_DEPTH = 16
@@ -157,7 +157,7 @@ def run(module: Any) -> None:
         plan = plan_change(
             p["settings"], mode=p["mode"], path=p["path"], config=config, config_dir=config_dir,
             root_dir=root_dir, kubelet_version=kubelet_version, topology=topology,
-            reservation_validator=lambda effective, topo: reservation_validator(effective, topo, kubelet_version),
+            reservation_validator=kubelet_reservation_validator(kubelet_version),
         )
     except SettingsError as exc:
         module.fail_json(msg="invalid kubelet settings: %s" % "; ".join(exc.errors), errors=exc.errors,

@@ -52,9 +52,11 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.
     normalise_settings,
     render_flags,
     reset_decision,
+    resolve_assumption,
     settings_schema_errors,
     validate_settings,
 )
+from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.reservation import reservation_validator
 
 try:
     from typing import Any, Dict, List, Optional, Tuple  # noqa: F401
@@ -147,6 +149,43 @@ def load_state(path: str) -> Any:
     return doc
 
 
+def kubelet_reservation_validator(kubelet: Any) -> Any:
+    """The ``reservation_validator`` of :func:`startup_check` for a kubelet release (a
+    KubeletAssumption): reserved memory and Node Allocatable as that kubelet checks them."""
+    return lambda effective, topology: reservation_validator(effective, topology, kubelet)
+
+
+def startup_check(settings: Dict[str, Any], effective: Dict[str, Any], kubelet_version: Any = None,
+                  topology: Any = None, reservation_validator: Any = None) -> Tuple[List[str], List[str]]:
+    """(errors, warnings): everything the kubelet refuses at start-up about ``settings`` once they
+    make the configuration ``effective`` - policies, options against the release and the NUMA node
+    count, reserved CPUs, reserved memory. The rollout's preflight (:func:`plan_change`) and the
+    offline CI check (:func:`settings_verdict`, validate.yml) both decide here."""
+    return validate_settings(settings, effective, kubelet_version=kubelet_version, topology=topology,
+                             reservation_validator=reservation_validator)
+
+
+def settings_verdict(settings: Any, kubelet_version: Any = None, topology: Any = None) -> Tuple[List[str], List[str]]:
+    """(errors, warnings) of :func:`plan_change` for ``settings`` on a host whose kubelet has no
+    configuration of its own (kubelet defaults, one drop-in holding ``settings``), with the
+    reserved-memory validation of the kubelet assumed: the verdict of the rollout's preflight,
+    computed without the host (``topology`` a topology.Topology, or None to skip the host checks)."""
+    if not isinstance(settings, dict) or not settings:
+        return (["settings: give at least one KubeletConfiguration field (managed fields: %s)"
+                 % ", ".join(sorted(MANAGED_FIELDS))], [])
+    problems = settings_schema_errors(settings)
+    if problems:
+        return problems, []
+    content = {"apiVersion": KUBELET_API_VERSIONS[0], "kind": KUBELET_KIND}
+    content.update(normalise_settings(settings))
+    effective = effective_config(None, [content])
+    try:
+        assumed = resolve_assumption(kubelet_version, effective.get("featureGates"))
+    except SettingsError as exc:
+        return exc.errors, []
+    return startup_check(settings, effective, assumed, topology, kubelet_reservation_validator(assumed))
+
+
 def plan_change(settings: Dict[str, Any], mode: str = "dropin", path: Optional[str] = None,
                 config: Optional[str] = None, config_dir: Optional[str] = None, root_dir: str = "/var/lib/kubelet",
                 kubelet_version: Any = None, topology: Any = None, reservation_validator: Any = None) -> Dict[str, Any]:
@@ -233,8 +272,7 @@ def plan_change(settings: Dict[str, Any], mode: str = "dropin", path: Optional[s
             hint = "drop-ins override the main config: use mode dropin or remove the field from those drop-ins"
         raise SettingsError(["%s; %s" % (o, hint) for o in overridden])
 
-    errors, warnings = validate_settings(settings, new_effective, kubelet_version=kubelet_version, topology=topology,
-                                         reservation_validator=reservation_validator)
+    errors, warnings = startup_check(settings, new_effective, kubelet_version, topology, reservation_validator)
     if errors:
         raise SettingsError(errors)
 

@@ -20,6 +20,7 @@ from __future__ import absolute_import, annotations, division, print_function
 
 __metaclass__ = type
 
+import difflib
 import re
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.reserved import (
@@ -201,7 +202,9 @@ def schema_errors(value: Any, schema: Dict[str, Any], where: str = "settings") -
             if key in props:
                 errors.extend(schema_errors(value[key], props[key], sub))
             elif extra is False:
-                errors.append("%s: unknown key %r" % (where, key))
+                # the closest known field: a typo (reservedMemroy) says what was meant
+                close = difflib.get_close_matches(key, sorted(props), n=1, cutoff=0.6) if isinstance(key, str) else []
+                errors.append("%s: unknown key %r%s" % (where, key, "; did you mean %r?" % close[0] if close else ""))
             elif isinstance(extra, dict):
                 errors.extend(schema_errors(value[key], extra, sub))
     if isinstance(value, list) and "items" in schema:

@@ -70,13 +70,15 @@ PLAYBOOK = """
 """
 
 
-def run(tmp_path, hosts, *extra, callback="numaguard.kubelet.compact"):
+def run(tmp_path, hosts, *extra, callback="numaguard.kubelet.compact", play=PLAYBOOK, unreachable=()):
     inventory = tmp_path / "inventory.yml"
     inventory.write_text("all:\n  hosts:\n" + "".join(
         "    n%02d: {ansible_connection: local, ansible_python_interpreter: %s}\n" % (i, sys.executable)
-        for i in range(1, hosts + 1)))
+        for i in range(1, hosts + 1)) + "".join(
+        "    %s: {ansible_connection: ssh, ansible_host: 127.0.0.1, ansible_port: 1, ansible_timeout: 2}\n" % name
+        for name in unreachable))
     playbook = tmp_path / "play.yml"
-    playbook.write_text(PLAYBOOK)
+    playbook.write_text(play)
     env = dict(os.environ)
     env.update({
         "ANSIBLE_COLLECTIONS_PATH": COLLECTIONS + os.pathsep + env.get("ANSIBLE_COLLECTIONS_PATH", ""),
@@ -141,3 +143,57 @@ def test_verbose_prints_what_the_default_callback_prints(tmp_path):
     assert proc.returncode == 0, proc.stdout
     assert re.search(r"^ok: \[n01\]", proc.stdout, re.M)
     assert re.search(r"^n03\s+: ok=", proc.stdout, re.M)
+
+
+REPEATS = """
+- name: Judge on the controller
+  hosts: all
+  gather_facts: false
+  tasks:
+    - name: Judge every host at once
+      ansible.builtin.debug:
+        msg: "judged {{ ansible_play_hosts_all | length }}"
+      run_once: true
+    - name: Read a file on the controller (the same failure for every host)
+      ansible.builtin.fail:
+        msg: "cannot read /nonexistent/pod.yaml on the controller"
+      when: fail_all | default(false) | bool
+- name: Reach the hosts again
+  hosts: all
+  gather_facts: false
+  tasks:
+    - name: Ping
+      ansible.builtin.ping:
+      ignore_unreachable: true
+- name: And once more
+  hosts: all
+  gather_facts: false
+  tasks:
+    - name: Ping again
+      ansible.builtin.ping:
+"""
+
+
+def test_run_once_plays_count_every_host_judged(tmp_path):
+    proc = run(tmp_path, 30, play=REPEATS.split("- name: Reach the hosts again")[0])
+    assert proc.returncode == 0, proc.stdout
+    assert "judged 30" in proc.stdout
+    assert "PLAY RECAP: 30 host(s), 30 ok, 0 changed, 0 failed, 0 unreachable" in proc.stdout, proc.stdout
+
+
+def test_the_same_failure_is_printed_once_then_counted(tmp_path):
+    proc = run(tmp_path, 20, "-e", "fail_all=true", play=REPEATS.split("- name: Reach the hosts again")[0])
+    out = proc.stdout
+    assert proc.returncode == 2, out
+    assert len(re.findall(r"^fatal: \[n\d\d\]: FAILED!", out, re.M)) == 1, out
+    assert re.search(r"the same failure on 19 more host\(s\): (n\d\d, ){11}n\d\d \(\+7 more\)", out), out
+    # the recap is bounded too: 12 host lines, then one line for the rest
+    assert len(re.findall(r"^  n\d\d : ok=", out, re.M)) == 12
+    assert "  +8 more host(s) that failed, were unreachable, rescued or ignored an error: " in out
+
+
+def test_an_unreachable_host_is_printed_once(tmp_path):
+    proc = run(tmp_path, 2, play=REPEATS, unreachable=["gone"])
+    out = proc.stdout
+    assert out.count("fatal: [gone]: UNREACHABLE!") == 1, out
+    assert "PLAY RECAP: 3 host(s), 2 ok, 0 changed, 0 failed, 1 unreachable" in out, out

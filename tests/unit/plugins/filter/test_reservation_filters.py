@@ -110,7 +110,8 @@ def test_junit_report():
     good = reserved_memory_check(FACTS, strategy="spread", kube_reserved="memory=1Gi")
     bad = reserved_memory_check(FACTS, reserved_memory="0:memory=1Gi", memory_manager_policy="Static")
     xml = reserved_memory_junit({"b-host": bad, "a-host": good, "c-host": "could not read topology"})
-    assert xml.startswith('<?xml version="1.0" encoding="UTF-8"?>\n<testsuites tests="3" failures="1" errors="1">')
+    assert xml.startswith('<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="numaguard.kubelet reserved memory" '
+                          'tests="3" failures="1" errors="1">')
     root = ET.fromstring(xml.split("\n", 1)[1])
     cases = root.findall("./testsuite/testcase")
     assert [c.get("name") for c in cases] == ["a-host", "b-host", "c-host"]
@@ -132,4 +133,4 @@ def test_check_report_mode_never_raises():
     good = reserved_memory_check(json.dumps(FACTS), errors="report", kube_reserved="memory=1Gi", strategy="node0")
     assert good["valid"] and good["flag"] == "0:memory=1124Mi"
     xml = reserved_memory_junit({"h": bad_json})
-    assert 'errors="1"' in xml and "check could not run: topology is not valid JSON" in xml
+    assert 'errors="1"' in xml and "cannot check: topology is not valid JSON" in xml

@@ -305,3 +305,13 @@ def test_distribute_with_full_pcpus_warns_on_kubelets_without_the_loop_fix(versi
     assert bool(found) is warned
     if warned:
         assert "kubelet 1.36 loop" in found[0] and "check that reservedSystemCPUs cover whole cores" in found[0]
+
+
+@pytest.mark.parametrize("settings, words", [
+    ({"reservedMemroy": []}, "settings: unknown key 'reservedMemroy'; did you mean 'reservedMemory'?; managed fields: "),
+    ({"topologymanagerpolicy": "restricted"}, "did you mean 'topologyManagerPolicy'?"),
+    ({"memoryManagerPolicy": "Static", "reservedMemory": [{"numaNode": 0, "limit": {"memory": "1Gi"}}]},
+     "settings.reservedMemory[0]: unknown key 'limit'; did you mean 'limits'?"),
+])
+def test_unknown_keys_name_the_closest_field(settings, words):
+    assert any(words in e for e in settings_schema_errors(settings)), settings_schema_errors(settings)

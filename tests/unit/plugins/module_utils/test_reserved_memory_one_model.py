@@ -15,7 +15,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._backends.kubelet_config import reservation_validator
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import HugePages, NumaNode, Topology
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.config import kubelet_defaults
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.plan import plan_change
@@ -24,7 +23,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.
     static_reserved_memory_errors,
     validate_settings,
 )
-from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.reservation import evaluate, validate_reservation
+from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.reservation import evaluate, reservation_validator, validate_reservation
 
 #: the kubelet's words (typo included) when Quantity.AsInt64 fails in convertReserved
 COVERT = "could not covert a variable of type Quantity to int64"
