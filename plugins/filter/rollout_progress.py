@@ -43,7 +43,7 @@ EXAMPLES = r"""
 
 RETURN = r"""
 _value:
-  description: The line, for example C(batch 3 of 10 (h05, h06): 4 of 20 host(s) done, 1m 10s so far, about 5m 50s left).
+  description: "The line, for example C(batch 3 of 10 (h05, h06): 4 of 20 host(s) done, 1m 10s so far, about 5m 50s left)."
   type: str
 """
 

@@ -15,7 +15,7 @@ description:
   - For each host of O(hosts), takes its topology (C(numa_topology_file), else C(numa_topology), else what
     C(validate.yml) gathered) and its C(kubelet_numa_settings), and gives the verdict the rollout's preflight
     (M(numaguard.kubelet.kubelet_config), the C(numaguard.kubelet.kubelet_numa) role) gives for them - the same
-    code: policies, policy options against the kubelet release and the NUMA node count, reserved CPUs, reserved
+    code, for policies, policy options against the kubelet release and the NUMA node count, reserved CPUs, reserved
     memory - together with the reserved-memory report of P(numaguard.kubelet.reserved_memory_check#filter).
   - The host's kubelet is taken to have no configuration of its own (kubelet defaults plus these settings).
   - A host without C(kubelet_numa_settings) is not configured (invalid), never valid.

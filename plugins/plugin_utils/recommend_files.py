@@ -130,7 +130,7 @@ def _fill_pictures(model: Mapping[str, Any]) -> List[str]:
     winner = model["winner"]
     per_node = winner["result"]["stranded"]["per_node"]
     out = ['<h3>Winner %s: the filled node, per NUMA node (blue held, green left)</h3>' % escape(winner["id"])]
-    for node in sorted(per_node, key=lambda k: int(k)):
+    for node in sorted(per_node, key=int):
         figures = per_node[node]
         parts = []
         if figures.get("cpus") is not None:
@@ -143,9 +143,9 @@ def _fill_pictures(model: Mapping[str, Any]) -> List[str]:
                           "%s of %s free" % (human_bytes(figures["memory"]), human_bytes(total))))
         if not parts:
             parts.append(("", '<div class="bar"></div>', "not tracked per node by the winner's policies"))
-        for what, bar, text in parts:
+        for what, picture, text in parts:
             out.append('<div class="node"><span>node %s %s</span>%s<span class="nums">%s</span></div>'
-                       % (escape(node), escape(what), bar, escape(text)))
+                       % (escape(node), escape(what), picture, escape(text)))
     stranded = winner["result"]["stranded"]
     out.append('<p class="nums">node-wide unrequested: %d millicores CPU, %s memory</p>'
                % (stranded["cpu_milli"], escape(human_bytes(stranded["memory"]))))
@@ -170,7 +170,7 @@ def render_html(report: Mapping[str, Any]) -> str:
             nodes = result["stranded"]["per_node"]
             left = "; ".join("%s: %s / %s" % (n, "-" if nodes[n]["cpus"] is None else nodes[n]["cpus"],
                                               "-" if nodes[n]["memory"] is None else human_bytes(nodes[n]["memory"]))
-                             for n in sorted(nodes, key=lambda k: int(k)))
+                             for n in sorted(nodes, key=int))
             reasons = ", ".join("%s %d" % (r, c) for r, c in sorted(result["rejected_by_reason"].items()))
             parts.append('<tr%s><td class="n">%d</td><td>%s</td><td>%s</td><td class="n">%d/%d</td><td class="n">%d</td>'
                          '<td>%d %s</td><td>%s</td><td class="n">%.6f</td></tr>'

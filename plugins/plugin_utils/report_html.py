@@ -223,8 +223,8 @@ def render_html(report: Mapping[str, Any]) -> str:
     ]
     if report.get("warnings"):
         parts.append(_warnings(report))
-    parts.append('<p class="legend">NUMA memory:%s</p>' % "".join('<i class="%s"></i>%s' % (css, escape(label))
-                                                                 for _key, css, label in _SEGMENTS))
+    legend = "".join('<i class="%s"></i>%s' % (css, escape(label)) for _key, css, label in _SEGMENTS)
+    parts.append('<p class="legend">NUMA memory:%s</p>' % legend)
     for cls in report["classes"]:
         picture = cls.get("picture") or {}
         parts.append('<section class="class" id="class-%s"><h2>%s <small>(%s)</small> %s</h2><p class="shape">%s</p>' % (

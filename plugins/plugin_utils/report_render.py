@@ -110,9 +110,9 @@ def render_text(report: Mapping[str, Any], files: Sequence[str] = ()) -> List[st
         by_status: Dict[str, int] = {}
         for answer in action:
             by_status[answer["status"]] = by_status.get(answer["status"], 0) + answer["count"]
+        counted = ", ".join("%d %s" % (by_status[s], s.replace("_", " ")) for s in STATUS_ORDER if s in by_status)
         lines.append("need action: %d of %d host(s) (%s), each reason once with its hosts:" % (
-            need, len(report["hosts"]), ", ".join("%d %s" % (by_status[s], s.replace("_", " "))
-                                                   for s in STATUS_ORDER if s in by_status)))
+            need, len(report["hosts"]), counted))
         reasons: Dict[str, List[str]] = {}
         for answer in action:
             for text in _why(answer)[:3]:
@@ -187,7 +187,7 @@ def render_junit(report: Mapping[str, Any], suite: Optional[str] = None) -> str:
     name = suite or "numaguard.kubelet %s" % report["kind"]
     root = ET.Element("testsuites", name=name)
     suite_el = ET.SubElement(root, "testsuite", name=name,
-                          timestamp=report["generated"].rstrip("Z"), hostname="ansible-controller")
+                             timestamp=report["generated"].rstrip("Z"), hostname="ansible-controller")
     totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     for entry in report["hosts"]:
         group = entry["groups"][0] if entry["groups"] else entry["class"]

@@ -27,6 +27,7 @@ import contextlib
 import hashlib
 import io
 import json
+import math
 import os
 import random
 import shutil
@@ -89,7 +90,7 @@ def settings(rng: random.Random) -> Dict[str, Any]:
 
 
 def _yaml_scalar(item: Any) -> str:
-    return json.dumps(item) if not isinstance(item, float) or item == item and abs(item) != float("inf") else "1e999"
+    return json.dumps(item) if not isinstance(item, float) or math.isfinite(item) else "1e999"
 
 
 def config_text(rng: random.Random) -> bytes:
@@ -129,11 +130,11 @@ def pod(rng: random.Random) -> Any:
 def pod_file_text(rng: random.Random) -> bytes:
     roll = rng.random()
     if roll < 0.3:
-        return json.dumps([pod(rng) for _ in range(rng.randint(1, 3))], default=str).encode("utf-8", "surrogateescape")
+        return json.dumps([pod(rng) for _pod in range(rng.randint(1, 3))], default=str).encode("utf-8", "surrogateescape")
     if roll < 0.6:
         return rng.choice([b"\x00", b"kind: Pod\n\x00", b"\xff", b"[" * 200, b"a: &a [*a]\n", b"---\n" * 50, b"!!python/object:os.system x",
                            b"a: !!binary AAAA\n", b"{a: 1, a: 2}", b"? [1]\n: 2\n", b"- &x [1]\n- *x\n- *y\n"])
-    return ("\n---\n".join(json.dumps(pod(rng), default=str) for _ in range(rng.randint(1, 3)))).encode("utf-8", "surrogateescape")
+    return ("\n---\n".join(json.dumps(pod(rng), default=str) for _pod in range(rng.randint(1, 3)))).encode("utf-8", "surrogateescape")
 
 
 # -- a case ----------------------------------------------------------------------------------
@@ -183,7 +184,7 @@ def module_args(rng: random.Random, module: str, paths: Dict[str, str]) -> Dict[
         if operation == "restore":
             args["backup_dir"] = _path(rng, {"k": os.path.join(paths["kubelet"], "numaguard-backups", "20260101T000000Z")}, "k")
     elif module == "admission_check":
-        args = {"pod": [pod(rng) for _ in range(rng.randint(1, 2))], "topology": TOPOLOGY,
+        args = {"pod": [pod(rng) for _pod in range(rng.randint(1, 2))], "topology": TOPOLOGY,
                 "kubelet_config": rng.choice([{}, settings(rng), paths["config"], value(rng)]),
                 "cpu_manager_state": "", "memory_manager_state": "", "kubelet_version": "1.31"}
         if rng.random() < 0.2:

@@ -118,8 +118,8 @@ class Fleet:
                 topologies_of[host] = self.facts(host)
         return topologies_of, self.groups_of(), list(self.hosts), failed
 
-    def validate_inputs(self, kubelet_version: Optional[str] = None) -> Tuple[Dict[str, Any], Dict[str, Any],
-                                                                            Dict[str, List[str]], List[str]]:
+    def validate_inputs(
+            self, kubelet_version: Optional[str] = None) -> Tuple[Dict[str, Any], Dict[str, Any], Dict[str, List[str]], List[str]]:
         results: Dict[str, Any] = {}
         topologies_of: Dict[str, Any] = {}
         answers: Dict[Any, Dict[str, Any]] = {}

@@ -78,7 +78,7 @@ def pods_from_documents(documents: List[Any],
             continue
         if not isinstance(document, dict):
             raise InvalidPodInput("%s: a manifest must be a mapping, got %s"
-                                      % (where, type(document).__name__))
+                                  % (where, type(document).__name__))
         kind = document.get("kind", "Pod")
         if kind in ("List", "PodList"):
             items = document.get("items")
@@ -92,7 +92,7 @@ def pods_from_documents(documents: List[Any],
             out.append((where, _template_pod(document, where)))
         else:
             raise InvalidPodInput("%s: kind %r has no pod to admit (expected Pod, List or a workload "
-                                      "with a pod template)" % (where, kind))
+                                  "with a pod template)" % (where, kind))
     return out
 
 

@@ -99,7 +99,7 @@ def device_numa_node(attributes: Any, driver: str = "") -> Tuple[Optional[int], 
     ranked = []
     for name, value in attributes.items():
         text = str(name)
-        domain, _, short = text.rpartition("/")
+        domain, _slash, short = text.rpartition("/")
         if short.lower() not in NUMA_ATTRIBUTE_NAMES:
             continue
         node = _int_value(value)

@@ -188,8 +188,8 @@ def class_line(model: Mapping[str, Any]) -> str:
             other["admitted"] - result["admitted"])
     baseline = model.get("baseline")
     if baseline is not None and "result" in baseline:
-        line += "; documented defaults: %d admitted, %d aligned" % (baseline["result"]["admitted"],
-                                                                     baseline["result"]["aligned"])
+        result = baseline["result"]
+        line += "; documented defaults: %d admitted, %d aligned" % (result["admitted"], result["aligned"])
     elif baseline is not None:
         line += "; documented defaults would not start: %s" % "; ".join(baseline.get("errors") or [])[:200]
     return line

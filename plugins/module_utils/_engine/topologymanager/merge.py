@@ -536,6 +536,7 @@ def _implicit_preferred(lists: Sequence[Any], numa_info: NUMAInfo, prefer_closes
             return None  # a preferred merge needs one mask preferred by every resource
     else:
         sizes = list(range(1, popcount(within) + 1))
+
     def reachable(size: int) -> int:
         # a preferred mask of ``size`` nodes is a listed mask of that size of every set: the
         # nodes no set's masks of that size reach (grouped, single-used) are left out at once

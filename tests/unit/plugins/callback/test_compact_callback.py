@@ -175,14 +175,14 @@ REPEATS = """
 
 
 def test_run_once_plays_count_every_host_judged(tmp_path):
-    proc = run(tmp_path, 30, play=REPEATS.split("- name: Reach the hosts again")[0])
+    proc = run(tmp_path, 30, play=REPEATS.split("- name: Reach the hosts again", maxsplit=1)[0])
     assert proc.returncode == 0, proc.stdout
     assert "judged 30" in proc.stdout
     assert "PLAY RECAP: 30 host(s), 30 ok, 0 changed, 0 failed, 0 unreachable" in proc.stdout, proc.stdout
 
 
 def test_the_same_failure_is_printed_once_then_counted(tmp_path):
-    proc = run(tmp_path, 20, "-e", "fail_all=true", play=REPEATS.split("- name: Reach the hosts again")[0])
+    proc = run(tmp_path, 20, "-e", "fail_all=true", play=REPEATS.split("- name: Reach the hosts again", maxsplit=1)[0])
     out = proc.stdout
     assert proc.returncode == 2, out
     assert len(re.findall(r"^fatal: \[n\d\d\]: FAILED!", out, re.M)) == 1, out

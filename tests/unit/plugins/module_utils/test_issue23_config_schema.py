@@ -84,7 +84,6 @@ def test_config_fields_given_as_kubelet_flags_go_through_the_schema():
     assert flags_to_config({"featureGates": {"A": True}})[0] == {"featureGates": {"A": True}}
 
 
-
 def test_a_kubelet_config_dict_option_goes_through_the_schema():
     from ansible_collections.numaguard.kubelet.plugins.module_utils._backends.admission_check import run_check
 

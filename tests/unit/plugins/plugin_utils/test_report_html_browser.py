@@ -273,6 +273,6 @@ def test_first_viewport_at_400_hosts_shows_the_headline_and_every_class(tmp_path
         handle.write(png)  # for people to look at
     assert problems == []
     assert seen["headline"] and seen["action"] and seen["first_exception"] == [True], seen
-    assert sorted(name for name, _ in seen["classes"]) == sorted(c["group"] for c in report["classes"])
-    assert all(shown for _, shown in seen["classes"]), seen
+    assert sorted(entry[0] for entry in seen["classes"]) == sorted(c["group"] for c in report["classes"])
+    assert all(entry[1] for entry in seen["classes"]), seen
     assert len(png_colours(png)) > 20
