@@ -150,8 +150,11 @@ def test_more_than_eight_nodes_get_max_allowable_numa_nodes(facts_of):
                 "memoryManagerPolicy": ["None"]}
     candidates, dropped = generate(topology, facts["system"]["memory_total_bytes"], narrowed, KUBELET)
     assert dropped == [] and candidates[0]["settings"]["topologyManagerPolicyOptions"] == {"max-allowable-numa-nodes": "16"}
-    # the documented default of this class lacks it: the kubelet would not start
-    errors = startup_errors(documented(facts), topology, KUBELET)
+    # the documented default of this class sets it (issue 26); without it the kubelet would not start
+    assert startup_errors(documented(facts), topology, KUBELET) == []
+    bare = copy.deepcopy(documented(facts))
+    bare.pop("topologyManagerPolicyOptions", None)
+    errors = startup_errors(bare, topology, KUBELET)
     assert errors and "unsupported on machines with more than 8 NUMA Nodes (this host has 16)" in errors[0]
 
 
