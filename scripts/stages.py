@@ -42,6 +42,7 @@ class Outcome(NamedTuple):
     started: float
     ended: float
     log: str
+    cpu: float = 0.0
 
 
 def parse_stages(text: str) -> List[Stage]:
@@ -74,22 +75,40 @@ def _minutes(seconds: float) -> str:
 
 
 def time_table(stages: List[Stage], outcomes: Dict[str, Outcome], began: float, jobs: int) -> str:
-    """The stage times, in start order, with the wall time and the summed stage time."""
+    """The stage times, in start order, with the wall time and the summed stage time.
+
+    CPU is user + system time of the stage and every descendant it waited for (wait4): the
+    figure that says what a stage costs on a shared machine, where wall time says little."""
     rows = sorted((o.started, name, o) for name, o in outcomes.items())
     width = max([len(row[1]) for row in rows] + [len("total wall")])
-    lines = ["", "=== stage times (wall, up to %d side by side)" % jobs]
+    lines = ["", "=== stage times (wall, up to %d side by side; cpu = user + sys)" % jobs]
     for started, name, outcome in rows:
         status = "ok" if outcome.rc == 0 else "FAILED (exit %d)" % outcome.rc
         took = outcome.ended - outcome.started
-        lines.append("  %s  %6.0f s  %s  start +%s  %s" % (name.ljust(width), took, _minutes(took), _minutes(started - began), status))
+        lines.append("  %s  %6.0f s  %s  cpu %6.1f s  start +%s  %s" % (
+            name.ljust(width), took, _minutes(took), outcome.cpu, _minutes(started - began), status))
     skipped = [s.name for s in stages if s.name not in outcomes]
     for name in skipped:
         lines.append("  %s  not run (a stage it waits for failed)" % name.ljust(width))
     total = sum(o.ended - o.started for o in outcomes.values())
+    cpu = sum(o.cpu for o in outcomes.values())
     end = max((o.ended for o in outcomes.values()), default=began)
     wall = end - began
-    lines.append("  %s  %6.0f s  %s  (stage time summed: %.0f s)" % ("total wall".ljust(width), wall, _minutes(wall), total))
+    lines.append("  %s  %6.0f s  %s  cpu %6.0f s  (stage time summed: %.0f s)" % (
+        "total wall".ljust(width), wall, _minutes(wall), cpu, total))
     return "\n".join(lines) + "\n"
+
+
+def _reap(proc: subprocess.Popen) -> Optional[Tuple[int, float]]:
+    """(exit status, CPU seconds) of a finished stage, or None while it runs.
+
+    wait4 rather than poll: its rusage counts the stage's own process and every descendant it
+    waited for (pytest's workers, ansible-test's containers of processes)."""
+    pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+    if pid == 0:
+        return None
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return proc.returncode, usage.ru_utime + usage.ru_stime
 
 
 def run(stages: List[Stage], jobs: int, out=sys.stdout) -> int:
@@ -124,14 +143,14 @@ def run(stages: List[Stage], jobs: int, out=sys.stdout) -> int:
                 running[stage.name] = (proc, time.time(), log)
                 out.write("=== started  %-40s (+%s)\n" % (stage.name, _minutes(time.time() - began)))
                 out.flush()
-        finished = [(name, entry[0].poll()) for name, entry in running.items()]
-        finished = [(name, rc) for name, rc in finished if rc is not None]
+        finished = [(name, _reap(entry[0])) for name, entry in running.items()]
+        finished = [(name, done) for name, done in finished if done is not None]
         if not finished:
             time.sleep(0.2)
             continue
-        for name, rc in finished:
+        for name, (rc, cpu) in finished:
             proc, started, log = running.pop(name)
-            outcomes[name] = Outcome(rc, started, time.time(), log)
+            outcomes[name] = Outcome(rc, started, time.time(), log, cpu)
             if rc:
                 failed.append(name)
             stage = next(s for s in stages if s.name == name)

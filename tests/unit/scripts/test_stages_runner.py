@@ -66,3 +66,14 @@ def test_bad_stage_files_are_named(text, message):
     with pytest.raises(SystemExit) as caught:
         stages.parse_stages(text)
     assert message in str(caught.value)
+
+
+def test_each_stage_reports_the_cpu_it_and_its_children_used():
+    # A busy child of the stage's shell: its CPU counts (wait4), a sleeping stage's does not.
+    busy_loop = "exec('import time\\\\nt = time.process_time()\\\\nwhile time.process_time() - t < 0.5: pass')"
+    rc, out = run('busy | | python3 -c "%s"\nidle | | sleep 0.5\n' % busy_loop)
+    assert rc == 0
+    busy = float(re.search(r"^  busy +\d+ s +\S+ +cpu +([\d.]+) s", out, re.M).group(1))
+    idle = float(re.search(r"^  idle +\d+ s +\S+ +cpu +([\d.]+) s", out, re.M).group(1))
+    assert busy >= 0.5 and idle < 0.1
+    assert re.search(r"^  total wall +\d+ s +\S+ +cpu +\d+ s", out, re.M)
