@@ -20,7 +20,9 @@ description:
     text, a list one element per line; one line per task that changed something, with the number of
     hosts and their names; every failure and every unreachable host in full, exactly as the
     C(default) callback prints them (also failures that C(ignore_errors) or a C(rescue) handles);
-    warnings and deprecations; diffs with C(--diff); and a recap of one line for the run plus one
+    warnings and deprecations; diffs with C(--diff); a failed run-once task once, labelled
+    C(run once for the play) instead of the host Ansible ran it for, and counted for the play in
+    the recap, not as that host's failure; and a recap of one line for the run plus one
     line per host that failed, was unreachable, was rescued or ignored an error.
   - It leaves out C(ok) and C(skipping) lines per host, per-host C(changed) lines (counted instead),
     task banners of tasks with nothing to show, and the recap lines of hosts where all went well.
@@ -55,6 +57,16 @@ def _data(result):
 
 def _host(result):
     return getattr(result, "host", None) or result._host
+
+
+def _rescued(task):
+    """Whether a failure of ``task`` goes to a ``rescue`` (Ansible then counts it as rescued, not failed)."""
+    parent = getattr(task, "_parent", None)
+    while parent is not None:
+        if getattr(parent, "rescue", None):
+            return True
+        parent = getattr(parent, "_parent", None)
+    return False
 
 
 def names_line(names, limit=MAX_NAMES):
@@ -113,6 +125,8 @@ class CallbackModule(DefaultCallback):
         self._unreachable_shown = set()
         self._failures = {}       # (task uuid, message) -> hosts after the first, printed once as one line
         self._failure_order = []
+        self._run_once_failed = []  # (host Ansible counted it on, task name): a run-once task's failure
+        self._run_once_label = None
 
     # -- options: the default callback's, with ok/skipped hosts hidden below -v ---------------------
     def _verbose(self):
@@ -270,7 +284,25 @@ class CallbackModule(DefaultCallback):
                 self._display.display("  the same failure on %d more host(s): %s" % (len(hosts), names_line(sorted(hosts))),
                                       color=C.COLOR_ERROR)
 
+    def host_label(self, result):
+        """The default callback's label, except for a failed run-once task: it failed for the play,
+        not on the host Ansible happened to run it for (every host of the play stops)."""
+        if self._run_once_label is not None:
+            return self._run_once_label
+        return super().host_label(result)
+
     def v2_runner_on_failed(self, result, ignore_errors=False):
+        task = _task(result)
+        if getattr(task, "run_once", False):
+            self._flush_changed(failures=False)
+            if not ignore_errors and not _rescued(task):
+                # Ansible counts it on the first host: the recap gives it back (see v2_playbook_on_stats)
+                self._run_once_failed.append((_host(result).get_name(), task.get_name()))
+            self._run_once_label = "run once for the play"
+            try:
+                return super().v2_runner_on_failed(result, ignore_errors=ignore_errors)
+            finally:
+                self._run_once_label = None
         self._flush_changed(failures=False)
         if not self._verbose():
             # the same failure of the same task (a bad file on the controller, a wrong variable for
@@ -303,14 +335,23 @@ class CallbackModule(DefaultCallback):
             return super().v2_playbook_on_stats(stats)
         hosts = sorted(set(stats.processed.keys()) | self._seen_hosts)
         summaries = dict((h, stats.summarize(h)) for h in hosts)
+        for host, _name in self._run_once_failed:
+            if host in summaries and summaries[host]["failures"] > 0:
+                summaries[host]["failures"] -= 1  # the play's failure, not this host's
         failed = [h for h in hosts if summaries[h]["failures"]]
         unreachable = [h for h in hosts if summaries[h]["unreachable"]]
         changed = [h for h in hosts if summaries[h]["changed"]]
         notable = [h for h in hosts if any(summaries[h][k] for k in ("failures", "unreachable", "rescued", "ignored"))]
         parts = ["%d host(s)" % len(hosts), "%d ok" % (len(hosts) - len(set(failed) | set(unreachable))),
                  "%d changed" % len(changed), "%d failed" % len(failed), "%d unreachable" % len(unreachable)]
-        color = C.COLOR_ERROR if failed or unreachable else (C.COLOR_CHANGED if changed else C.COLOR_OK)
+        if self._run_once_failed:
+            parts.append("%d run-once task(s) failed" % len(self._run_once_failed))
+        color = (C.COLOR_ERROR if failed or unreachable or self._run_once_failed
+                 else (C.COLOR_CHANGED if changed else C.COLOR_OK))
         self._display.display("\nPLAY RECAP: %s" % ", ".join(parts), color=color)
+        if self._run_once_failed:
+            self._display.display("  failed for the play (run once, not a host's failure): %s"
+                                  % names_line([name for _host_name, name in self._run_once_failed]), color=C.COLOR_ERROR)
         for host in notable[:MAX_NAMES]:
             t = summaries[host]
             self._display.display(
