@@ -20,7 +20,9 @@ description:
     text, a list one element per line; one line per task that changed something, with the number of
     hosts and their names; every failure and every unreachable host in full, exactly as the
     C(default) callback prints them (also failures that C(ignore_errors) or a C(rescue) handles);
-    warnings and deprecations; diffs with C(--diff); a failed run-once task once, labelled
+    warnings and deprecations (a warning that begins by naming its host, as the sysfs fallbacks
+    of M(numaguard.kubelet.numa_facts) do, once per task with the hosts that gave it); diffs with
+    C(--diff); a failed run-once task once, labelled
     C(run once for the play) instead of the host Ansible ran it for, and counted for the play in
     the recap, not as that host's failure; and a recap of one line for the run plus one
     line per host that failed, was unreachable, was rescued or ignored an error.
@@ -37,6 +39,7 @@ requirements:
 """
 
 import json
+import re
 
 from ansible import constants as C
 from ansible.plugins.callback.default import CallbackModule as DefaultCallback
@@ -57,6 +60,16 @@ def _data(result):
 
 def _host(result):
     return getattr(result, "host", None) or result._host
+
+
+#: A module warning that names its host or snapshot (numa_facts, numa_snapshot): "host h07: <text>".
+HOST_WARNING = re.compile(r"^(host|snapshot) (\S+): (.+)$", re.S)
+
+
+def _warning_text(warning):
+    """The text of a result's warning: a string before ansible-core 2.19, a WarningSummary from 2.19."""
+    event = getattr(warning, "event", None)
+    return getattr(event, "msg", None) if event is not None else warning
 
 
 def _rescued(task):
@@ -126,6 +139,7 @@ class CallbackModule(DefaultCallback):
         self._failures = {}       # (task uuid, message) -> hosts after the first, printed once as one line
         self._failure_order = []
         self._run_once_failed = []  # (host Ansible counted it on, task name): a run-once task's failure
+        self._host_warnings = {}  # text after "host X: " -> the hosts/snapshots that warned it in this task
         self._run_once_label = None
 
     # -- options: the default callback's, with ok/skipped hosts hidden below -v ---------------------
@@ -186,7 +200,43 @@ class CallbackModule(DefaultCallback):
             super().v2_playbook_on_include(included_file)
 
     # -- results --------------------------------------------------------------------------------------
+    def _group_host_warnings(self, result):
+        """Take the warnings that name their host out of ``result``: the same text from many hosts is
+        printed once when the task ends, with the hosts (bounded), instead of once per host."""
+        data = _data(result)
+        raw = data.get("warnings") if isinstance(data, dict) else None
+        if not raw:
+            return
+        modern = getattr(self, "_handle_warnings_and_exception", None) is not None
+        # 2.19+: the callback shows the task result's WarningSummary objects; before: the strings in data
+        items = list(getattr(result, "warnings", None) or []) if modern else list(raw)
+        keep = []
+        for warning in items:
+            match = HOST_WARNING.match(str(_warning_text(warning) or ""))
+            if match is None:
+                keep.append(warning)
+                continue
+            who = match.group(2) if match.group(1) == "host" else "snapshot " + match.group(2)
+            hosts = self._host_warnings.setdefault(match.group(3), [])
+            if who not in hosts:
+                hosts.append(who)
+        if len(keep) == len(items):
+            return
+        if modern:
+            data.pop("warnings", None)  # the base class then shows none of them: the others are shown here
+            for warning in keep:
+                self._display._warning(warning)
+        else:
+            data["warnings"] = keep
+
+    def _flush_host_warnings(self):
+        grouped, self._host_warnings = self._host_warnings, {}
+        for text, hosts in grouped.items():
+            self._display.warning("%s (%s)" % (text, names_line(sorted(hosts))))
+
     def _warnings(self, result):
+        if not self._verbose():
+            self._group_host_warnings(result)
         handler = getattr(self, "_handle_warnings_and_exception", None)
         if handler is not None:  # ansible-core 2.19+
             handler(result)
@@ -223,6 +273,7 @@ class CallbackModule(DefaultCallback):
     def _flush_changed(self, failures=True):
         if failures:
             self._flush_failures()
+            self._flush_host_warnings()
         task, hosts = self._changed_task, self._changed
         self._changed_task, self._changed = None, []
         if task is None or not hosts:

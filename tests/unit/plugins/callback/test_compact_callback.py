@@ -239,3 +239,41 @@ def test_a_host_failure_next_to_a_run_once_failure_is_still_the_host_s(tmp_path)
     assert "fatal: [n01]: FAILED!" in out and "fatal: [run once for the play]: FAILED!" in out, out
     assert "PLAY RECAP: 3 host(s), 2 ok, 0 changed, 1 failed, 0 unreachable, 1 run-once task(s) failed" in out, out
     assert re.search(r"^  n01 : ok=1 changed=0 unreachable=0 failed=1 ", out, re.M), out
+
+
+WARNER = """#!/usr/bin/python
+from ansible.module_utils.basic import AnsibleModule
+
+module = AnsibleModule(argument_spec=dict(text=dict(type="list", elements="str")))
+for text in module.params["text"]:
+    module.warn(text)
+module.exit_json(changed=False)
+"""
+
+HOST_WARNINGS = """
+- name: Warn from every host
+  hosts: all
+  gather_facts: false
+  tasks:
+    - name: A module that names its host in its warnings (numa_facts' sysfs fallbacks)
+      warner:
+        text:
+          - "host {{ inventory_hostname }}: /sys/devices/system/node/node0/cpulist: does not exist; used cpumap (hex mask)"
+          - "a warning without a host"
+    - name: Next task
+      ansible.builtin.set_fact:
+        y: 1
+"""
+
+
+def test_the_same_host_warning_from_many_hosts_is_one_line_naming_them(tmp_path):
+    (tmp_path / "library").mkdir()
+    (tmp_path / "library" / "warner.py").write_text(WARNER)
+    proc = run(tmp_path, 14, play=HOST_WARNINGS)
+    out = proc.stdout
+    assert proc.returncode == 0, out
+    lines = [line for line in out.splitlines() if "cpulist: does not exist" in line]
+    assert lines == ["[WARNING]: /sys/devices/system/node/node0/cpulist: does not exist; used cpumap (hex mask) "
+                     "(n01, n02, n03, n04, n05, n06, n07, n08, n09, n10, n11, n12 (+2 more))"], out
+    assert out.count("a warning without a host") == 1, out
+    assert not re.search(r"host n\d\d:", out), out
