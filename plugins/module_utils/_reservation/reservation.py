@@ -304,10 +304,13 @@ def validate_reservation(topology: Topology, kube_reserved: Any = None, system_r
             try:
                 reservations = parse_reserved_memory(reserved_memory, "reserved_memory")
             except ReservationSyntaxError as exc:
-                errors.append(Finding("reserved-memory-syntax", ERROR, str(exc),
-                                      "write each NUMA node as <id>:<type>=<quantity>[,<type>=<quantity>], nodes "
-                                      "separated by ';' and no spaces, e.g. 0:memory=3Gi;1:memory=2148Mi",
-                                      exc.kubelet_message, True))
+                fix = ("write each NUMA node as <id>:<type>=<quantity>[,<type>=<quantity>], nodes separated by ';' "
+                       "and no spaces, e.g. 0:memory=3Gi;1:memory=2148Mi")
+                if isinstance(reserved_memory, str):
+                    # a string is the flag's form; a KubeletConfiguration (kubelet_numa_settings) takes only a list
+                    fix += (" (the --reserved-memory flag's form; in a KubeletConfiguration such as kubelet_numa_settings "
+                            "reservedMemory is a list, e.g. [{numaNode: 0, limits: {memory: 3Gi}}])")
+                errors.append(Finding("reserved-memory-syntax", ERROR, str(exc), fix, exc.kubelet_message, True))
                 reservations = []
                 unparsed = True
 

@@ -56,6 +56,8 @@ def test_an_unparsable_reservation_is_one_error():
     result, rules = _check("1.5Gi")
     assert rules == ["reserved-memory-syntax"], result["errors"]
     assert not any("0:memory=100Mi" in e or "1636Mi" in e for e in result["errors"]), result["errors"]
+    # kubelet_numa_settings (a KubeletConfiguration) takes a list, not the flag's string: the fix says both
+    assert "in a KubeletConfiguration such as kubelet_numa_settings reservedMemory is a list" in result["errors"][0]
 
 
 def test_an_empty_reservation_under_static_still_says_so():
