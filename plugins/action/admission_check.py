@@ -15,7 +15,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible.errors import AnsibleActionFail, AnsibleError
+from ansible.errors import AnsibleActionFail, AnsibleError, AnsibleFileNotFound
 from ansible.module_utils.common.text.converters import to_native, to_text
 from ansible.plugins.action import ActionBase
 
@@ -43,6 +43,12 @@ class ActionModule(ActionBase):
     def _read_manifests(self, path, option="pod_file"):
         try:
             source = self._find_needle("files", path)
+        except AnsibleFileNotFound as exc:
+            # the file is read here, on the controller: Ansible's own message ends with a hint about
+            # remote_src (a file on the hosts), which this option does not have
+            searched = [to_native(p) for p in (exc.paths or [])] or [path]
+            raise AnsibleError("%s: %s does not exist on the controller (the manifest is read where ansible-playbook runs, "
+                               "not on the hosts; looked for %s)" % (option, path, ", ".join(searched)))
         except AnsibleError as exc:
             raise AnsibleError("%s: could not find %s: %s" % (option, path, to_native(exc)))
         try:

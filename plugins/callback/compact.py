@@ -20,7 +20,11 @@ description:
     text, a list one element per line; one line per task that changed something, with the number of
     hosts and their names; every failure and every unreachable host in full, exactly as the
     C(default) callback prints them (also failures that C(ignore_errors) or a C(rescue) handles);
-    warnings and deprecations; diffs with C(--diff); and a recap of one line for the run plus one
+    warnings and deprecations (a warning that begins by naming its host, as the sysfs fallbacks
+    of M(numaguard.kubelet.numa_facts) do, once per task with the hosts that gave it); diffs with
+    C(--diff); a failed run-once task once, labelled
+    C(run once for the play) instead of the host Ansible ran it for, and counted for the play in
+    the recap, not as that host's failure; and a recap of one line for the run plus one
     line per host that failed, was unreachable, was rescued or ignored an error.
   - It leaves out C(ok) and C(skipping) lines per host, per-host C(changed) lines (counted instead),
     task banners of tasks with nothing to show, and the recap lines of hosts where all went well.
@@ -35,6 +39,7 @@ requirements:
 """
 
 import json
+import re
 
 from ansible import constants as C
 from ansible.plugins.callback.default import CallbackModule as DefaultCallback
@@ -55,6 +60,26 @@ def _data(result):
 
 def _host(result):
     return getattr(result, "host", None) or result._host
+
+
+#: A module warning that names its host or snapshot (numa_facts, numa_snapshot): "host h07: <text>".
+HOST_WARNING = re.compile(r"^(host|snapshot) (\S+): (.+)$", re.S)
+
+
+def _warning_text(warning):
+    """The text of a result's warning: a string before ansible-core 2.19, a WarningSummary from 2.19."""
+    event = getattr(warning, "event", None)
+    return getattr(event, "msg", None) if event is not None else warning
+
+
+def _rescued(task):
+    """Whether a failure of ``task`` goes to a ``rescue`` (Ansible then counts it as rescued, not failed)."""
+    parent = getattr(task, "_parent", None)
+    while parent is not None:
+        if getattr(parent, "rescue", None):
+            return True
+        parent = getattr(parent, "_parent", None)
+    return False
 
 
 def names_line(names, limit=MAX_NAMES):
@@ -113,6 +138,9 @@ class CallbackModule(DefaultCallback):
         self._unreachable_shown = set()
         self._failures = {}       # (task uuid, message) -> hosts after the first, printed once as one line
         self._failure_order = []
+        self._run_once_failed = []  # (host Ansible counted it on, task name): a run-once task's failure
+        self._host_warnings = {}  # text after "host X: " -> the hosts/snapshots that warned it in this task
+        self._run_once_label = None
 
     # -- options: the default callback's, with ok/skipped hosts hidden below -v ---------------------
     def _verbose(self):
@@ -172,7 +200,43 @@ class CallbackModule(DefaultCallback):
             super().v2_playbook_on_include(included_file)
 
     # -- results --------------------------------------------------------------------------------------
+    def _group_host_warnings(self, result):
+        """Take the warnings that name their host out of ``result``: the same text from many hosts is
+        printed once when the task ends, with the hosts (bounded), instead of once per host."""
+        data = _data(result)
+        raw = data.get("warnings") if isinstance(data, dict) else None
+        if not raw:
+            return
+        modern = getattr(self, "_handle_warnings_and_exception", None) is not None
+        # 2.19+: the callback shows the task result's WarningSummary objects; before: the strings in data
+        items = list(getattr(result, "warnings", None) or []) if modern else list(raw)
+        keep = []
+        for warning in items:
+            match = HOST_WARNING.match(str(_warning_text(warning) or ""))
+            if match is None:
+                keep.append(warning)
+                continue
+            who = match.group(2) if match.group(1) == "host" else "snapshot " + match.group(2)
+            hosts = self._host_warnings.setdefault(match.group(3), [])
+            if who not in hosts:
+                hosts.append(who)
+        if len(keep) == len(items):
+            return
+        if modern:
+            data.pop("warnings", None)  # the base class then shows none of them: the others are shown here
+            for warning in keep:
+                self._display._warning(warning)
+        else:
+            data["warnings"] = keep
+
+    def _flush_host_warnings(self):
+        grouped, self._host_warnings = self._host_warnings, {}
+        for text, hosts in grouped.items():
+            self._display.warning("%s (%s)" % (text, names_line(sorted(hosts))))
+
     def _warnings(self, result):
+        if not self._verbose():
+            self._group_host_warnings(result)
         handler = getattr(self, "_handle_warnings_and_exception", None)
         if handler is not None:  # ansible-core 2.19+
             handler(result)
@@ -209,6 +273,7 @@ class CallbackModule(DefaultCallback):
     def _flush_changed(self, failures=True):
         if failures:
             self._flush_failures()
+            self._flush_host_warnings()
         task, hosts = self._changed_task, self._changed
         self._changed_task, self._changed = None, []
         if task is None or not hosts:
@@ -270,7 +335,25 @@ class CallbackModule(DefaultCallback):
                 self._display.display("  the same failure on %d more host(s): %s" % (len(hosts), names_line(sorted(hosts))),
                                       color=C.COLOR_ERROR)
 
+    def host_label(self, result):
+        """The default callback's label, except for a failed run-once task: it failed for the play,
+        not on the host Ansible happened to run it for (every host of the play stops)."""
+        if self._run_once_label is not None:
+            return self._run_once_label
+        return super().host_label(result)
+
     def v2_runner_on_failed(self, result, ignore_errors=False):
+        task = _task(result)
+        if getattr(task, "run_once", False):
+            self._flush_changed(failures=False)
+            if not ignore_errors and not _rescued(task):
+                # Ansible counts it on the first host: the recap gives it back (see v2_playbook_on_stats)
+                self._run_once_failed.append((_host(result).get_name(), task.get_name()))
+            self._run_once_label = "run once for the play"
+            try:
+                return super().v2_runner_on_failed(result, ignore_errors=ignore_errors)
+            finally:
+                self._run_once_label = None
         self._flush_changed(failures=False)
         if not self._verbose():
             # the same failure of the same task (a bad file on the controller, a wrong variable for
@@ -303,14 +386,23 @@ class CallbackModule(DefaultCallback):
             return super().v2_playbook_on_stats(stats)
         hosts = sorted(set(stats.processed.keys()) | self._seen_hosts)
         summaries = dict((h, stats.summarize(h)) for h in hosts)
+        for host, _name in self._run_once_failed:
+            if host in summaries and summaries[host]["failures"] > 0:
+                summaries[host]["failures"] -= 1  # the play's failure, not this host's
         failed = [h for h in hosts if summaries[h]["failures"]]
         unreachable = [h for h in hosts if summaries[h]["unreachable"]]
         changed = [h for h in hosts if summaries[h]["changed"]]
         notable = [h for h in hosts if any(summaries[h][k] for k in ("failures", "unreachable", "rescued", "ignored"))]
         parts = ["%d host(s)" % len(hosts), "%d ok" % (len(hosts) - len(set(failed) | set(unreachable))),
                  "%d changed" % len(changed), "%d failed" % len(failed), "%d unreachable" % len(unreachable)]
-        color = C.COLOR_ERROR if failed or unreachable else (C.COLOR_CHANGED if changed else C.COLOR_OK)
+        if self._run_once_failed:
+            parts.append("%d run-once task(s) failed" % len(self._run_once_failed))
+        color = (C.COLOR_ERROR if failed or unreachable or self._run_once_failed
+                 else (C.COLOR_CHANGED if changed else C.COLOR_OK))
         self._display.display("\nPLAY RECAP: %s" % ", ".join(parts), color=color)
+        if self._run_once_failed:
+            self._display.display("  failed for the play (run once, not a host's failure): %s"
+                                  % names_line([name for _host_name, name in self._run_once_failed]), color=C.COLOR_ERROR)
         for host in notable[:MAX_NAMES]:
             t = summaries[host]
             self._display.display(

@@ -151,8 +151,8 @@ def judge_host(host, variables, default_dir=None, cache=None):
     elif variables.get("numa_topology") is not None:
         facts = variables["numa_topology"]
     else:
-        why = str(variables.get("_ng_gather_error") or "host unreachable")
-        return _invalid("could not check %s: %s" % (host, why)), None
+        # the report says "cannot check" and names the host on the row: the reason alone, once
+        return _invalid(str(variables.get("_ng_gather_error") or "unreachable: no topology gathered")), None
     settings = variables.get(SETTINGS_VARIABLE)
     if settings is None:
         # the same words for every such host: the report lists the reason once with its hosts

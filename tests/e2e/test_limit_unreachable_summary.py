@@ -55,7 +55,7 @@ def _playbook(small_fleet, play, *args, limit):
 PLAYS = {
     "discover": ((), r'"  {cut} +ERROR +(unknown: )?discovery failed'),
     "check_pod": (("-e", "pod_file={pod}"), r'"  {cut} +CANNOT CHECK +(unknown: )?cannot check: unreachable: '),
-    "validate": (("-e", "validate_fail=false"), r'"  {cut} +ERROR +cannot check: (could not check {cut}: )?unreachable: '),
+    "validate": (("-e", "validate_fail=false"), r'"  {cut} +ERROR +cannot check: unreachable: '),
 }
 
 
@@ -65,7 +65,8 @@ def test_report_when_every_limited_host_is_unreachable(small_fleet, play):
     proc = _playbook(small_fleet, play, *[a.format(**small_fleet) for a in args], limit=small_fleet["cut"])
     assert re.search(r"of 1 host\(s\)", proc.stdout), proc.stdout[-4000:]
     assert re.search(row.format(**small_fleet), proc.stdout), proc.stdout[-4000:]
-    assert re.search(r'"  {cut}: (could not check {cut}: )?unreachable: '.format(**small_fleet), proc.stdout), proc.stdout[-4000:]
+    assert '"  %s: unreachable: ' % small_fleet["cut"] in proc.stdout, proc.stdout[-4000:]
+    assert "could not check %s" % small_fleet["cut"] not in proc.stdout, proc.stdout[-4000:]
     # still unreachable in the recap, and the exit code says so
     assert re.search(r"^%s +: .*unreachable=1 " % small_fleet["cut"], proc.stdout, re.M), proc.stdout[-4000:]
     assert proc.returncode == 4, proc.stdout[-4000:]

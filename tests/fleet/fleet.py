@@ -48,7 +48,7 @@ import socket
 import subprocess
 import sys
 import time
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -217,6 +217,42 @@ def list_topologies() -> List[str]:
 def bundled_fleet(names: Sequence[str]) -> List[str]:
     """The bundled example fleet's host specs (see BUNDLED_FLEET_EXTRAS)."""
     return list(names) + [extra for extra in BUNDLED_FLEET_EXTRAS if extra.split(":", maxsplit=1)[0] in names]
+
+
+def describe_hosts(hosts: Sequence[Mapping[str, Any]], known: Sequence[str]) -> List[str]:
+    """What the demo says about a fleet (and docs/fleet.md about the bundled one, checked by
+    tests/unit/fleet/test_fleet_docs.py): its hosts and topologies, and each group holding a host whose
+    hugepage pools were changed (the odd one out discover.yml flags). From the hosts themselves
+    (``plan_hosts`` or the state of a running fleet), never written by hand."""
+    if not hosts:
+        return ["no hosts"]
+    used = sorted(set(h["topology"] for h in hosts))
+    lines = ["%d hosts (%s-%s) on %d of the %d bundled topologies: %s"
+             % (len(hosts), hosts[0]["name"], hosts[-1]["name"], len(used), len(known), ", ".join(used))]
+    groups: Dict[str, List[Mapping[str, Any]]] = {}
+    for host in hosts:
+        groups.setdefault(host["group"], []).append(host)
+    for group in sorted(groups):
+        members = groups[group]
+        odd = [h for h in members if h.get("hugepages")]
+        if not odd or len(members) < 2:
+            continue
+        shown = ", ".join(h["name"] for h in members[:MAX_DESCRIBED])
+        if len(members) > MAX_DESCRIBED:
+            shown += " (+%d more)" % (len(members) - MAX_DESCRIBED)
+        line = "group %s: %d hosts (%s)" % (group, len(members), shown)
+        for host in odd[:MAX_DESCRIBED]:
+            pages = list(host["hugepages"])
+            never = all(p.split("=", 1)[1] == "0" for p in pages)
+            line += "; %s is %s with %s pages per node%s" % (
+                host["name"], host["topology"], ", ".join(pages),
+                " (those hugepages never allocated: the odd one out)" if never else " (the odd one out)")
+        lines.append(line)
+    return lines
+
+
+#: Hosts named per group line of :func:`describe_hosts`.
+MAX_DESCRIBED = 6
 
 
 def parse_host_spec(spec: str, known: Sequence[str]) -> Dict[str, Any]:
@@ -887,7 +923,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     p_restore = sub.add_parser("restore", help="reset hosts' /var/lib/kubelet and /etc/kubernetes")
     p_restore.add_argument("names", nargs="*", help="hosts (default: all)")
     sub.add_parser("list-topologies", help="list the bundled topologies")
-    for p in (p_up, p_down, p_status, p_restore):
+    p_describe = sub.add_parser("describe", help="describe the running fleet (or, with --bundled, the bundled example fleet)")
+    p_describe.add_argument("--bundled", action="store_true", help="the bundled example fleet, without bringing it up")
+    for p in (p_up, p_down, p_status, p_restore, p_describe):
         p.add_argument("--dir", default=os.environ.get("NUMAGUARD_FLEET_DIR", DEFAULT_DIR),
                        help="fleet directory (default %s or $NUMAGUARD_FLEET_DIR)" % DEFAULT_DIR)
     args = parser.parse_args(argv)
@@ -912,6 +950,17 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             print("fleet: restored %s" % ", ".join(restore(args.dir, args.names)))
         elif args.command == "list-topologies":
             print("\n".join(list_topologies()))
+        elif args.command == "describe":
+            known = list_topologies()
+            if args.bundled:
+                hosts = plan_hosts(None, bundled_fleet(known), known)
+            else:
+                state = load_state(os.path.abspath(args.dir)) if os.path.isdir(args.dir) else None
+                if state is None:
+                    print("fleet: no fleet in %s" % os.path.abspath(args.dir))
+                    return 3
+                hosts = state["hosts"]
+            print("\n".join(describe_hosts(hosts, known)))
         else:
             parser.print_help()
             return 2

@@ -17,7 +17,7 @@ __metaclass__ = type
 from typing import Any, Dict
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.devices import DeviceError
-from ansible_collections.numaguard.kubelet.plugins.module_utils._host.facts import gather
+from ansible_collections.numaguard.kubelet.plugins.module_utils._host.facts import gather, warning_prefix
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.kubelet_paths import KubeletPathsError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.sysfs import SysfsError
 
@@ -38,6 +38,7 @@ def run(module: Any) -> None:
         facts = gather(root)
     except (SysfsError, KubeletPathsError, DeviceError) as exc:
         module.fail_json(msg=str(exc), root=root)
+    where = warning_prefix(root)
     for warning in facts["warnings"]:
-        module.warn(warning)
+        module.warn("%s: %s" % (where, warning))
     module.exit_json(changed=False, ansible_facts={"numa_topology": facts})

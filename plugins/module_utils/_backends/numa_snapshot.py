@@ -17,7 +17,7 @@ __metaclass__ = type
 from typing import Any, Dict
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.devices import DeviceError
-from ansible_collections.numaguard.kubelet.plugins.module_utils._host.facts import gather
+from ansible_collections.numaguard.kubelet.plugins.module_utils._host.facts import gather, warning_prefix
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.kubelet_paths import KubeletPathsError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.snapshot import SnapshotError, capture
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.sysfs import SysfsError
@@ -39,6 +39,7 @@ def run(module: Any) -> None:
         result = capture(module.params["root"], None if module.check_mode else dest, gather)
     except (SnapshotError, SysfsError, KubeletPathsError, DeviceError) as exc:
         module.fail_json(msg=str(exc), dest=dest)
+    where = warning_prefix(module.params["root"])
     for warning in result["numa_topology"]["warnings"]:
-        module.warn(warning)
+        module.warn("%s: %s" % (where, warning))
     module.exit_json(changed=True, dest=dest, **result)

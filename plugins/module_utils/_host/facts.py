@@ -9,7 +9,8 @@ from __future__ import absolute_import, annotations, division, print_function
 
 __metaclass__ = type
 
-from typing import Any, Dict, List
+import os
+from typing import Any, Dict, List, Optional
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.kubelet_paths import kubelet_facts
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.sysfs import read_system_memory, read_topology
@@ -30,3 +31,12 @@ def gather(root: str = "/") -> Dict[str, Any]:
     facts.update(device_facts(root, facts["kubelet"]["root_dir"], topology.node_ids(), warnings))
     facts["warnings"] = warnings
     return facts
+
+
+def warning_prefix(root: str, nodename: Optional[str] = None) -> str:
+    """Whose sysfs a warning is about: Ansible prints a module's warnings without the host, so a
+    fleet's fallback warnings would not say which machine they come from (issue 26). The live host
+    is named by its node name (``uname -n``), a snapshot by its root directory."""
+    if os.path.normpath(root or "/").strip("/"):
+        return "snapshot %s" % root
+    return "host %s" % (nodename if nodename is not None else os.uname().nodename)

@@ -239,7 +239,11 @@ def static_needs_reservation(reservations: Sequence[MemoryReservation]) -> Optio
     reserved on any node. None when the reservation passes, or when a limit cannot be converted
     (the kubelet stops at that first; :func:`reserved_quantity_finding` reports it)."""
     try:
-        require_system_reserved_memory(convert_reserved((), reservations))
+        converted = convert_reserved((), reservations)
+    except ReservedMemoryError:
+        return None  # the kubelet stops at the conversion: nothing more to say (and no fix to give) here
+    try:
+        require_system_reserved_memory(converted)
     except ReservedMemoryError as exc:
         return Finding("static-needs-reservation", ERROR,
                        "memoryManagerPolicy Static needs a non-empty reservedMemory: %s" % exc,
@@ -291,6 +295,8 @@ def validate_reservation(topology: Topology, kube_reserved: Any = None, system_r
         errors.append(Finding("eviction-hard-syntax", ERROR, str(exc), "fix the evictionHard value; the kubelet "
                               "refuses to start with it", exc.kubelet_message, True))
     reservations: List[MemoryReservation] = []
+    # a reservation the kubelet cannot parse stops it there: no sum or emptiness check of what was not read
+    unparsed = False
     if reserved_memory is not None:
         if isinstance(reserved_memory, list) and all(isinstance(r, MemoryReservation) for r in reserved_memory):
             reservations = list(reserved_memory)
@@ -298,11 +304,15 @@ def validate_reservation(topology: Topology, kube_reserved: Any = None, system_r
             try:
                 reservations = parse_reserved_memory(reserved_memory, "reserved_memory")
             except ReservationSyntaxError as exc:
-                errors.append(Finding("reserved-memory-syntax", ERROR, str(exc),
-                                      "write each NUMA node as <id>:<type>=<quantity>[,<type>=<quantity>], nodes "
-                                      "separated by ';' and no spaces, e.g. 0:memory=3Gi;1:memory=2148Mi",
-                                      exc.kubelet_message, True))
+                fix = ("write each NUMA node as <id>:<type>=<quantity>[,<type>=<quantity>], nodes separated by ';' "
+                       "and no spaces, e.g. 0:memory=3Gi;1:memory=2148Mi")
+                if isinstance(reserved_memory, str):
+                    # a string is the flag's form; a KubeletConfiguration (kubelet_numa_settings) takes only a list
+                    fix += (" (the --reserved-memory flag's form; in a KubeletConfiguration such as kubelet_numa_settings "
+                            "reservedMemory is a list, e.g. [{numaNode: 0, limits: {memory: 3Gi}}])")
+                errors.append(Finding("reserved-memory-syntax", ERROR, str(exc), fix, exc.kubelet_message, True))
                 reservations = []
+                unparsed = True
 
     if policy not in POLICIES:
         message = "unknown policy: %s" % go_quote(str(policy))
@@ -413,7 +423,7 @@ def validate_reservation(topology: Topology, kube_reserved: Any = None, system_r
         if name == MEMORY or (hugepages_reservable and addends.get(name)):
             totals[name]["parts"] = dict((p.label.split(" ")[0] if not p.label.startswith("hard") else "hard-eviction",
                                           str(p.quantity)) for p in addends.get(name, []))
-        if sum_message is None or not inputs_ok:
+        if sum_message is None or not inputs_ok or unparsed:
             continue
         if not static and not reservations:
             # the kubelet checks the sums only under Static (memory_manager.go NewManager: policy None never
@@ -444,7 +454,7 @@ def validate_reservation(topology: Topology, kube_reserved: Any = None, system_r
         (errors if static else warnings).append(Finding(
             rule, sev, "%s (%s; %s).%s" % (sum_message, equation, detail, under_none), fix, sum_message, static))
 
-    if static:
+    if static and not unparsed:
         needs = static_needs_reservation(reservations)
         if needs is not None:
             errors.append(needs)

@@ -197,3 +197,83 @@ def test_an_unreachable_host_is_printed_once(tmp_path):
     out = proc.stdout
     assert out.count("fatal: [gone]: UNREACHABLE!") == 1, out
     assert "PLAY RECAP: 3 host(s), 2 ok, 0 changed, 0 failed, 1 unreachable" in out, out
+
+
+RUN_ONCE_FAILS = """
+- name: Judge on the controller
+  hosts: all
+  gather_facts: false
+  tasks:
+    - name: Every host
+      ansible.builtin.set_fact:
+        x: 1
+    - name: Stop when no host could check the pod
+      ansible.builtin.assert:
+        that: false
+        fail_msg: no host could check the pod
+        quiet: true
+      run_once: true
+"""
+
+
+def test_a_run_once_failure_is_not_blamed_on_a_host(tmp_path):
+    proc = run(tmp_path, 5, play=RUN_ONCE_FAILS)
+    out = proc.stdout
+    assert proc.returncode == 2, out
+    assert out.count("fatal: [run once for the play]: FAILED!") == 1, out
+    assert "no host could check the pod" in out, out
+    assert not re.search(r"fatal: \[n\d\d", out), out
+    assert "PLAY RECAP: 5 host(s), 5 ok, 0 changed, 0 failed, 0 unreachable, 1 run-once task(s) failed" in out, out
+    assert "  failed for the play (run once, not a host's failure): Stop when no host could check the pod" in out, out
+    assert not re.search(r"^  n\d\d : ok=", out, re.M), out
+
+
+def test_a_host_failure_next_to_a_run_once_failure_is_still_the_host_s(tmp_path):
+    play = RUN_ONCE_FAILS.replace("    - name: Stop when", """    - name: Fails on n01
+      ansible.builtin.fail:
+        msg: n01 is broken
+      when: inventory_hostname == 'n01'
+    - name: Stop when""")
+    proc = run(tmp_path, 3, play=play)
+    out = proc.stdout
+    assert "fatal: [n01]: FAILED!" in out and "fatal: [run once for the play]: FAILED!" in out, out
+    assert "PLAY RECAP: 3 host(s), 2 ok, 0 changed, 1 failed, 0 unreachable, 1 run-once task(s) failed" in out, out
+    assert re.search(r"^  n01 : ok=1 changed=0 unreachable=0 failed=1 ", out, re.M), out
+
+
+WARNER = """#!/usr/bin/python
+from ansible.module_utils.basic import AnsibleModule
+
+module = AnsibleModule(argument_spec=dict(text=dict(type="list", elements="str")))
+for text in module.params["text"]:
+    module.warn(text)
+module.exit_json(changed=False)
+"""
+
+HOST_WARNINGS = """
+- name: Warn from every host
+  hosts: all
+  gather_facts: false
+  tasks:
+    - name: A module that names its host in its warnings (numa_facts' sysfs fallbacks)
+      warner:
+        text:
+          - "host {{ inventory_hostname }}: /sys/devices/system/node/node0/cpulist: does not exist; used cpumap (hex mask)"
+          - "a warning without a host"
+    - name: Next task
+      ansible.builtin.set_fact:
+        y: 1
+"""
+
+
+def test_the_same_host_warning_from_many_hosts_is_one_line_naming_them(tmp_path):
+    (tmp_path / "library").mkdir()
+    (tmp_path / "library" / "warner.py").write_text(WARNER)
+    proc = run(tmp_path, 14, play=HOST_WARNINGS)
+    out = proc.stdout
+    assert proc.returncode == 0, out
+    lines = [line for line in out.splitlines() if "cpulist: does not exist" in line]
+    assert lines == ["[WARNING]: /sys/devices/system/node/node0/cpulist: does not exist; used cpumap (hex mask) "
+                     "(n01, n02, n03, n04, n05, n06, n07, n08, n09, n10, n11, n12 (+2 more))"], out
+    assert out.count("a warning without a host") == 1, out
+    assert not re.search(r"host n\d\d:", out), out

@@ -169,7 +169,8 @@ RULES = [
      'reserved_memory: failed to convert the NUMA node ID, exptected integer, got 0  (in "0 :memory=5220Mi": the '
      'kubelet does not trim spaces in --reserved-memory)',
      "write each NUMA node as <id>:<type>=<quantity>[,<type>=<quantity>], nodes separated by ';' and no spaces, e.g. "
-     "0:memory=3Gi;1:memory=2148Mi"),
+     "0:memory=3Gi;1:memory=2148Mi (the --reserved-memory flag's form; in a KubeletConfiguration such as "
+     "kubelet_numa_settings reservedMemory is a list, e.g. [{numaNode: 0, limits: {memory: 3Gi}}])"),
 ]
 
 
