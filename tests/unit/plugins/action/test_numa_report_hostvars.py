@@ -33,6 +33,18 @@ class _CountingHostvars(dict):
         return super().__getitem__(host)
 
 
+class _RawHostvars(_CountingHostvars):
+    """Like Ansible's HostVars: raw_get(host) is the host's variables untemplated (counted apart)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.raw_lookups = {}
+
+    def raw_get(self, host):
+        self.raw_lookups[host] = self.raw_lookups.get(host, 0) + 1
+        return dict.__getitem__(self, host)
+
+
 def _run(monkeypatch, args, hostvars, hosts):
     monkeypatch.setattr(ActionBase, "run", lambda self, tmp=None, task_vars=None: {})
     action = ActionModule.__new__(ActionModule)
@@ -63,3 +75,17 @@ def test_check_pod_names_the_unreachable_from_its_results(monkeypatch):
     result = _run(monkeypatch, {"kind": "check_pod"}, hostvars, hosts)
     assert result["unreachable"] == ["a"]
     assert hostvars.lookups == {"a": 1, "b": 1}
+
+
+def test_values_are_read_raw_unless_they_are_templates(monkeypatch):
+    """Module results and facts are read through raw_get, once per host; a value that is a
+    template (an inventory variable) goes through hostvars[host], which templates it."""
+    hosts = ["x", "y"]
+    hostvars = _RawHostvars({
+        "x": {"group_names": [], "_ng_facts": {"unreachable": True, "msg": "down"}},
+        "y": {"group_names": [], "_ng_facts": "{{ templated }}"},
+    })
+    result = _run(monkeypatch, {"kind": "discover", "result_var": "_ng_facts"}, hostvars, hosts)
+    assert result["unreachable"] == ["x"]
+    assert hostvars.raw_lookups == {"x": 1, "y": 1}
+    assert hostvars.lookups == {"y": 1}
