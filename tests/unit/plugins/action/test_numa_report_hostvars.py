@@ -27,6 +27,7 @@ class _CountingHostvars(dict):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.lookups = {}
+        self.raw_lookups = {}
 
     def __getitem__(self, host):
         self.lookups[host] = self.lookups.get(host, 0) + 1
@@ -35,10 +36,6 @@ class _CountingHostvars(dict):
 
 class _RawHostvars(_CountingHostvars):
     """Like Ansible's HostVars: raw_get(host) is the host's variables untemplated (counted apart)."""
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.raw_lookups = {}
 
     def raw_get(self, host):
         self.raw_lookups[host] = self.raw_lookups.get(host, 0) + 1
