@@ -11,7 +11,8 @@ does (an ad hoc ``ansible localhost -c local`` run with ``ANSIBLE_KEEP_REMOTE_FI
 checkout and, with ``--before``, for an older one, then runs each payload ``--runs`` times,
 alternating (so background load hits both alike), and prints the minimum and median CPU time of
 the process (user + system), next to ``ansible.builtin.ping``'s payload for the floor, and how
-many of the collection's module_utils files a run imports with their source size.
+many of the collection's module_utils files a run imports with their source size, and the size of
+each AnsiballZ file (what is copied to the host: the zipped module_utils, base64-encoded).
 
 The node is a bundled fleet topology (``--topology``, default ``big16``: 16 NUMA nodes) written
 under a scratch directory; no state files; the pod is Guaranteed (2 CPUs, 1Gi). With
@@ -140,14 +141,15 @@ def main():
         print("admission_check AnsiballZ payload, %s, kubelet config %s, %d runs each, %s, load average %s"
               % (args.topology, args.kubelet_config, args.runs, args.python,
                  " ".join("%.1f" % x for x in os.getloadavg())))
-        print("%-8s %8s %9s  %s" % ("payload", "min ms", "median ms", "collection modules imported (source)"))
+        print("%-8s %8s %9s %10s  %s" % ("payload", "min ms", "median ms", "payload KB", "collection modules imported (source)"))
         for name, path, checkout in payloads:
             values = sorted(samples[name])
             compiled = "-"
             if checkout:
                 files, size = _compiled(path, checkout, args.python)
                 compiled = "%d files, %d KB" % (files, size // 1024)
-            print("%-8s %8.1f %9.1f  %s" % (name, values[0], values[len(values) // 2], compiled))
+            print("%-8s %8.1f %9.1f %10d  %s" % (name, values[0], values[len(values) // 2], os.path.getsize(path) // 1024,
+                                                 compiled))
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0

@@ -130,6 +130,12 @@ files:
   description: Rendering name to the absolute path written.
   returned: success
   type: dict
+unreachable:
+  description: The hosts whose registered result (O(result_var), or the C(check_pod) results) says they did
+    not answer, in host order; empty for C(validate).
+  returned: success
+  type: list
+  elements: str
 """
 
 from ansible.module_utils.basic import AnsibleModule

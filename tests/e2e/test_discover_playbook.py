@@ -7,12 +7,15 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 
 import pytest
 import yaml
 
 CPU_KEYS = ("node", "core", "socket", "die", "siblings", "cache_id", "online")
+
+_REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def _normalise(facts):
@@ -154,3 +157,27 @@ def test_discover_reports_unreachable_hosts_without_failing_the_report(fleet, tm
     assert "NUMA topology of 2 host(s): 1 discovered, 1 failed" in proc.stdout
     assert re.search(r'"  %s +ERROR +unknown: discovery failed' % victim["name"], proc.stdout)
     assert re.search(r'"  %s +OK +numa_1n_' % other, proc.stdout)
+
+
+def test_discover_puts_each_host_into_its_class_group_for_later_plays(fleet, tmp_path):
+    """The grouping is one run_once add_host loop over the report (issue 24: a per-host group_by
+    cost every host a controller worker): a later play of the same run sees each host in its
+    class group, and only there; an unreachable host is in none."""
+    playbook = tmp_path / "discover_then_groups.yml"
+    playbook.write_text(
+        "- ansible.builtin.import_playbook: %s\n"
+        "- name: Groups\n"
+        "  hosts: all\n"
+        "  gather_facts: false\n"
+        "  tasks:\n"
+        "    - name: Show\n"
+        "      ansible.builtin.debug:\n"
+        "        msg: \"CLASSES {{ inventory_hostname }} {{ group_names | select('match', 'numa_') | join(',') }}\"\n"
+        % (os.path.join(_REPO, "playbooks", "discover.yml"),))
+    report_file = tmp_path / "report.json"
+    proc = fleet.playbook(str(playbook), "-e", "discover_report_file=%s" % report_file)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    report = json.loads(report_file.read_text())
+    want = dict((entry["host"], entry["class"]) for entry in report["hosts"])
+    got = dict(re.findall(r'"CLASSES (\S+) ([^"]*)"', proc.stdout))
+    assert got == want, proc.stdout[-3000:]

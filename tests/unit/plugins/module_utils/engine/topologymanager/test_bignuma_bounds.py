@@ -154,3 +154,107 @@ def test_closest_member_out_of_budget_names_what_it_found():
     with pytest.raises(SearchBoundExceeded) as err:
         merge.closest_member(info, 63, 3, lambda m: True, [3], 3, "the search")
     assert str(err.value).startswith("the search examined 3 masks and branches of 6 NUMA nodes (masks of 3) without an answer")
+
+
+def _ring(count):
+    return lambda a, b: 10 + 6 * min(abs(a - b), count - abs(a - b))
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_closest_member_left_out_search_equals_brute_force(seed):
+    """Masks of more than half of ``within``: the search picks the nodes left out (a mask's total
+    through the left-out costs) and must give the brute force's answer, ties by the smallest mask."""
+    rnd = random.Random(1000 + seed)
+    count = rnd.randint(9, 13)
+    shape = rnd.choice(["ring", "random", "ties"])
+    ring = _ring(count)
+    table = {}
+    for a in range(count):
+        for b in range(count):
+            if shape == "ring":
+                table[(a, b)] = ring(a, b)
+            elif a == b:
+                table[(a, b)] = rnd.choice([10, 11])
+            elif (b, a) in table and rnd.random() < 0.8:
+                table[(a, b)] = table[(b, a)]
+            else:
+                table[(a, b)] = rnd.choice([20, 21]) if shape == "ties" else rnd.randint(11, 40)
+    info = NUMAInfo(range(count), dict((a, [table[(a, b)] for b in range(count)]) for a in range(count)))
+    within = sum(1 << n for n in range(count) if rnd.random() < 0.9) or 1
+    chance = rnd.choice([0.02, 0.3, 1.0])
+    verdicts = {}
+
+    def accept(mask):
+        if mask not in verdicts:
+            verdicts[mask] = rnd.random() < chance
+        return verdicts[mask]
+
+    width = bin(within).count("1")
+    for size in range(width // 2 + 1, width + 1):
+        got = merge.closest_member(info, within, size, accept, [10 ** 7], 10 ** 7, "test")
+        assert got == _brute(info, within, size, accept)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_ring_runs_have_the_least_total(seed):
+    """Ring distances (non-decreasing in hops): a run of neighbours has the least total of any
+    mask of its size, and with w(2) > w(1) only runs have it (brute force); then the closest
+    accepted mask is the brute force's whatever is accepted."""
+    rnd = random.Random(2000 + seed)
+    count = rnd.randint(2, 12)
+    hops = [rnd.randint(8, 12)]
+    for _hop in range(count // 2):
+        hops.append(hops[-1] + rnd.choice([0, 1, 2, 6]))
+
+    def apart(a, b):
+        return min(abs(a - b), count - abs(a - b))
+
+    info = NUMAInfo(range(count), dict((a, [hops[apart(a, b)] for b in range(count)]) for a in range(count)))
+    within = (1 << count) - 1 if rnd.random() < 0.5 else (sum(1 << n for n in range(count) if rnd.random() < 0.85) or 1)
+    for size in range(1, count + 1):
+        floor, strict, runs = merge._ring_runs(info, size)
+        totals = dict((sum(1 << n for n in combo), sum(hops[apart(a, b)] for a in combo for b in combo))
+                      for combo in itertools.combinations(range(count), size))
+        assert floor == min(totals.values())
+        assert all(totals[run] == floor for run in runs)
+        if strict:
+            assert set(m for m, total in totals.items() if total == floor) == set(runs)
+        chance = rnd.choice([0.0, 0.05, 0.5, 1.0])
+        accepted = set(m for m in totals if rnd.random() < chance)
+        got = merge.closest_member(info, within, size, accepted.__contains__, [10 ** 7], 10 ** 7, "test")
+        assert got == _brute(info, within, size, accepted.__contains__)
+
+
+def test_ring_runs_only_for_ring_distances():
+    sockets = NUMAInfo(range(8), dict((a, [10 if a == b else (12 if a // 4 == b // 4 else 32) for b in range(8)])
+                                      for a in range(8)))
+    assert merge._ring_runs(sockets, 3) is None
+    falling = NUMAInfo(range(6), dict((a, [10 if a == b else 30 - min(abs(a - b), 6 - abs(a - b)) for b in range(6)])
+                                      for a in range(6)))
+    assert merge._ring_runs(falling, 3) is None
+    assert merge._ring_runs(NUMAInfo(range(6)), 3) is None
+
+
+@pytest.mark.parametrize("count, state, want", [
+    (32, "empty", list(range(1, 17))),
+    (32, "partial", list(range(3, 19))),
+    (64, "empty", list(range(1, 33))),
+    (64, "partial", list(range(3, 35))),
+])
+def test_half_machine_on_ring_distances_is_decided(count, state, want):
+    """Best-effort + prefer-closest on ring distances, a pod of half the machine: cannot_check
+    (2 s CPU spent) before the search picked the nodes a mask leaves out."""
+    simulator = AdmissionSimulator(machine(count, _ring(count)), config(count, "best-effort", True))
+
+    def manifest(name, cpu, memory):
+        resources = {"cpu": cpu, "memory": memory}
+        return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+                "spec": {"containers": [{"name": "c", "image": "x",
+                                         "resources": {"requests": resources, "limits": dict(resources)}}]}}
+
+    if state == "partial":
+        for before in (manifest("small-a", "2", "20Gi"), manifest("small-b", "3", "8Gi")):
+            assert simulator.admit(simulator.pod_from_manifest(before))["verdict"] == "admitted"
+    result = simulator.admit(simulator.pod_from_manifest(manifest("half", str(2 * count), "%dGi" % (8 * count))))
+    assert result["verdict"] == "admitted", result
+    assert result["numa_nodes"] == want
