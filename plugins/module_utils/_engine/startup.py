@@ -46,9 +46,12 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.node_all
     node_capacity,
     reservation_from_config,
 )
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.numa_info import KubeletPanic, TopologyManagerError
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.numa_info import KubeletPanic, NUMAInfo, TopologyManagerError
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.policy import POLICY_SINGLE_NUMA_NODE
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.policy_options import PREFER_CLOSEST_NUMA_NODES
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.topology_manager import topology_manager_from_config
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset import InvalidCPUSet, parse_cpuset
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.gostrconv import go_parse_bool
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.resources import CPU, MEMORY
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import (
     DEVICE_HINTS_FROM_DEVICE_NUMA_NODES,
@@ -58,7 +61,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions im
 )
 
 __all__ = ["KubeletPanic", "KubeletRefusesToStart", "KubeletManagers", "start_kubelet", "startup_verdict",
-           "node_allocatable_refusal", "STARTS", "REFUSES", "CRASHED"]
+           "node_allocatable_refusal", "panics_possible", "STARTS", "REFUSES", "CRASHED"]
 
 #: the start-up verdicts (``CRASHED`` is a pod's verdict: the kubelet started, then panicked at it)
 STARTS = "starts"
@@ -161,6 +164,20 @@ def start_kubelet(topology: Any, kubelet_config: Mapping[str, Any], kubelet: Kub
     if message is not None:
         raise KubeletRefusesToStart("node_allocatable", message)
     return KubeletManagers(topology_manager, device_manager, cpu_manager, memory_manager)
+
+
+def panics_possible(topology: Any, kubelet_config: Mapping[str, Any]) -> bool:
+    """Whether a started kubelet can panic at an admission on this machine: prefer-closest-numa-nodes
+    (not under single-numa-node, where the merge never averages distances) and some NUMA id past a
+    node's distance list (sparse ids, numa_info.py). Which pod crashes it depends on the pods."""
+    policy = kubelet_config.get("topologyManagerPolicy") or "none"
+    options = kubelet_config.get("topologyManagerPolicyOptions") or {}
+    try:
+        if policy in ("none", POLICY_SINGLE_NUMA_NODE) or not go_parse_bool(str(options.get(PREFER_CLOSEST_NUMA_NODES, "false"))):
+            return False
+        return bool(NUMAInfo.from_topology(topology, True).short_lists)
+    except (TopologyManagerError, ValueError):  # refused at start-up: no admission to panic at
+        return False
 
 
 def startup_verdict(topology: Any, kubelet_config: Mapping[str, Any], kubelet: KubeletAssumption,
