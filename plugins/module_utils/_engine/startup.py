@@ -60,7 +60,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions im
     behaviour,
 )
 
-__all__ = ["KubeletPanic", "KubeletRefusesToStart", "KubeletManagers", "start_kubelet", "startup_verdict",
+__all__ = ["KubeletCrashed", "KubeletPanic", "KubeletRefusesToStart", "KubeletManagers", "start_kubelet", "startup_verdict",
            "node_allocatable_refusal", "panics_possible", "STARTS", "REFUSES", "CRASHED"]
 
 #: the start-up verdicts (``CRASHED`` is a pod's verdict: the kubelet started, then panicked at it)
@@ -80,6 +80,10 @@ class KubeletRefusesToStart(StateError):
         super().__init__(text if text is not None else kubelet_message)
         self.manager = manager
         self.kubelet_message = kubelet_message
+
+
+class KubeletCrashed(StateError):
+    """A caller that cannot go on past a crashed kubelet (a candidate's fill): names the pod and the panic."""
 
 
 def refusing_manager(error: BaseException) -> str:

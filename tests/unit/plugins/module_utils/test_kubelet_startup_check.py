@@ -45,3 +45,17 @@ def test_reservations_above_capacity_refuse():
     errors, _warnings = settings_verdict({"kubeReserved": {"memory": "4Gi"}, "systemReserved": {"memory": "4Gi"}},
                                          "1.32", machine([0, 1]))
     assert len(errors) == 1 and "invalid Node Allocatable configuration. Resource \"memory\" has a reservation of" in errors[0]
+
+
+def test_recommend_drops_a_candidate_that_crashes_the_kubelet():
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._recommend.fill import evaluate
+
+    resources = {"cpu": "1", "memory": "256Mi"}
+    template = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "w"},
+                "spec": {"containers": [{"name": "c", "image": "x", "resources": {"requests": resources, "limits": resources}}]}}
+    shapes = [{"name": "w", "replicas": 2, "template": template}]
+    out = evaluate(machine([0, 2]), {"settings": PREFER_CLOSEST}, shapes, "1.32", 8 * GIB)
+    assert "result" not in out and len(out["errors"]) == 1
+    assert out["errors"][0].startswith("the kubelet crashes at pod default/w-1: panic: runtime error: index out of range [2]")
+    dense = evaluate(machine([0, 1]), {"settings": PREFER_CLOSEST}, shapes, "1.32", 8 * GIB)
+    assert "errors" not in dense and dense["result"]["admitted"] == 2
