@@ -37,7 +37,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset impo
     parse_cpuset,
     parse_go_cpuset,
 )
-from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.gostrconv import BOOL_WORDS
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.gostrconv import BOOL_WORDS, option_text
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import (
     InvalidQuantity,
     parse_quantity,
@@ -273,14 +273,6 @@ def resolve_assumption(kubelet_version: Any, feature_gates: Optional[Dict[str, A
 _GO_BOOL = BOOL_WORDS
 
 
-def _option_text(value: Any) -> str:
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return str(value)
 
 
 def normalise_settings(settings: Dict[str, Any]) -> Dict[str, Any]:
@@ -296,15 +288,15 @@ def normalise_settings(settings: Dict[str, Any]) -> Dict[str, Any]:
             continue
         kind = MANAGED_FIELDS.get(key, (None, None))[1]
         if kind == "options":
-            result[key] = dict((str(k), _option_text(v)) for k, v in value.items())
+            result[key] = dict((str(k), option_text(v)) for k, v in value.items())
         elif kind == "resources":
-            result[key] = dict((str(k), _option_text(v)) for k, v in value.items())
+            result[key] = dict((str(k), option_text(v)) for k, v in value.items())
         elif kind == "cpuset":
-            result[key] = _option_text(value)
+            result[key] = option_text(value)
         elif kind == "reservedMemory":
             result[key] = [
                 {"numaNode": int(entry.get("numaNode")),
-                 "limits": dict((str(k), _option_text(v)) for k, v in (entry.get("limits") or {}).items())}
+                 "limits": dict((str(k), option_text(v)) for k, v in (entry.get("limits") or {}).items())}
                 for entry in value
             ]
         elif kind == "gates":
@@ -489,8 +481,8 @@ def validate_settings(settings: Dict[str, Any],
     cpu_policy = effective.get("cpuManagerPolicy", "none")
     tm_policy = effective.get("topologyManagerPolicy", "none")
     mm_policy = effective.get("memoryManagerPolicy", "None")
-    cpu_options = dict((k, _option_text(v)) for k, v in (effective.get("cpuManagerPolicyOptions") or {}).items())
-    tm_options = dict((k, _option_text(v)) for k, v in (effective.get("topologyManagerPolicyOptions") or {}).items())
+    cpu_options = dict((k, option_text(v)) for k, v in (effective.get("cpuManagerPolicyOptions") or {}).items())
+    tm_options = dict((k, option_text(v)) for k, v in (effective.get("topologyManagerPolicyOptions") or {}).items())
 
     for field, allowed in (("cpuManagerPolicy", CPU_POLICIES), ("topologyManagerPolicy", TOPOLOGY_POLICIES),
                            ("topologyManagerScope", TOPOLOGY_SCOPES), ("memoryManagerPolicy", MEMORY_POLICIES)):
@@ -642,7 +634,7 @@ def validate_settings(settings: Dict[str, Any],
 
 
 def _pairs(mapping: Dict[str, Any], sep: str = "=") -> str:
-    return ",".join("%s%s%s" % (k, sep, _option_text(mapping[k])) for k in sorted(mapping))
+    return ",".join("%s%s%s" % (k, sep, option_text(mapping[k])) for k in sorted(mapping))
 
 
 def render_flags(settings: Dict[str, Any]) -> List[str]:
@@ -729,8 +721,8 @@ def reset_decision(old: Dict[str, Any],
             elif not new_set and _cpu_reserved_milli(old) != _cpu_reserved_milli(new):
                 cpu = True
                 reasons.append("the CPU reservation (kubeReserved + systemReserved cpu) changed, so the reserved CPUs change")
-            old_strict = _GO_BOOL.get(_option_text((old.get("cpuManagerPolicyOptions") or {}).get("strict-cpu-reservation", "false")), False)
-            new_strict = _GO_BOOL.get(_option_text((new.get("cpuManagerPolicyOptions") or {}).get("strict-cpu-reservation", "false")), False)
+            old_strict = _GO_BOOL.get(option_text((old.get("cpuManagerPolicyOptions") or {}).get("strict-cpu-reservation", "false")), False)
+            new_strict = _GO_BOOL.get(option_text((new.get("cpuManagerPolicyOptions") or {}).get("strict-cpu-reservation", "false")), False)
             if old_strict != new_strict and not cpu:
                 cpu = True
                 reasons.append("strict-cpu-reservation changed, so the default CPU set in the checkpoint no longer validates")

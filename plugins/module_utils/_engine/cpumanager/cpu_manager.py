@@ -35,6 +35,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset impo
     format_cpuset,
     parse_cpuset,
 )
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.gostrconv import option_text
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import (
     InvalidQuantity,
     Quantity,
@@ -49,8 +50,6 @@ POLICY_STATIC = "static"
 
 
 def _go_map(options: Mapping[str, Any]) -> str:
-    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.policy_options import option_text
-
     """Go's %v of a map[string]string: ``map[a:b c:d]`` with sorted keys."""
     return "map[%s]" % " ".join("%s:%s" % (k, option_text(options[k])) for k in sorted(options))
 
