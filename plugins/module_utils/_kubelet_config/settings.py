@@ -23,6 +23,8 @@ __metaclass__ = type
 import difflib
 import re
 
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.state import POLICIES as CPU_MANAGER_POLICIES
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.policy_none import POLICIES as MEMORY_MANAGER_POLICIES
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.reserved import (
     ReservedMemoryError,
     convert_reserved,
@@ -30,6 +32,9 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memoryma
 )
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.node_allocatable import SYSTEM_RESERVED_HUGEPAGES
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.reservation_flags import ReservationSyntaxError, reservable
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.policy import POLICIES as TOPOLOGY_MANAGER_POLICIES
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.policy_options import DEFAULT_MAX_ALLOWABLE_NUMA_NODES
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.scope import SCOPES as TOPOLOGY_MANAGER_SCOPES
 from ansible_collections.numaguard.kubelet.plugins.module_utils._errors import NumaguardError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset import (
     InvalidCPUSet,
@@ -89,10 +94,10 @@ MANAGED_FIELDS = {
     "featureGates": ("--feature-gates", "gates"),
 }
 
-CPU_POLICIES = ("none", "static")
-TOPOLOGY_POLICIES = ("none", "best-effort", "restricted", "single-numa-node")
-TOPOLOGY_SCOPES = ("container", "pod")
-MEMORY_POLICIES = ("None", "Static")
+CPU_POLICIES = CPU_MANAGER_POLICIES
+TOPOLOGY_POLICIES = TOPOLOGY_MANAGER_POLICIES
+TOPOLOGY_SCOPES = TOPOLOGY_MANAGER_SCOPES
+MEMORY_POLICIES = MEMORY_MANAGER_POLICIES
 
 #: JSON schema (draft-07) of the ``settings`` option. The module checks it with the stdlib
 #: validator below; tests check that jsonschema agrees and that the schema itself is valid.
@@ -251,7 +256,7 @@ def field_type_errors(document: Any) -> List[str]:
 # Kubelet versions, policy options and feature gates
 # --------------------------------------------------------------------------------------------
 
-DEFAULT_MAX_NUMA_NODES = 8
+DEFAULT_MAX_NUMA_NODES = DEFAULT_MAX_ALLOWABLE_NUMA_NODES
 
 
 def resolve_assumption(kubelet_version: Any, feature_gates: Optional[Dict[str, Any]]) -> KubeletAssumption:

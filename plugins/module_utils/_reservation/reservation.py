@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.eviction import EvictionSettings, effective_eviction_hard
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.policy_none import POLICIES, POLICY_NONE, POLICY_STATIC
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.reserved import (
     MemoryReservation,
     ReservedMemoryError,
@@ -78,9 +79,6 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.fin
 )
 from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.state_drift import predict_state
 
-POLICY_NONE = "None"
-POLICY_STATIC = "Static"
-POLICIES = (POLICY_NONE, POLICY_STATIC)
 STRATEGIES = ("node0", "spread", "proportional", "reserved_cpus", "explicit")
 MIB = 1024 * 1024
 _UINT64 = 1 << 64

@@ -25,6 +25,8 @@ if TYPE_CHECKING:  # the static policy is imported where it is built: a none-pol
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager import cpu_topology as _cpu_topology
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.state import (
     DEFAULT_CHECKPOINT_PATH,
+    POLICY_NONE,
+    POLICY_STATIC,
     CPUState,
     restore,
 )
@@ -45,8 +47,6 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions im
 
 __all__ = ["CPUManager", "new_cpu_manager", "cpu_reservation"]
 
-POLICY_NONE = "none"
-POLICY_STATIC = "static"
 
 
 def _go_map(options: Mapping[str, Any]) -> str:
