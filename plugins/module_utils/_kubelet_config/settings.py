@@ -23,6 +23,7 @@ __metaclass__ = type
 import difflib
 import re
 
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.policy_options import parse_bool as parse_cpu_option_bool
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.state import POLICIES as CPU_MANAGER_POLICIES
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.policy_none import POLICIES as MEMORY_MANAGER_POLICIES
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.reserved import (
@@ -34,6 +35,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.node_all
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.reservation_flags import ReservationSyntaxError, reservable
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.policy import POLICIES as TOPOLOGY_MANAGER_POLICIES
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.policy_options import DEFAULT_MAX_ALLOWABLE_NUMA_NODES
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.policy_options import PolicyOptions as TopologyPolicyOptions
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.scope import SCOPES as TOPOLOGY_MANAGER_SCOPES
 from ansible_collections.numaguard.kubelet.plugins.module_utils._errors import NumaguardError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset import (
@@ -362,20 +364,20 @@ def _check_options(manager: str,
                 problem += "; set featureGates.%s: true" % option_gate(manager, option, version)
             errors.append("%s: %s" % (where, problem))
             continue
-        if option == "max-allowable-numa-nodes":
-            if not re.match(r"^[+-]?[0-9]+$", value):
-                errors.append("%s: unable to convert policy option to integer %r; use a whole number >= 8" % (where, value))
-            elif int(value) < DEFAULT_MAX_NUMA_NODES:
-                errors.append(
-                    "%s: the minimum value of %r should not be less than %d (got %s)" % (where, option, DEFAULT_MAX_NUMA_NODES, value)
-                )
-            elif int(value) > DEFAULT_MAX_NUMA_NODES:
-                warnings.append(
-                    "%s: %s; the kubelet warns that admission time grows exponentially with the number of NUMA nodes"
-                    % (where, value)
-                )
-        elif value not in _GO_BOOL:
-            errors.append("%s: bad value for option %r: %r is not a boolean; use true or false" % (where, option, value))
+        # the value as the kubelet parses it (the engine's parsers, the one home of these rules)
+        try:
+            if manager == "topology":
+                limit = TopologyPolicyOptions.parse({option: value}, assumed.gates, version).max_allowable_numa_nodes
+            else:
+                limit = DEFAULT_MAX_NUMA_NODES
+                parse_cpu_option_bool(option, value)
+        except NumaguardError as exc:
+            errors.append("%s: %s; %s" % (where, exc, "use a whole number >= %d" % DEFAULT_MAX_NUMA_NODES
+                                          if option == "max-allowable-numa-nodes" else "use true or false"))
+            continue
+        if limit > DEFAULT_MAX_NUMA_NODES:
+            warnings.append("%s: %s; the kubelet warns that admission time grows exponentially with the number of NUMA nodes"
+                            % (where, value))
 
 
 def _partial_cores(topology: Any, reserved: Any) -> Optional[str]:
