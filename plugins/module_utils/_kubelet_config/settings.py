@@ -23,6 +23,7 @@ __metaclass__ = type
 import difflib
 import re
 
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.policy_options import StaticPolicyOptions
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.policy_options import parse_bool as parse_cpu_option_bool
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.state import POLICIES as CPU_MANAGER_POLICIES
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.policy_none import POLICIES as MEMORY_MANAGER_POLICIES
@@ -458,6 +459,24 @@ def static_reserved_memory_errors(entries: Any) -> List[str]:
     return problems
 
 
+class _Counts:
+    """The socket and NUMA node counts the CPU Manager's option validation reads (0: no host)."""
+
+    def __init__(self, topology: Any) -> None:
+        self.num_sockets = len(topology.socket_ids()) if topology is not None else 0
+        self.num_numa_nodes = len(topology.node_ids()) if topology is not None else 0
+
+
+def _align_by_socket_errors(tm_policy: str, topology: Any, errors: List[str]) -> None:
+    """align-by-socket as the CPU Manager validates it (``ValidateStaticPolicyOptions``: the
+    Topology Manager policy, then sockets vs NUMA nodes when the host is known), with a fix hint."""
+    try:
+        StaticPolicyOptions(align_by_socket=True).validate(_Counts(topology), tm_policy)
+    except NumaguardError as exc:
+        errors.append("cpuManagerPolicyOptions.align-by-socket: %s; use another topologyManagerPolicy, or hardware "
+                      "with as many NUMA nodes as sockets, or drop the option" % exc)
+
+
 def validate_settings(settings: Dict[str, Any],
                       effective: Dict[str, Any],
                       kubelet_version: Any = None,
@@ -511,11 +530,8 @@ def validate_settings(settings: Dict[str, Any],
                     "cpuManagerPolicyOptions: static policy options %s and %s can not be used at the same time; drop one"
                     % (first, second)
                 )
-        if _GO_BOOL.get(cpu_options.get("align-by-socket", "false")) and tm_policy == "single-numa-node":
-            errors.append(
-                "cpuManagerPolicyOptions.align-by-socket: Topology manager single-numa-node policy is incompatible "
-                "with CPUManager align-by-socket policy option; use another topologyManagerPolicy or drop the option"
-            )
+        if _GO_BOOL.get(cpu_options.get("align-by-socket", "false")):
+            _align_by_socket_errors(tm_policy, topology, errors)
 
     reserved_cpus = None
     raw_reserved = effective.get("reservedSystemCPUs")
@@ -601,11 +617,6 @@ def validate_settings(settings: Dict[str, Any],
                         "topologyManagerPolicyOptions.prefer-closest-numa-nodes: cannot discover NUMA topology: error "
                         "getting NUMA distances from cadvisor (no distances for node(s) %s)" % ", ".join(str(m) for m in missing)
                     )
-        if _GO_BOOL.get(cpu_options.get("align-by-socket", "false")) and len(topology.socket_ids()) > len(topology.node_ids()):
-            errors.append(
-                "cpuManagerPolicyOptions.align-by-socket: Align by socket is not compatible with hardware where number "
-                "of sockets are more than number of NUMA"
-            )
         if mm_policy == "Static":
             try:
                 reservations = parse_reserved_memory_config(effective.get("reservedMemory"), "reservedMemory")
