@@ -34,6 +34,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memoryma
 )
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.node_allocatable import SYSTEM_RESERVED_HUGEPAGES
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.reservation_flags import ReservationSyntaxError, reservable
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.numa_info import NUMAInfo
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.policy import POLICIES as TOPOLOGY_MANAGER_POLICIES
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.policy_options import DEFAULT_MAX_ALLOWABLE_NUMA_NODES
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.policy_options import PolicyOptions as TopologyPolicyOptions
@@ -610,13 +611,11 @@ def validate_settings(settings: Dict[str, Any],
                     "set topologyManagerPolicyOptions.max-allowable-numa-nodes: \"%d\" or topologyManagerPolicy: none"
                     % (tm_policy, limit, count, count)
                 )
-            if _GO_BOOL.get(tm_options.get("prefer-closest-numa-nodes", "false")) and tm_policy != "single-numa-node":
-                missing = [n.id for n in topology.nodes if not n.distances]
-                if missing:
-                    errors.append(
-                        "topologyManagerPolicyOptions.prefer-closest-numa-nodes: cannot discover NUMA topology: error "
-                        "getting NUMA distances from cadvisor (no distances for node(s) %s)" % ", ".join(str(m) for m in missing)
-                    )
+            if _GO_BOOL.get(tm_options.get("prefer-closest-numa-nodes", "false")):
+                try:  # NewNUMAInfo, under every policy: the engine's rule
+                    NUMAInfo.from_topology(topology, True)
+                except NumaguardError as exc:
+                    errors.append("topologyManagerPolicyOptions.prefer-closest-numa-nodes: %s" % exc)
         if mm_policy == "Static":
             try:
                 reservations = parse_reserved_memory_config(effective.get("reservedMemory"), "reservedMemory")

@@ -185,7 +185,11 @@ def test_host_checks():
     errors, _warnings = check({"topologyManagerPolicy": "restricted", "topologyManagerPolicyOptions": {"prefer-closest-numa-nodes": True}},
                               topology=topo(distances=False))
     assert errors == ["topologyManagerPolicyOptions.prefer-closest-numa-nodes: cannot discover NUMA topology: error getting NUMA "
-                      "distances from cadvisor (no distances for node(s) 0, 1)"]
+                      "distances from cadvisor (no distances for NUMA node 0)"]
+    # NewNUMAInfo reads the distances before any policy is built: single-numa-node needs them too
+    errors, _warnings = check({"topologyManagerPolicy": "single-numa-node",
+                               "topologyManagerPolicyOptions": {"prefer-closest-numa-nodes": True}}, topology=topo(distances=False))
+    assert len(errors) == 1 and "no distances for NUMA node 0" in errors[0]
     errors, _warnings = check({"memoryManagerPolicy": "Static", "reservedMemory": [{"numaNode": 3, "limits": {"memory": "1Gi"}}]}, topology=host)
     assert errors == ["reservedMemory: [reserved-memory-numa-node] the reserved memory configuration references a NUMA node 3 "
                       "that does not exist on this machine (host NUMA nodes: 0, 1). Fix: move the NUMA node 3 reservation to "
