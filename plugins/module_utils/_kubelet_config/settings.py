@@ -46,7 +46,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset impo
     parse_cpuset,
     parse_go_cpuset,
 )
-from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.gostrconv import BOOL_WORDS, option_text
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.gostrconv import BOOL_WORDS, go_atoi, option_text
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import (
     InvalidQuantity,
     parse_quantity,
@@ -602,8 +602,10 @@ def validate_settings(settings: Dict[str, Any],
         if tm_policy != "none":
             limit = DEFAULT_MAX_NUMA_NODES
             text = tm_options.get("max-allowable-numa-nodes")
-            if text is not None and re.match(r"^[+-]?[0-9]+$", text):
-                limit = int(text)
+            try:
+                limit = go_atoi(text) if text is not None else limit
+            except ValueError:  # reported by the option check
+                pass
             count = len(topology.node_ids())
             if count > limit:
                 errors.append(
