@@ -19,6 +19,7 @@ from ansible.errors import AnsibleActionFail
 from ansible.module_utils.common.text.converters import to_native
 from ansible.plugins.action import ActionBase
 
+from ansible_collections.numaguard.kubelet.plugins.module_utils._backends.numa_report import argument_spec
 from ansible_collections.numaguard.kubelet.plugins.plugin_utils.controller_files import plain as _plain
 from ansible_collections.numaguard.kubelet.plugins.plugin_utils.controller_files import resolve_output, write_whole
 from ansible_collections.numaguard.kubelet.plugins.plugin_utils.report import KINDS, ReportError, check_pod_report, discover_report, regroup, validate_report
@@ -39,8 +40,7 @@ class ActionModule(ActionBase):
     """Build the report for ``kind`` from the play's hosts and write the requested renderings."""
 
     TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(("kind", "hosts", "active", "results", "result_var", "topologies", "json_file",
-                             "junit_file", "html_file", "prometheus_file", "text_file", "classes", "classes_file"))
+    _VALID_ARGS = frozenset(argument_spec())  # the module's spec, the one list of its options
 
     def _hostvar(self, hostvars, host, name):
         # hostvars[host] computes all of the host's variables (VariableManager.get_vars): once per

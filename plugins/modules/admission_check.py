@@ -280,8 +280,15 @@ pods:
       type: bool
       returned: always
     verdict:
-      description: C(admitted), C(rejected) (with the kubelet's reason) or C(cannot_check) (see cannot_check).
+      description: C(admitted), C(rejected) (with the kubelet's reason), C(cannot_check) (see cannot_check) or
+        C(crashed) (the kubelet panics while admitting this pod, or crashed at an earlier pod of the sequence; see crash).
       type: str
+      returned: always
+    crash:
+      description: When the verdict is C(crashed), C(pod) (namespace/name of the pod the kubelet panicked at) and
+        C(panic) (the Go runtime error, e.g. C(runtime error: index out of range [2] with length 2):
+        prefer-closest-numa-nodes on sparse NUMA ids); null otherwise.
+      type: dict
       returned: always
     cannot_check:
       description: Why the fit could not be decided (resources whose node capacity is unknown); empty otherwise.

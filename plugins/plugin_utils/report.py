@@ -49,10 +49,10 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._report.fleet im
 
 KINDS = ("discover", "validate", "check_pod")
 #: worst first: the order of the headline and of the per-host lines within a class
-STATUS_ORDER = ("error", "invalid", "rejected", "cannot_check", "differs", "warning", "ok", "admitted")
-BAD = ("error", "invalid", "rejected")
+STATUS_ORDER = ("error", "invalid", "crashed", "rejected", "cannot_check", "differs", "warning", "ok", "admitted")
+BAD = ("error", "invalid", "crashed", "rejected")
 #: statuses of hosts that need action: the first lines of every rendering
-ACTION = ("error", "invalid", "rejected", "cannot_check", "differs")
+ACTION = ("error", "invalid", "crashed", "rejected", "cannot_check", "differs")
 _SIZE = re.compile(r"^hugepages-(\d+)(Ki|Mi|Gi|Ti)?$")
 _UNITS = {"Ki": 1 << 10, "Mi": 1 << 20, "Gi": 1 << 30, "Ti": 1 << 40, None: 1}
 
@@ -447,7 +447,12 @@ def check_pod_report(results: Mapping[str, Any], topologies: Mapping[str, Any], 
                 entry["details"].append(describe_pod(pod, result.get("node")))
         for warning in (result.get("running_pods") or {}).get("warnings") or []:
             entry["warnings"].append(str(warning))
-        if "rejected" in verdicts:
+        if "crashed" in verdicts:  # the kubelet panics at a pod (and is gone for the pods after it)
+            entry["status"] = "crashed"
+            first = pods[verdicts.index("crashed")]
+            entry["summary"] = entry["details"][verdicts.index("crashed")]
+            entry["errors"] = [d for d, v in zip(entry["details"], verdicts) if v in ("crashed", "rejected")]
+        elif "rejected" in verdicts:
             entry["status"] = "rejected"
             first = pods[verdicts.index("rejected")]
             entry["summary"] = entry["details"][verdicts.index("rejected")]
@@ -477,6 +482,7 @@ def check_pod_report(results: Mapping[str, Any], topologies: Mapping[str, Any], 
     admitted = sum(1 for e in entries if e["status"] == "admitted")
     rejected = sum(1 for e in entries if e["status"] == "rejected")
     cannot = sum(1 for e in entries if e["status"] == "cannot_check")
+    crashed = [e["host"] for e in entries if e["status"] == "crashed"]
     invalid = [e for e in entries if e["status"] == "invalid"]
     headline = ("invalid pod (the API server would refuse it), checked on no host: %s; " % invalid[0]["errors"][0]
                 if invalid else "")
@@ -488,9 +494,12 @@ def check_pod_report(results: Mapping[str, Any], topologies: Mapping[str, Any], 
         " (%s)" % ", ".join("%s %d" % (r, n) for r, n in sorted(unchecked.items(), key=lambda i: (-i[1], i[0])))
         if unchecked else "",
         len(entries))
+    if crashed:
+        headline += "; the kubelet crashes (panic) on %d: %s" % (len(crashed), ", ".join(crashed))
     return _finish("check_pod", "Pod admission check", entries, headline,
                    extra={"admitted": [e["host"] for e in entries if e["status"] == "admitted"],
                           "rejected": [e["host"] for e in entries if e["status"] == "rejected"],
                           "cannot_check": [e["host"] for e in entries if e["status"] == "cannot_check"],
                           "invalid_pod": [e["host"] for e in invalid],
+                          "crashed": crashed,
                           "reasons": reasons})

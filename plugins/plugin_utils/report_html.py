@@ -36,7 +36,7 @@ section.class h2{margin:0 0 4px;font-size:16px}.shape{color:#5b6478;margin:0 0 8
 .host{border-top:1px solid #eceef3;padding:8px 0}.host h3{margin:0;font-size:14px;display:flex;gap:8px;align-items:center}
 .badge{font-size:11px;font-weight:600;padding:1px 8px;border-radius:9px;color:#fff;text-transform:uppercase}
 .s-ok,.s-admitted{background:#2e7d32}.s-warning,.s-differs,.s-cannot_check{background:#b26a00}
-.s-invalid,.s-rejected,.s-error{background:#c62828}
+.s-invalid,.s-crashed,.s-rejected,.s-error{background:#c62828}
 .summary{color:#39414f;margin:2px 0 6px;word-break:break-all}
 .node{display:grid;grid-template-columns:70px 1fr 330px;gap:8px;align-items:center;margin:3px 0}
 .bar{display:flex;height:16px;background:#eceef3;border-radius:3px;overflow:hidden}
@@ -49,7 +49,7 @@ ul.msgs{margin:4px 0;padding-left:20px;color:#8a1c1c}ul.warn{color:#7a4b00}
 .scroll{max-height:34vh;overflow:auto}.act{padding:4px 0;border-top:1px solid #eceef3}.act ul.why{margin:2px 0}
 .why{word-break:break-word}.names{word-break:break-word}
 .chip{display:inline-block;margin:0 4px 2px 0;padding:0 8px;border-radius:9px;background:#e4e7ee;font-size:12px;color:#1d2330}
-.c-ok,.c-admitted{background:#d7ecd8}.c-warning,.c-differs,.c-cannot_check{background:#f6e2bf}.c-invalid,.c-rejected,.c-error{background:#f5cccc}
+.c-ok,.c-admitted{background:#d7ecd8}.c-warning,.c-differs,.c-cannot_check{background:#f6e2bf}.c-invalid,.c-crashed,.c-rejected,.c-error{background:#f5cccc}
 .answer{border-top:1px solid #eceef3;padding:6px 0}.answer h3{margin:0;font-size:14px;display:flex;gap:8px;align-items:center}
 .answer.exception{border-left:4px solid #c62828;padding-left:8px}.wrefs{font-size:12px;color:#7a4b00}
 details summary{cursor:pointer;color:#39414f}details p{margin:4px 0}.picture{margin:4px 0 8px}

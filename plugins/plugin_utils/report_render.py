@@ -176,12 +176,12 @@ def render_json(report: Mapping[str, Any]) -> str:
 
 # ---- JUnit --------------------------------------------------------------------------------
 
-_FAIL = ("invalid", "rejected", "differs")
+_FAIL = ("invalid", "crashed", "rejected", "differs")
 
 
 def render_junit(report: Mapping[str, Any], suite: Optional[str] = None) -> str:
     """JUnit XML: one testcase per host, classname ``<kind>.<inventory group or class>``;
-    failures for invalid/rejected/differs, errors for hosts that could not be checked (discover,
+    failures for invalid/crashed/rejected/differs, errors for hosts that could not be checked (discover,
     validate) and ``skipped`` for pods that could not be checked; warnings and the kubelet assumed
     in ``system-out``. Valid against Jenkins xunit's JUnit schema (no ``properties`` in a testcase)."""
     name = suite or "numaguard.kubelet %s" % report["kind"]

@@ -21,12 +21,13 @@ from typing import TYPE_CHECKING, Any, Dict
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._backends.admission_check_options import argument_spec
 from ansible_collections.numaguard.kubelet.plugins.module_utils._backends.node_inputs import device_allocations, device_inventory, node_inputs
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission import AdmissionSimulator, format_table
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission import AdmissionSimulator
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission_inputs import (
     AdmissionInputError,
     InvalidPodInput,
     pods_from_documents,
 )
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission_report import describe_resize, format_table
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.alignment import DRAObjects, pod_alignment
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.devicemanager_inputs import DeviceInventory
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.hugepages_truth import RUNTIME_FAILURE, Backing
@@ -198,8 +199,6 @@ def run_check(params):
         "\n%s/%s: %s: %s" % (r["namespace"], r["name"], RUNTIME_FAILURE, "; ".join(r["runtime_shortfalls"]))
         for r in results if r["runtime"]) + "".join("\n" + w for w in run["alignment_warnings"])
     if any(r.get("resize") for r in results):
-        from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission_report import describe_resize
-
         run["msg"] += "".join("\n" + describe_resize(r) for r in results if r.get("resize"))
     run["table"] = run["msg"].split("\n")
     return run

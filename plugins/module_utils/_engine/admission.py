@@ -34,26 +34,16 @@ try:
 except ImportError:  # pragma: no cover
     pass
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.devicemanager_inputs import (
-    DeviceInventory,
-    NoDeviceManager,
-    has_devices,
-    read_allocations,
-)
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors import StateError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.pod import Pod, pod_requests
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.resource_fit import ResourceFit, node_allocatable, restartable_init_refusal
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.startup import CRASHED, KubeletRefusesToStart, start_kubelet
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import TopologyHint
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.kubelet_cost import pod_cost
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.numa_info import TopologyManagerError
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.scope import SCOPE_POD
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.scope import SCOPE_POD, AdmitResult
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.scope_pod import uses_pod_resources
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.topology_manager import topology_manager_from_config
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset import format_cpuset
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import (
-    DEVICE_HINTS_FROM_DEVICE_NUMA_NODES,
     INIT_CONTAINER_RESTART_POLICY_FIELD,
-    MANAGERS_SIDECAR_AWARE,
     KubeletAssumption,
     VersionError,
     behaviour,
@@ -62,8 +52,8 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions im
 PROVIDER_NAMES = ("device", "cpu", "memory")
 
 
-class AdmissionSetupError(StateError):
-    """The kubelet would not start with this machine / configuration / state (start-up failure)."""
+#: the kubelet would not start with this machine / configuration / state (``startup.py``)
+AdmissionSetupError = KubeletRefusesToStart
 
 
 class _NamedProvider:
@@ -108,7 +98,7 @@ def _assumption(kubelet_version: Any, configured_gates: Any) -> KubeletAssumptio
     try:
         return KubeletAssumption.resolve(kubelet_version, None, configured_gates)
     except VersionError as err:
-        raise AdmissionSetupError(str(err))
+        raise KubeletRefusesToStart("version", str(err))
 
 
 class AdmissionSimulator:
@@ -138,38 +128,21 @@ class AdmissionSimulator:
                  cpu_state_path="/var/lib/kubelet/cpu_manager_state",
                  memory_state_path="/var/lib/kubelet/memory_manager_state", merger="fast",
                  memory_capacity_bytes=None, proc_iomem=None, resource_fit=None, kubelet_version=None):
-        from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.cpu_manager import new_cpu_manager
-        from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.memory_manager import new_memory_manager
-
         self.topology = topology
         self.config = dict(kubelet_config or {})
         self.kubelet = _assumption(kubelet_version, self.config.get("featureGates"))
-        version = self.kubelet.version
         #: the gates of that release merged with the configured ones (what the kubelet decides with)
         self.feature_gates = dict(self.kubelet.gates)
-        try:
-            self.topology_manager = topology_manager_from_config(topology, self.config, merger=merger, version=version)
-        except TopologyManagerError as err:
-            raise AdmissionSetupError("topology manager: %s" % err)
-        # the device manager is always present in the kubelet (no plugins = no device resources;
-        # then its stand-in, so that such a run does not compile the device manager's code)
-        device_numa_nodes_only = behaviour(DEVICE_HINTS_FROM_DEVICE_NUMA_NODES, version)
-        if has_devices(devices, device_allocations):
-            from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.devicemanager import DeviceManager
-            self.device_manager = DeviceManager([node.id for node in topology.nodes],
-                                                DeviceInventory.from_spec(devices),
-                                                read_allocations(device_allocations),
-                                                device_numa_nodes_only=device_numa_nodes_only,
-                                                sidecar_aware=behaviour(MANAGERS_SIDECAR_AWARE, version))
-        else:
-            self.device_manager = NoDeviceManager([node.id for node in topology.nodes], device_numa_nodes_only)
-        self.cpu_manager = new_cpu_manager(topology, self.config, cpu_checkpoint, checkpoint_path=cpu_state_path,
-                                           feature_gates=self.feature_gates, version=version)
-        self.memory_manager = new_memory_manager(topology, self.config, memory_checkpoint,
-                                                 state_file=memory_state_path,
-                                                 feature_gates=self.feature_gates,
-                                                 memory_capacity_bytes=memory_capacity_bytes, proc_iomem=proc_iomem,
-                                                 version=version)
+        managers = start_kubelet(topology, self.config, self.kubelet, cpu_checkpoint, memory_checkpoint, devices,
+                                 device_allocations, cpu_state_path, memory_state_path, merger, memory_capacity_bytes,
+                                 proc_iomem)
+        self.topology_manager = managers.topology_manager
+        self.device_manager = managers.device_manager
+        self.cpu_manager = managers.cpu_manager
+        self.memory_manager = managers.memory_manager
+        #: the pod the kubelet panicked at (None: it runs) and the crash; no later pod is admitted
+        self.crashed_at: Optional[Pod] = None
+        self.crash: Dict[str, str] = {}
         providers = [_NamedProvider("device", self.device_manager)]
         providers.append(_NamedProvider("cpu", self.cpu_manager))
         providers.append(_NamedProvider("memory", self.memory_manager))
@@ -211,13 +184,24 @@ class AdmissionSimulator:
         The Topology Manager decides first; only a pod it admits reaches the resource fit, as in
         the kubelet's chain of admit handlers.
         """
-        outcome = self.topology_manager.admit(pod)  # the pod scope takes the pod-level path itself
+        if self.crashed_at is not None:  # the kubelet is gone (and crashes again at that pod when restarted)
+            outcome = AdmitResult(self.topology_manager.name)
+            outcome.admitted, outcome.panic = False, self.crash["panic"]
+        else:
+            outcome = self.topology_manager.admit(pod)  # the pod scope takes the pod-level path itself
         admitted, reason, message = outcome.admitted, outcome.reason, outcome.message
         verdict = "admitted" if admitted else "rejected"
         fit: Dict[str, Any] = {"evaluated": False}
         requests = pod_requests(pod)
         undecided = getattr(outcome, "cannot_check", "")  # a search out of bounds (big machines)
-        if undecided:
+        crash: Optional[Dict[str, str]] = None
+        if outcome.panic:
+            if self.crashed_at is None:
+                self.crashed_at = pod
+                self.crash = {"pod": "%s/%s" % (pod.namespace, pod.name), "panic": outcome.panic}
+            crash = dict(self.crash)
+            verdict, message = CRASHED, "panic: %s" % outcome.panic
+        elif undecided:
             verdict = "cannot_check"
         elif admitted:
             refusal = restartable_init_refusal(pod, self.kubelet.version, self.feature_gates)
@@ -251,6 +235,8 @@ class AdmissionSimulator:
             "containers": self._container_results(pod, outcome),
             "failed_container": outcome.failed_container,
             "failed_provider": outcome.failed_provider,
+            #: the kubelet's crash: the pod it panicked at and the panic (None: no crash)
+            "crash": crash,
         }
         if pod.has_pod_level_resources:
             result["pod_level_resources"] = self._pod_level_result(pod)
@@ -411,59 +397,3 @@ def _cpu_node(topology: Any, cpu_id: int) -> Optional[int]:
         if cpu_id in node.cpus:
             return node.id
     return None
-
-
-def format_table(run: Mapping[str, Any]) -> str:
-    """A human-readable table of a run's pods (the module's ``msg``)."""
-    rows = [("POD", "VERDICT", "NUMA", "CPUS", "REASON")]
-    for pod in run.get("pods", []):
-        cpus = ",".join(c["cpus"] for c in pod["containers"] if c["cpus"])
-        verdict = pod.get("verdict") or ("admitted" if pod["admitted"] else "rejected")
-        rows.append(("%s/%s" % (pod["namespace"], pod["name"]),
-                     verdict.replace("_", " "),
-                     ",".join(str(n) for n in pod["numa_nodes"]) or "-",
-                     cpus or "-",
-                     pod["reason"] or "-"))
-    widths = [max(len(str(row[i])) for row in rows) for i in range(len(rows[0]))]
-    lines = ["  ".join(str(cell).ljust(widths[i]) for i, cell in enumerate(row)).rstrip() for row in rows]
-    for pod in run.get("pods", []):
-        if pod.get("verdict") == "cannot_check":
-            lines.append("%s/%s: cannot check: %s" % (pod["namespace"], pod["name"], pod.get("cannot_check")))
-        elif not pod["admitted"]:
-            lines.append("%s/%s: %s: %s" % (pod["namespace"], pod["name"], pod["reason"], pod["message"]))
-            if pod["reason"] == "TopologyAffinityError" and pod.get("merges"):
-                lines.append("  " + explain_merge(pod["merges"][-1]))
-    return "\n".join(lines)
-
-
-def _masks(hints: Sequence[Mapping[str, Any]], preferred: bool) -> str:
-    shown = ["[%s]" % ",".join(str(n) for n in h["numa_affinity"]) if h["numa_affinity"] is not None else "any"
-             for h in hints if h["preferred"] is preferred]
-    if len(shown) > 6:
-        shown = shown[:6] + ["... (%d in all)" % len(shown)]
-    return " ".join(shown)
-
-
-def explain_merge(merge: Mapping[str, Any]) -> str:
-    """One line saying what each provider preferred and what the merge could reach."""
-    parts = []
-    for provider in sorted(merge.get("hints") or {}):
-        hints = merge["hints"][provider]
-        if not hints:
-            continue
-        for resource in sorted(hints):
-            value = hints[resource]
-            if value is None:
-                continue
-            if not value:
-                parts.append("%s: cannot satisfy" % resource)
-                continue
-            preferred = _masks(value, True)
-            parts.append("%s: preferred %s" % (resource, preferred) if preferred
-                         else "%s: only non-preferred %s" % (resource, _masks(value, False)))
-    merged = merge.get("merged_hint") or {}
-    nodes = merged.get("numa_affinity")
-    best = "[%s]" % ",".join(str(n) for n in nodes) if nodes is not None else "any"
-    return "%s%s -> best %s %s" % ("container(s) %s: " % ",".join(merge.get("containers") or []),
-                                   "; ".join(parts) or "no provider preference", best,
-                                   "preferred" if merged.get("preferred") else "not preferred")

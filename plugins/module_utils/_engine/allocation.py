@@ -38,10 +38,11 @@ try:
 except ImportError:  # pragma: no cover
     pass
 
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.state import POLICY_STATIC as CPU_POLICY_STATIC
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.policy_none import POLICY_STATIC as MEMORY_POLICY_STATIC
+
 #: ``v1.PodReasonInfeasible``: the reason of the ``PodResizePending`` condition.
 REASON_INFEASIBLE = "Infeasible"
-CPU_STATIC = "static"
-MEMORY_STATIC = "Static"
 EXCLUSIVE_CPUS_GATE = "InPlacePodVerticalScalingExclusiveCPUs"
 EXCLUSIVE_MEMORY_GATE = "InPlacePodVerticalScalingExclusiveMemory"
 RESIZE_GATE = "InPlacePodVerticalScaling"
@@ -123,8 +124,8 @@ def guaranteed_rule(qos_class: str,
     """
     if qos_class != "Guaranteed" or (minor is not None and minor < FIRST_GUARANTEED_RULE):
         return None, True
-    cpu_static = cpu_manager_policy == CPU_STATIC
-    memory_static = memory_manager_policy == MEMORY_STATIC
+    cpu_static = cpu_manager_policy == CPU_POLICY_STATIC
+    memory_static = memory_manager_policy == MEMORY_POLICY_STATIC
     if minor is not None and minor < FIRST_PER_RESOURCE_RULE:
         # 1.32-1.33: any resize; both managers behind the exclusive-CPU gate
         if feature_gates.get(EXCLUSIVE_CPUS_GATE, False) or not (cpu_static or memory_static):
@@ -134,13 +135,13 @@ def guaranteed_rule(qos_class: str,
         if not changed.get("any"):
             return None, True
         if cpu_static:
-            return (REASON_INFEASIBLE, infeasible_resize_message("CPU Manager", CPU_STATIC, minor), None), True
-        return (REASON_INFEASIBLE, infeasible_resize_message("Memory Manager", MEMORY_STATIC, minor), None), True
+            return (REASON_INFEASIBLE, infeasible_resize_message("CPU Manager", CPU_POLICY_STATIC, minor), None), True
+        return (REASON_INFEASIBLE, infeasible_resize_message("Memory Manager", MEMORY_POLICY_STATIC, minor), None), True
     rules = (
         ("cpu", cpu_static and not feature_gates.get(EXCLUSIVE_CPUS_GATE, False),
-         "CPU Manager", CPU_STATIC, "guaranteed_pod_cpu_manager_static_policy"),
+         "CPU Manager", CPU_POLICY_STATIC, "guaranteed_pod_cpu_manager_static_policy"),
         ("memory", memory_static and not feature_gates.get(EXCLUSIVE_MEMORY_GATE, False),
-         "Memory Manager", MEMORY_STATIC, "guaranteed_pod_memory_manager_static_policy"),
+         "Memory Manager", MEMORY_POLICY_STATIC, "guaranteed_pod_memory_manager_static_policy"),
     )
     for resource, applies, manager, policy, label in rules:  # CPU before memory, as the kubelet
         if not applies:

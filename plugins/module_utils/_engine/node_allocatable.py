@@ -30,8 +30,8 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.eviction
 )
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.reservation_flags import parse_resource_map
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.gostrconv import go_quote
-from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import DECIMAL_SI, Quantity
-from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.resources import CPU, MEMORY
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import BINARY_SI, DECIMAL_SI, Quantity
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.resources import CPU, HUGEPAGES_PREFIX, MEMORY
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import NODE_ALLOCATABLE_RESERVATION_TEXT, behaviour
 
 #: The gate that lets kube/systemReserved hold hugepages (KEP-6252).
@@ -114,6 +114,20 @@ def reservation_from_config(kubelet_config: Mapping[str, Any],
 def _go_value(quantity: Quantity) -> str:
     """Go's ``%v`` of a Quantity; an inf.Dec prints a pointer address we cannot know."""
     return quantity.go_struct() or "{{0 0} {<address>}  %s}" % quantity.format
+
+
+def node_capacity(topology: Any, memory_capacity_bytes: int, names: Iterable[str] = ()) -> Dict[str, Quantity]:
+    """The node's capacity as the container manager holds it (cadvisor ``CapacityFromMachineInfo``):
+    cpu as ``NewMilliQuantity(cores*1000)``, memory = MemTotal (BinarySI) and, for each hugepage
+    size in ``names``, the machine's pool (BinarySI)."""
+    cpu_count = sum(len(node.cpus) for node in topology.nodes)
+    capacity = {MEMORY: Quantity.from_int(memory_capacity_bytes, BINARY_SI),
+                CPU: Quantity(cpu_count * 1000, -3, DECIMAL_SI)}
+    for name in names:
+        if name.startswith(HUGEPAGES_PREFIX):
+            capacity[name] = Quantity.from_int(sum(n.hugepages[name].page_size_bytes * n.hugepages[name].total_pages
+                                                   for n in topology.nodes if name in n.hugepages), BINARY_SI)
+    return capacity
 
 
 def node_allocatable_capacity_message(capacity: Mapping[str, Quantity], reservation: Mapping[str, Quantity],

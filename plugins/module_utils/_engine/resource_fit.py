@@ -46,6 +46,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors i
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.node_allocatable import reservation_from_config
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.pod import is_extended
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import InvalidQuantity, parse_quantity
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import (
     INIT_CONTAINER_RESTART_POLICY_FIELD,
     INIT_CONTAINER_RESTART_POLICY_FORBIDDEN,
@@ -54,10 +55,6 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions im
     kubelet_text,
 )
 
-CPU = "cpu"
-MEMORY = "memory"
-EPHEMERAL_STORAGE = "ephemeral-storage"
-PODS = "pods"
 #: the kubelet's default ``maxPods``
 DEFAULT_MAX_PODS = 110
 #: resources checked before the scalar ones, in fitsRequest's order

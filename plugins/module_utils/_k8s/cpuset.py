@@ -16,6 +16,7 @@ __metaclass__ = type
 import re
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._errors import NumaguardError
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.gostrconv import go_atoi
 
 _ELEMENT = re.compile(r"^(\d+)(?:-(\d+))?$")
 
@@ -62,16 +63,12 @@ def _shown(text):
     return text if len(text) <= 80 else text[:60] + "...(%d characters)" % len(text)
 
 
-_GO_ATOI = re.compile(r"^[+-]?[0-9]+$")
-
-
 def _go_atoi(text):
-    if not _GO_ATOI.match(text):
-        raise InvalidCPUSet('strconv.Atoi: parsing "%s": invalid syntax' % text)
-    value = int(text)
-    if not -(1 << 63) <= value < (1 << 63):
-        raise InvalidCPUSet('strconv.Atoi: parsing "%s": value out of range' % text)
-    return value
+    """Go's ``strconv.Atoi`` (``gostrconv.go_atoi``, the one home) as an InvalidCPUSet."""
+    try:
+        return go_atoi(text)
+    except ValueError as exc:
+        raise InvalidCPUSet(str(exc))
 
 
 def parse_go_cpuset(text):

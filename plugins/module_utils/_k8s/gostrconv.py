@@ -16,6 +16,11 @@ __metaclass__ = type
 
 import re
 
+try:
+    from typing import Any  # noqa: F401
+except ImportError:  # pragma: no cover
+    pass
+
 _INT64_MAX = (1 << 63) - 1
 _INT64_MIN = -(1 << 63)
 
@@ -64,3 +69,19 @@ def go_atoi(text: str) -> int:
     if not _INT64_MIN <= value <= _INT64_MAX:
         raise ValueError("strconv.Atoi: parsing %s: value out of range" % go_quote(text))
     return value
+
+
+def option_text(value: Any) -> str:
+    """The string a kubelet ``map[string]string`` (policy options, ...) holds for a YAML value, as
+    our configuration writer writes it: YAML booleans as ``true``/``false``, null as the empty
+    string, an integral float (``2.0``) as ``2``; anything else as its text. The one home of that
+    rule (settings, the CPU and Topology Manager options)."""
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if value is None:
+        return ""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)

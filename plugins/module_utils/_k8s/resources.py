@@ -18,6 +18,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity im
 CPU = "cpu"
 MEMORY = "memory"
 EPHEMERAL_STORAGE = "ephemeral-storage"
+PODS = "pods"
 HUGEPAGES_PREFIX = "hugepages-"
 
 #: What ``kubeReserved``/``systemReserved`` accept (ResourceList keys the kubelet reserves).

@@ -23,6 +23,10 @@ __metaclass__ = type
 import difflib
 import re
 
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.policy_options import StaticPolicyOptions
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.policy_options import parse_bool as parse_cpu_option_bool
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.state import POLICIES as CPU_MANAGER_POLICIES
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.policy_none import POLICIES as MEMORY_MANAGER_POLICIES
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.reserved import (
     ReservedMemoryError,
     convert_reserved,
@@ -30,6 +34,11 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memoryma
 )
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.node_allocatable import SYSTEM_RESERVED_HUGEPAGES
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.reservation_flags import ReservationSyntaxError, reservable
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.numa_info import NUMAInfo
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.policy import POLICIES as TOPOLOGY_MANAGER_POLICIES
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.policy_options import DEFAULT_MAX_ALLOWABLE_NUMA_NODES
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.policy_options import PolicyOptions as TopologyPolicyOptions
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.scope import SCOPES as TOPOLOGY_MANAGER_SCOPES
 from ansible_collections.numaguard.kubelet.plugins.module_utils._errors import NumaguardError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset import (
     InvalidCPUSet,
@@ -37,7 +46,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset impo
     parse_cpuset,
     parse_go_cpuset,
 )
-from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.gostrconv import BOOL_WORDS
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.gostrconv import BOOL_WORDS, go_atoi, option_text
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import (
     InvalidQuantity,
     parse_quantity,
@@ -83,10 +92,10 @@ MANAGED_FIELDS = {
     "featureGates": ("--feature-gates", "gates"),
 }
 
-CPU_POLICIES = ("none", "static")
-TOPOLOGY_POLICIES = ("none", "best-effort", "restricted", "single-numa-node")
-TOPOLOGY_SCOPES = ("container", "pod")
-MEMORY_POLICIES = ("None", "Static")
+CPU_POLICIES = CPU_MANAGER_POLICIES
+TOPOLOGY_POLICIES = TOPOLOGY_MANAGER_POLICIES
+TOPOLOGY_SCOPES = TOPOLOGY_MANAGER_SCOPES
+MEMORY_POLICIES = MEMORY_MANAGER_POLICIES
 
 #: JSON schema (draft-07) of the ``settings`` option. The module checks it with the stdlib
 #: validator below; tests check that jsonschema agrees and that the schema itself is valid.
@@ -245,7 +254,7 @@ def field_type_errors(document: Any) -> List[str]:
 # Kubelet versions, policy options and feature gates
 # --------------------------------------------------------------------------------------------
 
-DEFAULT_MAX_NUMA_NODES = 8
+DEFAULT_MAX_NUMA_NODES = DEFAULT_MAX_ALLOWABLE_NUMA_NODES
 
 
 def resolve_assumption(kubelet_version: Any, feature_gates: Optional[Dict[str, Any]]) -> KubeletAssumption:
@@ -267,14 +276,6 @@ def resolve_assumption(kubelet_version: Any, feature_gates: Optional[Dict[str, A
 _GO_BOOL = BOOL_WORDS
 
 
-def _option_text(value: Any) -> str:
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return str(value)
 
 
 def normalise_settings(settings: Dict[str, Any]) -> Dict[str, Any]:
@@ -290,15 +291,15 @@ def normalise_settings(settings: Dict[str, Any]) -> Dict[str, Any]:
             continue
         kind = MANAGED_FIELDS.get(key, (None, None))[1]
         if kind == "options":
-            result[key] = dict((str(k), _option_text(v)) for k, v in value.items())
+            result[key] = dict((str(k), option_text(v)) for k, v in value.items())
         elif kind == "resources":
-            result[key] = dict((str(k), _option_text(v)) for k, v in value.items())
+            result[key] = dict((str(k), option_text(v)) for k, v in value.items())
         elif kind == "cpuset":
-            result[key] = _option_text(value)
+            result[key] = option_text(value)
         elif kind == "reservedMemory":
             result[key] = [
                 {"numaNode": int(entry.get("numaNode")),
-                 "limits": dict((str(k), _option_text(v)) for k, v in (entry.get("limits") or {}).items())}
+                 "limits": dict((str(k), option_text(v)) for k, v in (entry.get("limits") or {}).items())}
                 for entry in value
             ]
         elif kind == "gates":
@@ -359,20 +360,20 @@ def _check_options(manager: str,
                 problem += "; set featureGates.%s: true" % option_gate(manager, option, version)
             errors.append("%s: %s" % (where, problem))
             continue
-        if option == "max-allowable-numa-nodes":
-            if not re.match(r"^[+-]?[0-9]+$", value):
-                errors.append("%s: unable to convert policy option to integer %r; use a whole number >= 8" % (where, value))
-            elif int(value) < DEFAULT_MAX_NUMA_NODES:
-                errors.append(
-                    "%s: the minimum value of %r should not be less than %d (got %s)" % (where, option, DEFAULT_MAX_NUMA_NODES, value)
-                )
-            elif int(value) > DEFAULT_MAX_NUMA_NODES:
-                warnings.append(
-                    "%s: %s; the kubelet warns that admission time grows exponentially with the number of NUMA nodes"
-                    % (where, value)
-                )
-        elif value not in _GO_BOOL:
-            errors.append("%s: bad value for option %r: %r is not a boolean; use true or false" % (where, option, value))
+        # the value as the kubelet parses it (the engine's parsers, the one home of these rules)
+        try:
+            if manager == "topology":
+                limit = TopologyPolicyOptions.parse({option: value}, assumed.gates, version).max_allowable_numa_nodes
+            else:
+                limit = DEFAULT_MAX_NUMA_NODES
+                parse_cpu_option_bool(option, value)
+        except NumaguardError as exc:
+            errors.append("%s: %s; %s" % (where, exc, "use a whole number >= %d" % DEFAULT_MAX_NUMA_NODES
+                                          if option == "max-allowable-numa-nodes" else "use true or false"))
+            continue
+        if limit > DEFAULT_MAX_NUMA_NODES:
+            warnings.append("%s: %s; the kubelet warns that admission time grows exponentially with the number of NUMA nodes"
+                            % (where, value))
 
 
 def _partial_cores(topology: Any, reserved: Any) -> Optional[str]:
@@ -461,6 +462,24 @@ def static_reserved_memory_errors(entries: Any) -> List[str]:
     return problems
 
 
+class _Counts:
+    """The socket and NUMA node counts the CPU Manager's option validation reads (0: no host)."""
+
+    def __init__(self, topology: Any) -> None:
+        self.num_sockets = len(topology.socket_ids()) if topology is not None else 0
+        self.num_numa_nodes = len(topology.node_ids()) if topology is not None else 0
+
+
+def _align_by_socket_errors(tm_policy: str, topology: Any, errors: List[str]) -> None:
+    """align-by-socket as the CPU Manager validates it (``ValidateStaticPolicyOptions``: the
+    Topology Manager policy, then sockets vs NUMA nodes when the host is known), with a fix hint."""
+    try:
+        StaticPolicyOptions(align_by_socket=True).validate(_Counts(topology), tm_policy)
+    except NumaguardError as exc:
+        errors.append("cpuManagerPolicyOptions.align-by-socket: %s; use another topologyManagerPolicy, or hardware "
+                      "with as many NUMA nodes as sockets, or drop the option" % exc)
+
+
 def validate_settings(settings: Dict[str, Any],
                       effective: Dict[str, Any],
                       kubelet_version: Any = None,
@@ -491,8 +510,8 @@ def validate_settings(settings: Dict[str, Any],
     cpu_policy = effective.get("cpuManagerPolicy", "none")
     tm_policy = effective.get("topologyManagerPolicy", "none")
     mm_policy = effective.get("memoryManagerPolicy", "None")
-    cpu_options = dict((k, _option_text(v)) for k, v in (effective.get("cpuManagerPolicyOptions") or {}).items())
-    tm_options = dict((k, _option_text(v)) for k, v in (effective.get("topologyManagerPolicyOptions") or {}).items())
+    cpu_options = dict((k, option_text(v)) for k, v in (effective.get("cpuManagerPolicyOptions") or {}).items())
+    tm_options = dict((k, option_text(v)) for k, v in (effective.get("topologyManagerPolicyOptions") or {}).items())
 
     for field, allowed in (("cpuManagerPolicy", CPU_POLICIES), ("topologyManagerPolicy", TOPOLOGY_POLICIES),
                            ("topologyManagerScope", TOPOLOGY_SCOPES), ("memoryManagerPolicy", MEMORY_POLICIES)):
@@ -514,11 +533,8 @@ def validate_settings(settings: Dict[str, Any],
                     "cpuManagerPolicyOptions: static policy options %s and %s can not be used at the same time; drop one"
                     % (first, second)
                 )
-        if _GO_BOOL.get(cpu_options.get("align-by-socket", "false")) and tm_policy == "single-numa-node":
-            errors.append(
-                "cpuManagerPolicyOptions.align-by-socket: Topology manager single-numa-node policy is incompatible "
-                "with CPUManager align-by-socket policy option; use another topologyManagerPolicy or drop the option"
-            )
+        if _GO_BOOL.get(cpu_options.get("align-by-socket", "false")):
+            _align_by_socket_errors(tm_policy, topology, errors)
 
     reserved_cpus = None
     raw_reserved = effective.get("reservedSystemCPUs")
@@ -588,8 +604,10 @@ def validate_settings(settings: Dict[str, Any],
         if tm_policy != "none":
             limit = DEFAULT_MAX_NUMA_NODES
             text = tm_options.get("max-allowable-numa-nodes")
-            if text is not None and re.match(r"^[+-]?[0-9]+$", text):
-                limit = int(text)
+            try:
+                limit = go_atoi(text) if text is not None else limit
+            except ValueError:  # reported by the option check
+                pass
             count = len(topology.node_ids())
             if count > limit:
                 errors.append(
@@ -597,18 +615,11 @@ def validate_settings(settings: Dict[str, Any],
                     "set topologyManagerPolicyOptions.max-allowable-numa-nodes: \"%d\" or topologyManagerPolicy: none"
                     % (tm_policy, limit, count, count)
                 )
-            if _GO_BOOL.get(tm_options.get("prefer-closest-numa-nodes", "false")) and tm_policy != "single-numa-node":
-                missing = [n.id for n in topology.nodes if not n.distances]
-                if missing:
-                    errors.append(
-                        "topologyManagerPolicyOptions.prefer-closest-numa-nodes: cannot discover NUMA topology: error "
-                        "getting NUMA distances from cadvisor (no distances for node(s) %s)" % ", ".join(str(m) for m in missing)
-                    )
-        if _GO_BOOL.get(cpu_options.get("align-by-socket", "false")) and len(topology.socket_ids()) > len(topology.node_ids()):
-            errors.append(
-                "cpuManagerPolicyOptions.align-by-socket: Align by socket is not compatible with hardware where number "
-                "of sockets are more than number of NUMA"
-            )
+            if _GO_BOOL.get(tm_options.get("prefer-closest-numa-nodes", "false")):
+                try:  # NewNUMAInfo, under every policy: the engine's rule
+                    NUMAInfo.from_topology(topology, True)
+                except NumaguardError as exc:
+                    errors.append("topologyManagerPolicyOptions.prefer-closest-numa-nodes: %s" % exc)
         if mm_policy == "Static":
             # imported here: see static_reserved_memory_errors (~11 ms CPU per admission_check run)
             from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.reservation import (
@@ -650,7 +661,7 @@ def validate_settings(settings: Dict[str, Any],
 
 
 def _pairs(mapping: Dict[str, Any], sep: str = "=") -> str:
-    return ",".join("%s%s%s" % (k, sep, _option_text(mapping[k])) for k in sorted(mapping))
+    return ",".join("%s%s%s" % (k, sep, option_text(mapping[k])) for k in sorted(mapping))
 
 
 def render_flags(settings: Dict[str, Any]) -> List[str]:
@@ -737,8 +748,8 @@ def reset_decision(old: Dict[str, Any],
             elif not new_set and _cpu_reserved_milli(old) != _cpu_reserved_milli(new):
                 cpu = True
                 reasons.append("the CPU reservation (kubeReserved + systemReserved cpu) changed, so the reserved CPUs change")
-            old_strict = _GO_BOOL.get(_option_text((old.get("cpuManagerPolicyOptions") or {}).get("strict-cpu-reservation", "false")), False)
-            new_strict = _GO_BOOL.get(_option_text((new.get("cpuManagerPolicyOptions") or {}).get("strict-cpu-reservation", "false")), False)
+            old_strict = _GO_BOOL.get(option_text((old.get("cpuManagerPolicyOptions") or {}).get("strict-cpu-reservation", "false")), False)
+            new_strict = _GO_BOOL.get(option_text((new.get("cpuManagerPolicyOptions") or {}).get("strict-cpu-reservation", "false")), False)
             if old_strict != new_strict and not cpu:
                 cpu = True
                 reasons.append("strict-cpu-reservation changed, so the default CPU set in the checkpoint no longer validates")

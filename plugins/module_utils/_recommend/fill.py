@@ -32,6 +32,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admissio
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.alignment import pod_alignment
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors import StateError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.pod import Pod, pod_requests
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.startup import CRASHED, KubeletCrashed
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset import parse_cpuset
 from ansible_collections.numaguard.kubelet.plugins.module_utils._recommend.candidates import effective_config
 
@@ -89,6 +90,8 @@ def fill_node(topology: Any, settings: Mapping[str, Any], shapes: Sequence[Mappi
         for number in range(1, int(shape["replicas"]) + 1):
             pod = _replica(template, shape["name"], number)
             result = simulator.admit(pod)
+            if result["verdict"] == CRASHED:
+                raise KubeletCrashed("the kubelet crashes at pod %s: panic: %s" % (result["crash"]["pod"], result["crash"]["panic"]))
             row["offered"] += 1
             cost = result.get("kubelet_cost") or {}
             cost_seconds += float(cost.get("estimated_seconds") or 0.0)
@@ -159,6 +162,8 @@ def evaluate(topology: Any, candidate: Mapping[str, Any], shapes: Sequence[Mappi
     out = dict(candidate)
     try:
         out["result"] = fill_node(topology, candidate["settings"], shapes, kubelet, capacity, devices)
+    except KubeletCrashed as exc:
+        out["errors"] = [str(exc)]
     except (AdmissionSetupError, StateError) as exc:
         out["errors"] = ["kubelet start-up: %s" % exc]
     return out

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.eviction import EvictionSettings, effective_eviction_hard
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.policy_none import POLICIES, POLICY_NONE, POLICY_STATIC
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.reserved import (
     MemoryReservation,
     ReservedMemoryError,
@@ -46,6 +47,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.node_all
     AllocatablePart,
     node_allocatable_capacity_message,
     node_allocatable_reservation,
+    node_capacity,
 )
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.reservation_flags import ReservationSyntaxError, parse_resource_map
 from ansible_collections.numaguard.kubelet.plugins.module_utils._errors import NumaguardError
@@ -58,8 +60,6 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset impo
 )
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.gostrconv import go_quote
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import (
-    BINARY_SI,
-    DECIMAL_SI,
     InvalidQuantity,
     Quantity,
     format_bytes,
@@ -79,9 +79,6 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.fin
 )
 from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.state_drift import predict_state
 
-POLICY_NONE = "None"
-POLICY_STATIC = "Static"
-POLICIES = (POLICY_NONE, POLICY_STATIC)
 STRATEGIES = ("node0", "spread", "proportional", "reserved_cpus", "explicit")
 MIB = 1024 * 1024
 _UINT64 = 1 << 64
@@ -551,12 +548,7 @@ def _node_allocatable_capacity(topology: Topology, reservation: Mapping[str, Qua
     as a Finding (fatal, every policy)."""
     version = kubelet.version if kubelet is not None else NEWEST_RELEASED
     cpu_count = sum(len(node.cpus) for node in topology.nodes)
-    capacity = {MEMORY: Quantity.from_int(memory_capacity_bytes, BINARY_SI),
-                CPU: Quantity(cpu_count * 1000, -3, DECIMAL_SI)}  # cadvisor: NewMilliQuantity(cores*1000)
-    for name in reservation:
-        if name.startswith(HUGEPAGES_PREFIX):  # cadvisor: the machine's pool, BinarySI
-            capacity[name] = Quantity.from_int(sum(n.hugepages[name].page_size_bytes * n.hugepages[name].total_pages
-                                                   for n in topology.nodes if name in n.hugepages), BINARY_SI)
+    capacity = node_capacity(topology, memory_capacity_bytes, reservation)
     message = node_allocatable_capacity_message(capacity, reservation, version)
     if message is None:
         return None

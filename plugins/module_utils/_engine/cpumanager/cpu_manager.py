@@ -25,6 +25,8 @@ if TYPE_CHECKING:  # the static policy is imported where it is built: a none-pol
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager import cpu_topology as _cpu_topology
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.state import (
     DEFAULT_CHECKPOINT_PATH,
+    POLICY_NONE,
+    POLICY_STATIC,
     CPUState,
     restore,
 )
@@ -35,6 +37,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset impo
     format_cpuset,
     parse_cpuset,
 )
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.gostrconv import option_text
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import (
     InvalidQuantity,
     Quantity,
@@ -44,13 +47,9 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions im
 
 __all__ = ["CPUManager", "new_cpu_manager", "cpu_reservation"]
 
-POLICY_NONE = "none"
-POLICY_STATIC = "static"
 
 
 def _go_map(options: Mapping[str, Any]) -> str:
-    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.policy_options import option_text
-
     """Go's %v of a map[string]string: ``map[a:b c:d]`` with sorted keys."""
     return "map[%s]" % " ".join("%s:%s" % (k, option_text(options[k])) for k in sorted(options))
 

@@ -21,7 +21,7 @@ except ImportError:  # pragma: no cover
     pass
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors import StateError
-from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.gostrconv import go_parse_bool, go_quote
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.gostrconv import go_parse_bool, go_quote, option_text
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import (
     CPU_INCOMPATIBLE_OPTIONS,
     NEWEST_RELEASED,
@@ -34,13 +34,6 @@ ALIGN_BY_SOCKET = "align-by-socket"
 DISTRIBUTE_CPUS_ACROSS_CORES = "distribute-cpus-across-cores"
 STRICT_CPU_RESERVATION = "strict-cpu-reservation"
 PREFER_ALIGN_BY_UNCORE_CACHE = "prefer-align-cpus-by-uncorecache"
-
-
-def option_text(value: Any) -> str:
-    """The string the kubelet reads for an option value (YAML ``true`` -> ``"true"``)."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return "%s" % (value,)
 
 
 def parse_bool(name: str, value: Any) -> bool:

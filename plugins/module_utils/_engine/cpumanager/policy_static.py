@@ -32,6 +32,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanag
     TakeError,
     take_packed,
 )
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.state import POLICY_STATIC
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors import (
     AdmissionError,
     StateError,
@@ -52,7 +53,6 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions im
     kubelet_text,
 )
 
-POLICY_STATIC = "static"
 SMT_ALIGNMENT_ERROR = "SMTAlignmentError"
 
 

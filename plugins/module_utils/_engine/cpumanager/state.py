@@ -29,6 +29,11 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset impo
 )
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.gostrconv import go_quote
 
+#: the CPU Manager's policy names (the state file's ``policyName``; KubeletConfiguration ``cpuManagerPolicy``)
+POLICY_NONE = "none"
+POLICY_STATIC = "static"
+POLICIES = (POLICY_NONE, POLICY_STATIC)
+
 DEFAULT_CHECKPOINT_PATH = "/var/lib/kubelet/cpu_manager_state"
 
 

@@ -40,7 +40,12 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors i
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.memory_drift import (
     drift_tolerance,
 )
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.policy_none import MemoryManagerNone
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.policy_none import (
+    POLICY_BEST_EFFORT,
+    POLICY_NONE,
+    POLICY_STATIC,
+    MemoryManagerNone,
+)
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.node_allocatable import reservation_from_config
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.reservation_flags import ReservationSyntaxError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.resources import CPU, MEMORY
@@ -50,9 +55,6 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions im
 # where they are used: a run under the None policy on a node without a state file compiles none
 # of them (issue 12).
 
-POLICY_NONE = "None"
-POLICY_STATIC = "Static"
-POLICY_BEST_EFFORT = "BestEffort"
 STATE_FILE_NAME = "memory_manager_state"
 DEFAULT_ROOT_DIR = "/var/lib/kubelet"
 

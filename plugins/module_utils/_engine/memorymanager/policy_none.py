@@ -15,6 +15,12 @@ __metaclass__ = type
 
 from typing import Any, Dict
 
+#: the Memory Manager's policy names (the one home; KubeletConfiguration ``memoryManagerPolicy``; BestEffort is Windows-only)
+POLICY_NONE = "None"
+POLICY_STATIC = "Static"
+POLICY_BEST_EFFORT = "BestEffort"
+POLICIES = (POLICY_NONE, POLICY_STATIC)
+
 
 class PinningCounters:
     """``memory_manager_pinning_requests_total`` / ``memory_manager_pinning_errors_total``."""

@@ -33,13 +33,12 @@ from __future__ import absolute_import, annotations, division, print_function
 
 __metaclass__ = type
 
-import re
 from dataclasses import dataclass
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors import StateError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.reservation_flags import ReservationSyntaxError, typename
-from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.gostrconv import go_quote
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.gostrconv import go_atoi, go_quote
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import (
     DECIMAL_SI,
     InvalidQuantity,
@@ -52,8 +51,16 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.resources i
 #: The usage line of the kubelet's --reserved-memory flag errors.
 _RESERVED_MEMORY_FORMAT = "expected numaNodeID:type=quantity[,type=quantity...]"
 
-_GO_INT = re.compile(r"^[+-]?[0-9]+$")
 _INT32_MIN, _INT32_MAX = -(1 << 31), (1 << 31) - 1
+
+
+def _is_go_int(text: str) -> bool:
+    """Whether Go's ``strconv.Atoi`` takes ``text`` (``gostrconv.go_atoi``, the one home)."""
+    try:
+        go_atoi(text)
+    except ValueError:
+        return False
+    return True
 
 
 class ReservedMemoryError(StateError):
@@ -148,7 +155,7 @@ def _parse_one_node_strict(reservation: str, option: str) -> MemoryReservation:
         message = "the reserved memory has incorrect format, %s, got %s" % (_RESERVED_MEMORY_FORMAT, reservation)
         raise ReservationSyntaxError("%s: %s" % (option, message), option, message)
     node_text, types_text = parts
-    if not _GO_INT.match(node_text):
+    if not _is_go_int(node_text):
         message = "failed to convert the NUMA node ID, exptected integer, got %s" % node_text
         raise ReservationSyntaxError("%s: %s" % (option, message), option, message)
     node = int(node_text)
@@ -204,7 +211,7 @@ def parse_reserved_memory_config(entries: Any,
         node = entry.get("numaNode")
         if node is None:
             node = 0
-        if isinstance(node, str) and _GO_INT.match(node):
+        if isinstance(node, str) and _is_go_int(node):
             raise ReservationSyntaxError("%s.numaNode must be an integer, got the string %r (quote-less in YAML: "
                                          "numaNode: %s)" % (where, node, node), option)
         if isinstance(node, bool) or not isinstance(node, int):

@@ -61,7 +61,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memoryma
     reserve,
     u64,
 )
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.policy_none import PinningCounters
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.policy_none import POLICY_STATIC, PinningCounters
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.bitmask import (
     BitMask,
     InvalidBitMask,
@@ -91,7 +91,6 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions im
 )
 
 GUARANTEED = "Guaranteed"
-POLICY_STATIC = "Static"
 _UINT64_MOD = 1 << 64
 
 ERR_INT64 = "[memorymanager] failed to represent quantity as int64"

@@ -169,10 +169,27 @@ def _to_hint(mask: int, preferred: bool) -> TopologyHint:
     return TopologyHint(BitMask.from_value(mask), preferred)
 
 
+#: permutations a bounded literal walk replays at most (prefer-closest-numa-nodes on sparse NUMA ids)
+MAX_WALK_PERMUTATIONS = 2000000
+
+
 def merge_exhaustive(lists: Sequence[Sequence[TopologyHint]],
                      numa_info: NUMAInfo,
-                     prefer_closest: bool = False) -> TopologyHint:
-    """The kubelet's HintMerger, literally: every permutation, sequential best-so-far rules."""
+                     prefer_closest: bool = False,
+                     bounded: bool = False) -> TopologyHint:
+    """The kubelet's HintMerger, literally: every permutation, sequential best-so-far rules.
+
+    ``bounded``: past :data:`MAX_WALK_PERMUTATIONS` raise SearchBoundExceeded instead of walking.
+    Raises KubeletPanic where the kubelet's walk panics (numa_info.py)."""
+    if bounded:
+        size = 1
+        for hints in lists:
+            size *= MAX_WALK_PERMUTATIONS + 1 if is_hint_set(hints) else max(len(hints), 1)
+        if size > MAX_WALK_PERMUTATIONS:
+            raise SearchBoundExceeded(
+                "prefer-closest-numa-nodes on sparse NUMA ids: whether the kubelet panics depends on the order of "
+                "its merge, and its %s permutations are more than %d to replay"
+                % ("many" if size > MAX_WALK_PERMUTATIONS ** 2 else size, MAX_WALK_PERMUTATIONS))
     lists = [cast(Any, hints).hints() if is_hint_set(hints) else hints for hints in lists]
     default = numa_info.default_mask
     comparer = _Comparer(numa_info, best_non_preferred_affinity_count(lists), prefer_closest)

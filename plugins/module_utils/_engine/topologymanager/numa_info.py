@@ -5,11 +5,16 @@
 """NUMA node ids and distances as the Topology Manager sees them (pkg/kubelet/cm/topologymanager/numa_info.go).
 
 The kubelet keeps, per NUMA node, cadvisor's distance *list* (the node's sysfs ``distance``
-file: one entry per online node, in node order) and indexes it with the *peer node's id*. On
-machines with dense ids (0..N-1) that is the distance to the peer; with sparse ids (0,1,2,33,34)
-the index runs past the list and the kubelet would crash at the first comparison that needs
-it. We reproduce the positional lookup exactly and refuse sparse ids up front with
-prefer-closest-numa-nodes, instead of pretending to know what the kubelet would do.
+file: one entry per online node, in node order) and indexes it with the *peer node's id*
+(``NUMADistances.CalculateAverageFor``, unchanged from 1.26, kubernetes/kubernetes#113788, through
+1.32 as vendored by kubeedge/kubeedge). On machines with dense ids (0..N-1) that is the distance
+to the peer. With sparse ids (0 and 2; 0, 1, 3) the kubelet still starts; the lookup runs past
+the list only when ``Closest`` averages a mask holding an id >= the list's length, which happens
+when a merge compares two *different* masks of equal width under prefer-closest-numa-nodes
+(never under single-numa-node, never on one node). There the kubelet panics (index out of range)
+and crashes at that pod: :meth:`NUMAInfo.average_distance` raises :class:`KubeletPanic` there,
+and the policy walks the kubelet's own merge order on such machines so that it panics exactly
+where the kubelet does.
 """
 
 from __future__ import absolute_import, annotations, division, print_function
@@ -27,6 +32,11 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._errors import N
 
 class TopologyManagerError(NumaguardError):
     """The kubelet's Topology Manager would refuse to start with this configuration/machine."""
+
+
+class KubeletPanic(NumaguardError):
+    """The kubelet would panic (a Go runtime error) and crash while admitting a pod; the text is
+    the panic's (e.g. ``runtime error: index out of range [2] with length 2``)."""
 
 
 class NUMAInfo:
@@ -51,17 +61,11 @@ class NUMAInfo:
                     raise TopologyManagerError(
                         "cannot discover NUMA topology: error getting NUMA distances from cadvisor "
                         "(no distances for NUMA node %d)" % node)
-                row = tuple(int(v) for v in row)
-                for peer in ids:
-                    if peer >= len(row):
-                        raise TopologyManagerError(
-                            "prefer-closest-numa-nodes is not supported on this machine: the kubelet "
-                            "looks up the distance between NUMA nodes %d and %d at position %d of "
-                            "node %d's distance list, which has only %d entries (sparse NUMA ids "
-                            "%s); the kubelet would crash (index out of range)"
-                            % (node, peer, peer, node, len(row), list(ids)))
-                table[node] = row
+                table[node] = tuple(int(v) for v in row)
             self.distances = table
+        #: some id is past some node's distance list: a comparison of masks holding it panics
+        self.short_lists = bool(self.distances) and any(
+            peer >= len(row) for row in (self.distances or {}).values() for peer in ids)
 
     @classmethod
     def from_topology(cls, topology: Any, with_distances: bool) -> NUMAInfo:
@@ -95,6 +99,8 @@ class NUMAInfo:
         for first in bits:
             row = self.distances[first]
             for second in bits:
+                if second >= len(row):  # Go: d[node1][node2] past the list
+                    raise KubeletPanic("runtime error: index out of range [%d] with length %d" % (second, len(row)))
                 total += float(row[second])
                 count += 1.0
         value = total / count

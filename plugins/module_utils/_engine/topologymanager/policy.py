@@ -76,6 +76,8 @@ class Policy:
         # imported at the first merge: a run under the none policy never compiles the merges (issue 12)
         from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager import merge
 
-        if self.merger != "fast":
-            return merge.merge_exhaustive(lists, self.numa_info, prefer_closest)
+        if self.merger != "fast" or (prefer_closest and getattr(self.numa_info, "short_lists", False)):
+            # sparse NUMA ids: whether the kubelet panics depends on which masks its walk
+            # compares, so walk it (such machines have few nodes; bounded, see merge.py)
+            return merge.merge_exhaustive(lists, self.numa_info, prefer_closest, bounded=self.merger == "fast")
         return merge.merge_fast(lists, self.numa_info, prefer_closest, self.non_preferred_seconds)

@@ -20,7 +20,7 @@ except ImportError:  # pragma: no cover
     pass
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.numa_info import TopologyManagerError
-from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.gostrconv import go_atoi, go_parse_bool, go_quote
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.gostrconv import go_atoi, go_parse_bool, go_quote, option_text
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import (
     NEWEST_RELEASED,
     option_availability_error,
@@ -52,13 +52,7 @@ class PolicyOptions:
             raise TopologyManagerError(
                 "topologyManagerPolicyOptions must be a map of option name to string, got %r" % (options,))
         for name in sorted(options):
-            raw = options[name]
-            if isinstance(raw, bool):
-                value = "true" if raw else "false"
-            elif raw is None:
-                value = ""
-            else:
-                value = str(raw)
+            value = option_text(options[name])
             problem = option_availability_error("topology", name, version, feature_gates)
             if problem is not None:
                 raise TopologyManagerError(problem)

@@ -37,6 +37,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topology
     shown_hint_map,
 )
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.kubelet_cost import merge_cost
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.numa_info import KubeletPanic
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.policy import Policy
 
 SCOPE_CONTAINER = "container"
@@ -125,6 +126,8 @@ class AdmitResult:
         self.failed_provider: Optional[str] = None
         #: what could not be decided in bounds ("" = the result is exact)
         self.cannot_check = ""
+        #: the Go panic the kubelet dies of while admitting the pod ("" = none)
+        self.panic = ""
 
     def reject(self,
                reason: str,
@@ -189,13 +192,17 @@ class Scope:
             result.admitted = False
             result.cannot_check = "topology manager: %s" % err
             return result
+        except KubeletPanic as err:
+            result.admitted = False
+            result.panic = str(err)
+            return result
 
     def _merge(self, containers: List[str], provider_hints: List[Tuple[str, Any]],
                result: AdmitResult) -> Tuple[TopologyHint, bool]:
         """The policy's merge, recorded as a :class:`Decision` (also when it is out of bounds)."""
         try:
             merged, admit = self.policy.merge([hints for _name, hints in provider_hints])
-        except SearchBoundExceeded as err:
+        except (SearchBoundExceeded, KubeletPanic) as err:
             decision = Decision(containers, provider_hints, None, False, self.policy)
             decision.note = str(err)
             result.decisions.append(decision)

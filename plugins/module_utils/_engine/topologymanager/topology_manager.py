@@ -89,7 +89,7 @@ def create_scope(scope_name: str,
 
 
 DEFAULT_POLICY = POLICY_NONE
-DEFAULT_SCOPE = "container"
+DEFAULT_SCOPE = SCOPE_CONTAINER
 
 
 def new_topology_manager(topology: Any, policy_name: str = DEFAULT_POLICY, scope_name: str = DEFAULT_SCOPE,

@@ -118,7 +118,8 @@ def test_stdlib_validator_agrees_with_jsonschema(data):
          ["cpuManagerPolicyOptions.full-pcpus: unknown CPU Manager Policy option: \"full-pcpus\"; known options: align-by-socket, "
           "distribute-cpus-across-cores, distribute-cpus-across-numa, full-pcpus-only"]),
         ({"cpuManagerPolicy": "static", "reservedSystemCPUs": "0", "cpuManagerPolicyOptions": {"full-pcpus-only": "yes"}}, "1.31",
-         ["cpuManagerPolicyOptions.full-pcpus-only: bad value for option 'full-pcpus-only': 'yes' is not a boolean; use true or false"]),
+         ['cpuManagerPolicyOptions.full-pcpus-only: bad value for option "full-pcpus-only": '
+          'strconv.ParseBool: parsing "yes": invalid syntax; use true or false']),
         ({"cpuManagerPolicyOptions": {"full-pcpus-only": True}}, "1.31",
          ["cpuManagerPolicyOptions: full-pcpus-only set but cpuManagerPolicy is 'none'; the none policy cannot apply cpu policy "
           "options: remove the options or use cpuManagerPolicy: static"]),
@@ -139,9 +140,11 @@ def test_stdlib_validator_agrees_with_jsonschema(data):
          ["reservedSystemCPUs: unable to parse reserved-cpus list: strconv.Atoi: parsing \" 0\": invalid syntax (' 0-1'); use a "
           "CPU list without spaces such as 0-1,32-33"]),
         ({"topologyManagerPolicy": "restricted", "topologyManagerPolicyOptions": {"max-allowable-numa-nodes": 4}}, "1.31",
-         ["topologyManagerPolicyOptions.max-allowable-numa-nodes: the minimum value of 'max-allowable-numa-nodes' should not be less than 8 (got 4)"]),
+         ['topologyManagerPolicyOptions.max-allowable-numa-nodes: the minimum value of "max-allowable-numa-nodes" '
+          'should not be less than 8; use a whole number >= 8']),
         ({"topologyManagerPolicy": "restricted", "topologyManagerPolicyOptions": {"max-allowable-numa-nodes": "x"}}, "1.35",
-         ["topologyManagerPolicyOptions.max-allowable-numa-nodes: unable to convert policy option to integer 'x'; use a whole number >= 8"]),
+         ['topologyManagerPolicyOptions.max-allowable-numa-nodes: unable to convert policy option to integer '
+          '"max-allowable-numa-nodes": strconv.Atoi: parsing "x": invalid syntax; use a whole number >= 8']),
         ({"topologyManagerPolicy": "restricted", "topologyManagerPolicyOptions": {"prefer-closest-numa-nodes": True}}, "1.27",
          ["topologyManagerPolicyOptions.prefer-closest-numa-nodes: Topology Manager Policy Alpha-level Options not enabled, but option "
           "\"prefer-closest-numa-nodes\" provided; set featureGates.TopologyManagerPolicyAlphaOptions: true"]),
@@ -182,7 +185,11 @@ def test_host_checks():
     errors, _warnings = check({"topologyManagerPolicy": "restricted", "topologyManagerPolicyOptions": {"prefer-closest-numa-nodes": True}},
                               topology=topo(distances=False))
     assert errors == ["topologyManagerPolicyOptions.prefer-closest-numa-nodes: cannot discover NUMA topology: error getting NUMA "
-                      "distances from cadvisor (no distances for node(s) 0, 1)"]
+                      "distances from cadvisor (no distances for NUMA node 0)"]
+    # NewNUMAInfo reads the distances before any policy is built: single-numa-node needs them too
+    errors, _warnings = check({"topologyManagerPolicy": "single-numa-node",
+                               "topologyManagerPolicyOptions": {"prefer-closest-numa-nodes": True}}, topology=topo(distances=False))
+    assert len(errors) == 1 and "no distances for NUMA node 0" in errors[0]
     errors, _warnings = check({"memoryManagerPolicy": "Static", "reservedMemory": [{"numaNode": 3, "limits": {"memory": "1Gi"}}]}, topology=host)
     assert errors == ["reservedMemory: [reserved-memory-numa-node] the reserved memory configuration references a NUMA node 3 "
                       "that does not exist on this machine (host NUMA nodes: 0, 1). Fix: move the NUMA node 3 reservation to "

@@ -70,7 +70,8 @@ def test_validation_failure_reports_every_error_and_writes_nothing(capsys, paths
                                                                "topologyManagerPolicyOptions": {"max-allowable-numa-nodes": 2}}))
     assert result["failed"]
     assert result["errors"] == [
-        "topologyManagerPolicyOptions.max-allowable-numa-nodes: the minimum value of 'max-allowable-numa-nodes' should not be less than 8 (got 2)",
+        'topologyManagerPolicyOptions.max-allowable-numa-nodes: the minimum value of "max-allowable-numa-nodes" '
+        'should not be less than 8; use a whole number >= 8',
         "reservedSystemCPUs: reserved-cpus: 0-7 is not a subset of online-cpus: 0-3; CPUs 4-7 do not exist or are offline on this host",
     ]
     assert result["msg"].startswith("invalid kubelet settings: ")

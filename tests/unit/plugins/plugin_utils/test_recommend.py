@@ -140,7 +140,7 @@ def test_candidates_the_kubelet_refuses_are_dropped_with_its_reason(facts_of):
     assert len(dropped) == 2 and all(d["knobs"]["cpuManagerPolicyOptions"] == {"align-by-socket": "true"} for d in dropped)
     # the kubelet's words: an alpha option without its gate; and single-numa-node with align-by-socket
     assert all('Alpha-level Options not enabled, but option "align-by-socket" provided' in d["errors"][0] for d in dropped)
-    assert "Topology manager single-numa-node policy is incompatible with CPUManager align-by-socket" in dropped[0]["errors"][1]
+    assert "Topolgy manager single-numa-node policy is incompatible with CPUManager align-by-socket" in dropped[0]["errors"][1]
 
 
 def test_more_than_eight_nodes_get_max_allowable_numa_nodes(facts_of):

@@ -23,7 +23,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topology
     merge_exhaustive,
     merge_fast,
 )
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.numa_info import NUMAInfo, TopologyManagerError
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.numa_info import KubeletPanic, NUMAInfo
 
 BOTH = pytest.mark.parametrize("merge", [merge_fast, merge_exhaustive], ids=["fast", "exhaustive"])
 
@@ -97,11 +97,17 @@ def test_prefer_closest_reranks_equal_counts(merge):
     assert merge(lists, info, True) == h([2], True)
 
 
-def test_sparse_ids_with_prefer_closest_are_refused():
-    with pytest.raises(TopologyManagerError) as err:
-        NUMAInfo([0, 1, 33], {0: [10, 20, 20], 1: [20, 10, 20], 33: [20, 20, 10]})
-    assert "sparse NUMA ids [0, 1, 33]" in str(err.value)
-    assert "position 33" in str(err.value)
+def test_sparse_ids_with_prefer_closest_start_and_panic_only_past_the_list():
+    # the kubelet starts (numa_info.go NewNUMAInfo has no such check) and reads d[node1][node2]
+    # positionally: only a mask holding id 33 runs past a three-entry list
+    info = NUMAInfo([0, 1, 33], {0: [10, 20, 20], 1: [20, 10, 20], 33: [20, 20, 10]})
+    assert info.short_lists
+    assert info.closest(BitMask.from_ids([0]).value, BitMask.from_ids([1]).value) == BitMask.from_ids([0]).value
+    with pytest.raises(KubeletPanic) as err:
+        info.closest(BitMask.from_ids([0]).value, BitMask.from_ids([33]).value)
+    assert str(err.value) == "runtime error: index out of range [33] with length 3"
+    # different widths: narrowest, no lookup
+    assert info.closest(BitMask.from_ids([33]).value, BitMask.from_ids([0, 1]).value) == BitMask.from_ids([33]).value
 
 
 def _random_case(rng):

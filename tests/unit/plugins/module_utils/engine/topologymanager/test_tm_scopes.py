@@ -189,9 +189,21 @@ def test_sparse_numa_ids():
     assert result.admitted and result.affinities["a"] == h([34], True)
     dist = dict((i, dict((j, 10 if i == j else 20) for j in [0, 1, 2, 33, 34])) for i in [0, 1, 2, 33, 34])
     sparse = FakeTopology([0, 1, 2, 33, 34], dist)
-    with pytest.raises(TopologyManagerError) as err:
-        _manager("restricted", "container", [], topology=sparse, options={"prefer-closest-numa-nodes": "true"})
-    assert "sparse NUMA ids [0, 1, 2, 33, 34]" in str(err.value)
+    # the kubelet starts; this merge never compares two different masks of one width: no panic
+    tm = _manager("restricted", "container", [cpu, mem], topology=sparse, options={"prefer-closest-numa-nodes": "true"})
+    result = tm.admit(FakePod("p", ["a"]))
+    assert result.admitted and result.panic == "" and result.affinities["a"] == h([34], True)
+    # {33} is the best so far when {34} comes: Closest({33}, {34}) reads d[33][33] of a 5-entry list
+    both = [h([33], True), h([34], True)]
+    tm = _manager("restricted", "container", [FakeProvider("cpumanager", {"a": {"cpu": both}}),
+                                              FakeProvider("memorymanager", {"a": {"memory": both}})],
+                  topology=sparse, options={"prefer-closest-numa-nodes": "true"})
+    result = tm.admit(FakePod("p", ["a"]))
+    assert not result.admitted and result.panic == "runtime error: index out of range [33] with length 5"
+    tm = _manager("restricted", "container", [FakeProvider("cpumanager", {"a": {"cpu": [h([0], True), h([1], True)]}})],
+                  topology=sparse, options={"prefer-closest-numa-nodes": "true"})
+    result = tm.admit(FakePod("p", ["a"]))
+    assert result.admitted and result.panic == "" and result.affinities["a"] == h([0], True)
 
 
 @pytest.mark.parametrize("options, message", [
