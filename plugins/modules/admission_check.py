@@ -285,7 +285,8 @@ pods:
       type: str
       returned: always
     crash:
-      description: When the verdict is C(crashed), C(pod) (namespace/name of the pod the kubelet panicked at) and
+      description: >-
+        When the verdict is C(crashed), C(pod) (namespace/name of the pod the kubelet panicked at) and
         C(panic) (the Go runtime error, e.g. C(runtime error: index out of range [2] with length 2):
         prefer-closest-numa-nodes on sparse NUMA ids); null otherwise.
       type: dict

@@ -28,7 +28,7 @@ from __future__ import absolute_import, annotations, division, print_function
 __metaclass__ = type
 
 try:
-    from typing import Any, Dict, List, Mapping, Optional  # noqa: F401
+    from typing import Any, Dict, Mapping, Optional  # noqa: F401
 except ImportError:  # pragma: no cover
     pass
 

@@ -276,8 +276,6 @@ def resolve_assumption(kubelet_version: Any, feature_gates: Optional[Dict[str, A
 _GO_BOOL = BOOL_WORDS
 
 
-
-
 def normalise_settings(settings: Dict[str, Any]) -> Dict[str, Any]:
     """Make ``settings`` what the kubelet decodes: option and quantity values as strings (the
     API types are map[string]string / Quantity), ``reservedSystemCPUs`` as a string.

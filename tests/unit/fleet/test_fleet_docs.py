@@ -58,8 +58,8 @@ def test_the_docs_count_and_name_the_bundled_fleet():
     odd = odd[0]
     peers = [h["name"] for h in hosts if h["group"] == odd["group"] and h is not odd]
     assert "NUMA topology of %d hosts: %d discovered" % (len(hosts), len(hosts)) in doc
-    assert "  %s (group %s): differs from the %d other hosts of group %s" % (odd["name"], odd["group"], len(peers),
-                                                                              odd["group"]) in doc
+    assert "  %s (group %s): differs from the %d other hosts of group %s" % (
+        odd["name"], odd["group"], len(peers), odd["group"]) in doc
     assert "      %s: 2 nodes" % ", ".join(peers) in doc
     by_name = dict((h["name"], h) for h in hosts)
     for name in re.findall(r"^(h\d\d)  \d+ nodes", doc, re.M):  # the example's host blocks

@@ -48,7 +48,6 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions im
 __all__ = ["CPUManager", "new_cpu_manager", "cpu_reservation"]
 
 
-
 def _go_map(options: Mapping[str, Any]) -> str:
     """Go's %v of a map[string]string: ``map[a:b c:d]`` with sorted keys."""
     return "map[%s]" % " ".join("%s:%s" % (k, option_text(options[k])) for k in sorted(options))

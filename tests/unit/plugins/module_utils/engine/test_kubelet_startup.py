@@ -156,7 +156,7 @@ def test_sparse_ids_admit_when_no_equal_width_masks_are_compared():
 
 
 def test_sparse_ids_never_panic_under_single_numa_node():
-    cfg = config(**dict(PREFER_CLOSEST, topologyManagerPolicy="single-numa-node"))
+    cfg = config(**{**PREFER_CLOSEST, "topologyManagerPolicy": "single-numa-node"})
     results = run(machine([0, 2]), cfg, [pod("one-cpu", 1), pod("again", 1)])
     assert [r["verdict"] for r in results] == ["admitted", "admitted"]
 
@@ -174,7 +174,7 @@ def test_dense_ids_never_panic():
 def test_sparse_ids_refusal_names_the_cpu_manager_first():
     """Both refuse: the kubelet's first error comes from the CPU Manager (built after the
     Topology Manager, which starts on sparse ids), not from the distances."""
-    cfg = config(**dict(PREFER_CLOSEST, reservedSystemCPUs=""))
+    cfg = config(**{**PREFER_CLOSEST, "reservedSystemCPUs": ""})
     verdict = startup_verdict(machine([0, 2]), cfg, kubelet())
     assert verdict["verdict"] == REFUSES and verdict["manager"] == "cpu"
     assert "distance" not in verdict["message"]
