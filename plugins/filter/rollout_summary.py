@@ -15,7 +15,8 @@ description:
   - Reads the facts the C(numaguard.kubelet.kubelet_numa) role and C(playbooks/apply.yml) leave on each host
     (C(kubelet_numa_preflight), C(kubelet_numa_summary), C(kubelet_numa_failed)) and classifies every targeted host.
   - C(unreachable) - no preflight result (the host never answered), or its batch started and it was lost before its
-    change reported back (C(kubelet_numa_batch_started) set, no C(kubelet_numa_summary)); C(failed) - its preflight or its change failed
+    change reported back (C(kubelet_numa_change) unreachable, or C(kubelet_numa_batch_started) set, no
+    C(kubelet_numa_summary)); C(failed) - its preflight or its change failed
     (nothing or everything restored; see C(detail)); C(rolled back) - the change failed and the previous files were
     restored; C(changed) - applied, state repaired, kubelet brought back, or an interrupted change finished or undone;
     C(unchanged); C(untouched) - the rollout stopped before its batch; C(would change) - check mode.
@@ -48,6 +49,15 @@ _value:
 BAD = ("failed", "rolled back", "unreachable")
 
 
+def _lost_in_batch(variables):
+    """The batch in which the host's change lost its connection (or None): the kubelet_numa_change
+    result was unreachable (or, as before issue 22, the batch started without a summary)."""
+    change = variables.get("kubelet_numa_change") or {}
+    if isinstance(change, dict) and change.get("unreachable"):
+        return change.get("kubelet_numa_batch") or "?"
+    return variables.get("kubelet_numa_batch_started")
+
+
 def _state(variables):
     preflight = variables.get("kubelet_numa_preflight")
     summary = variables.get("kubelet_numa_summary") or {}
@@ -61,9 +71,11 @@ def _state(variables):
         if result == "rolled back":
             return "rolled back", failure
         return "failed", failure or result
-    if not summary and variables.get("kubelet_numa_batch_started"):
-        return "unreachable", ("lost during its change in batch %s (connection cut or host down); the next run finishes "
-                               "or rolls back the change from the host's journal" % variables["kubelet_numa_batch_started"])
+    lost = _lost_in_batch(variables)
+    if not summary and lost:
+        return "unreachable", ("lost during its change in batch %s (connection cut or host down); the transaction on the "
+                               "host finishes or restores the change by itself, else the next run does from the host's "
+                               "journal" % lost)
     if not summary:
         return "untouched", "the rollout stopped before this host's batch"
     if result.startswith("would"):
@@ -95,7 +107,7 @@ def rollout_summary(hostvars, hosts):
         counts[row["state"]] = counts.get(row["state"], 0) + 1
     return {"hosts": rows, "lines": lines, "counts": counts, "bad": [r["host"] for r in rows if r["state"] in BAD],
             "failed_changes": [r["host"] for r, v in zip(rows, (host_variables("rollout_summary", hostvars, h) for h in hosts))
-                               if v.get("kubelet_numa_failed") or (r["state"] == "unreachable" and v.get("kubelet_numa_batch_started"))]}
+                               if v.get("kubelet_numa_failed") or (r["state"] == "unreachable" and _lost_in_batch(v))]}
 
 
 class FilterModule:

@@ -125,7 +125,7 @@ options:
   pause_dir:
     description:
       - Test hook. When C(<pause_dir>/pause-<step>) exists, the module writes C(reached-<step>) there after recording
-        the step and waits for C(continue-<step>). Never set in production.
+        the step (C(status) - after reading the status) and waits for C(continue-<step>). Never set in production.
     type: path
   pause_timeout:
     description: Seconds the test hook waits. 0 to 86400.

@@ -364,6 +364,7 @@ def run(p: Dict[str, Any], run_command: Callable[..., Any], check_mode: bool,
                       plan_current=rollout.plan_is_current(p["plan_inputs"]) if p.get("plan_inputs") is not None else None)
         if p.get("health_url"):
             result["health"] = host.probe()
+        _pause(p, "status")
         return result
 
     if operation == "transaction":
