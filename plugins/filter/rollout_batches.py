@@ -39,9 +39,13 @@ EXAMPLES = r"""
 
 RETURN = r"""
 _value:
-  description: C(targets) (host names, in order) and C(batches) (lists of host names, in order).
+  description:
+    - C(targets) (host names, in order), C(batches) (lists of host names, in order), C(batch_of) (host name to the index
+      of its batch) and C(started) (when the first host's preflight decided, seconds since the epoch; now when none did).
   type: dict
 """
+
+import time
 
 from ansible.errors import AnsibleFilterError
 
@@ -63,7 +67,11 @@ def rollout_batches(hostvars, hosts, batch_size=1):
     targets = [h for h in names if host_variables("rollout_batches", hostvars, h).get("kubelet_numa_inputs") is not None]
     per_batch = batch_hosts(batch_size, len(names))
     batches = [names[i:i + per_batch] for i in range(0, len(names), per_batch)]
-    return {"targets": targets, "batches": [[h for h in b if h in targets] for b in batches if set(b) & set(targets)]}
+    batches = [[h for h in b if h in targets] for b in batches if set(b) & set(targets)]
+    decided = [host_variables("rollout_batches", hostvars, h).get("kubelet_numa_decided_at") for h in targets]
+    decided = [float(t) for t in decided if isinstance(t, (int, float))]
+    return {"targets": targets, "batches": batches, "batch_of": dict((h, i) for i, b in enumerate(batches) for h in b),
+            "started": min(decided) if decided else time.time()}
 
 
 class FilterModule:

@@ -95,4 +95,7 @@ def test_rollout_batches_cuts_targets_as_serial_does():
     assert rollout_batches(hostvars, hosts, 2)["batches"][0] == ["h01", "h02"]
     assert rollout_batches(hostvars, hosts, "25%")["batches"][:2] == [["h01", "h02"], ["h03", "h04"]]  # 11 hosts x 25% = 2
     assert rollout_batches(hostvars, hosts)["targets"] == hosts[:-1]
+    hostvars["h03"]["kubelet_numa_decided_at"], hostvars["h05"]["kubelet_numa_decided_at"] = 20.0, 10.0
+    cut = rollout_batches(hostvars, hosts, 2)
+    assert cut["batch_of"]["h05"] == 2 and cut["started"] == 10.0
     assert len(rollout_batches(hostvars, hosts, "1%")["batches"]) == 10
