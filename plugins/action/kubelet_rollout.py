@@ -122,10 +122,8 @@ class ActionModule(ActionBase):
         host = task_vars.get("inventory_hostname", "?")
         if decide is not None and args["operation"] == "status" and not answer.get("failed") and not answer.get("unreachable"):
             self._decide(result, host, decide, task_vars)
-        if isinstance(report, dict) and args["operation"] == "transaction":
-            result["kubelet_numa_batch"] = report.get("batch")  # also in an unreachable result (the summary names the batch)
-            if not answer.get("unreachable"):
-                self._report(result, host, report)
+        if isinstance(report, dict) and args["operation"] == "transaction" and not answer.get("unreachable"):
+            self._report(result, host, report)
         return result
 
     def _decide(self, result, host, decide, task_vars):

@@ -13,8 +13,8 @@ short_description: The hosts a playbooks/apply.yml rollout targets, and its batc
 version_added: 0.3.0
 description:
   - The targeted hosts are the play's hosts that took part in the preflight (they registered C(kubelet_numa_inputs),
-    also when they did not answer), in play order; the batches are those hosts cut as the play's C(serial) keyword cuts
-    them (C(batch_size) hosts, or a percentage of the hosts rounded down, at least 1).
+    also when they did not answer), in play order; the batches are those hosts cut as the batch play's C(serial)
+    keyword cuts them (C(batch_size) hosts, or a percentage of the hosts rounded down, at least 1).
 options:
   _input:
     description: C(hostvars).
@@ -65,9 +65,9 @@ def rollout_batches(hostvars, hosts, batch_size=1):
 
     names = host_names("rollout_batches", hostvars, hosts)
     targets = [h for h in names if host_variables("rollout_batches", hostvars, h).get("kubelet_numa_inputs") is not None]
-    per_batch = batch_hosts(batch_size, len(names))
-    batches = [names[i:i + per_batch] for i in range(0, len(names), per_batch)]
-    batches = [[h for h in b if h in targets] for b in batches if set(b) & set(targets)]
+    # the batch play's hosts are the targets (same pattern, without localhost), so serial cuts them
+    per_batch = batch_hosts(batch_size, len(targets))
+    batches = [targets[i:i + per_batch] for i in range(0, len(targets), per_batch)]
     decided = [host_variables("rollout_batches", hostvars, h).get("kubelet_numa_decided_at") for h in targets]
     decided = [float(t) for t in decided if isinstance(t, (int, float))]
     return {"targets": targets, "batches": batches, "batch_of": dict((h, i) for i, b in enumerate(batches) for h in b),

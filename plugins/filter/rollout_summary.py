@@ -30,6 +30,9 @@ options:
     type: list
     elements: str
     required: true
+  batch_of:
+    description: Host name to the index (from 0) of its batch (C(rollout_batches)' C(batch_of)), to name the batch of a lost host.
+    type: dict
 """
 
 EXAMPLES = r"""
@@ -49,16 +52,16 @@ _value:
 BAD = ("failed", "rolled back", "unreachable")
 
 
-def _lost_in_batch(variables):
+def _lost_in_batch(variables, batch=None):
     """The batch in which the host's change lost its connection (or None): the kubelet_numa_change
     result was unreachable (or, as before issue 22, the batch started without a summary)."""
     change = variables.get("kubelet_numa_change") or {}
     if isinstance(change, dict) and change.get("unreachable"):
-        return change.get("kubelet_numa_batch") or "?"
+        return batch or "?"
     return variables.get("kubelet_numa_batch_started")
 
 
-def _state(variables):
+def _state(variables, batch=None):
     preflight = variables.get("kubelet_numa_preflight")
     summary = variables.get("kubelet_numa_summary") or {}
     result = str(summary.get("result") or "").strip()
@@ -71,7 +74,7 @@ def _state(variables):
         if result == "rolled back":
             return "rolled back", failure
         return "failed", failure or result
-    lost = _lost_in_batch(variables)
+    lost = _lost_in_batch(variables, batch)
     if not summary and lost:
         return "unreachable", ("lost during its change in batch %s (connection cut or host down); the transaction on the "
                                "host finishes or restores the change by itself, else the next run does from the host's "
@@ -85,14 +88,14 @@ def _state(variables):
     return "changed", result
 
 
-def rollout_summary(hostvars, hosts):
+def rollout_summary(hostvars, hosts, batch_of=None):
     from ansible_collections.numaguard.kubelet.plugins.plugin_utils.hostvars import host_names, host_variables
 
     hosts = host_names("rollout_summary", hostvars, hosts)
     rows = []
     for host in hosts:
         variables = host_variables("rollout_summary", hostvars, host)
-        state, detail = _state(variables)
+        state, detail = _state(variables, (batch_of or {}).get(host, -1) + 1 if isinstance(batch_of, dict) and host in batch_of else None)
         summary = variables.get("kubelet_numa_summary") or {}
         recovered = summary.get("recovered") or None
         if recovered:
