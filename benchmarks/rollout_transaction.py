@@ -7,7 +7,7 @@ drop-in, restart, wait for /healthz) on a 10-host simulated fleet, batch 2, roun
 machine load affects both alike; then ``apply.yml --check --diff`` against ``discover.yml`` on the
 same hosts (issue 22). Prints the wall times, their ratios and the task results per host (ok /
 skipped / changed from the recap). Each round resets every host (main config, ``none`` state files,
-kubelet restarted) and rolls out a Topology Manager change (restart only, so both do the same work
+kubelet restarted) and rolls out a Topology Manager scope change (restart only, so both do the same work
 on the host). Needs root (the fleet).
 Run: ``.venv/bin/python benchmarks/rollout_transaction.py [--rounds 3] [--hosts 10] [--batch 2] [--tree DIR]``.
 """
@@ -31,8 +31,8 @@ sys.path.insert(0, HERE)
 
 from rollout_overhead import BIN, collection_path, env, fleetlib, reset  # noqa: E402  (benchmarks/rollout_overhead.py)
 
-SETTINGS = {"topologyManagerPolicy": "restricted"}
-DROPIN = "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\ntopologyManagerPolicy: restricted\n"
+SETTINGS = {"topologyManagerScope": "pod"}  # valid on every bundled machine class, restart only
+DROPIN = "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\ntopologyManagerScope: pod\n"
 
 
 def recap(output):
