@@ -50,6 +50,15 @@ def controller_identity():
             "pid_start": ticks or "", "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(began or time.time()))}
 
 
+def plan_dirs(plan):
+    """The kubelet directories a change may touch, from kubelet_config's plan: its root and drop-in
+    directories and the directories of the main config and of the file it writes."""
+    locations = plan.get("locations") or {}
+    found = [locations.get("root_dir"), locations.get("config_dir"), os.path.dirname(locations.get("config") or ""),
+             os.path.dirname(plan.get("path") or "")]
+    return list(dict.fromkeys(d for d in found if d))
+
+
 def holder_is_dead(holder, identity):
     """Whether a lock record names a process of this controller that no longer runs."""
     if not isinstance(holder, dict) or holder.get("controller") != identity["controller"]:
@@ -74,6 +83,12 @@ class ActionModule(ActionBase):
         result = super().run(tmp, task_vars)
         del tmp
         args = dict(self._task.args)
+        # controller-side inputs of the role's decisions (issue 22), never sent to the host
+        decide = args.pop("decide", None)
+        report = args.pop("report", None)
+        plan = (decide or report or {}).get("plan") if isinstance(decide or report, dict) else None
+        if "kubelet_dirs" not in args and isinstance(plan, dict):
+            args["kubelet_dirs"] = plan_dirs(plan)
         identity = controller_identity()
         for key, value in identity.items():
             if args.get(key) in (None, ""):
@@ -81,9 +96,11 @@ class ActionModule(ActionBase):
         answer = self._execute_module(module_name="numaguard.kubelet.kubelet_rollout", module_args=args, task_vars=task_vars)
         holder = answer.get("lock_holder")
         if args["operation"] == "status" and holder:
-            answer["lock_stale"] = holder_is_dead(holder, identity)
+            # a transaction holds its own flock: while it runs it is alive, whatever became of its controller
+            answer["lock_stale"] = holder_is_dead(holder, identity) and not holder.get("transaction")
             answer["change_id"] = identity["change_id"]
-        if answer.get("failed") and args["operation"] == "begin" and holder and holder_is_dead(holder, identity) \
+        if answer.get("failed") and args["operation"] in ("begin", "transaction") and holder and holder_is_dead(holder, identity) \
+                and not holder.get("transaction") \
                 and not args.get("take_over"):
             args["take_over"] = holder.get("change_id")
             answer = self._execute_module(module_name="numaguard.kubelet.kubelet_rollout", module_args=args, task_vars=task_vars)
@@ -102,4 +119,52 @@ class ActionModule(ActionBase):
             answer["msg"] = "%s. If that run is dead, clear the lock as docs/rollout.md says (kubelet_numa_break_lock=%s)" % (
                 answer.get("msg", ""), holder.get("change_id"))
         result.update(answer)
+        host = task_vars.get("inventory_hostname", "?")
+        if decide is not None and args["operation"] == "status" and not answer.get("failed") and not answer.get("unreachable"):
+            self._decide(result, host, decide, task_vars)
+        if isinstance(report, dict) and args["operation"] == "transaction" and not answer.get("unreachable"):
+            self._report(result, host, report)
         return result
+
+    def _decide(self, result, host, decide, task_vars):
+        """operation=status with ``decide`` (plan, readmit, options): the preflight's conclusion as facts."""
+        from ansible_collections.numaguard.kubelet.plugins.plugin_utils.rollout_decision import decide as conclude
+        from ansible_collections.numaguard.kubelet.plugins.plugin_utils.rollout_decision import summary_line
+
+        if not isinstance(decide, dict) or not isinstance(decide.get("plan"), dict):
+            result.update(failed=True, msg="decide: give plan (kubelet_config's result), readmit and options")
+            return
+        readmit = decide.get("readmit")
+        if isinstance(readmit, dict) and (readmit.get("skipped") or "readmit" not in readmit):
+            readmit = None
+        decision = conclude(host, decide["plan"], result, readmit, dict(decide.get("options") or {}, state_dir=result.get("state_dir")),
+                            bool(self._play_context.check_mode))
+        result["decision"] = decision
+        display.display("%s: %s" % (host, decision["explain"]))
+        if decision["warning"]:
+            display.warning(decision["warning"])
+        if decision["refuse"]:
+            result.update(failed=True, msg=decision["refuse"])
+            return
+        facts = {"kubelet_numa_preflight": "ok", "kubelet_numa_decision": decision, "kubelet_numa_decided_at": time.time()}
+        if decision["summary"]:
+            facts["kubelet_numa_summary"] = decision["summary"]
+            display.display(summary_line(decision["summary"], bool(self._play_context.check_mode)))
+        result["ansible_facts"] = facts
+
+    def _report(self, result, host, report):
+        """operation=transaction with ``report`` (plan, drain_result, kubectl, ...): the host's summary fact."""
+        from ansible_collections.numaguard.kubelet.plugins.plugin_utils.rollout_decision import drain_note, summary_fact, summary_line
+
+        plan = report.get("plan") if isinstance(report.get("plan"), dict) else {}
+        note = drain_note(report)
+        if note:
+            display.display(note)
+        if result.get("failed"):
+            summary = summary_fact(host, plan, result, True)
+            result["kubelet_numa_summary"] = summary  # the role's rescue records it
+            return
+        notes = ["skipping cordon and drain of node %s" % report.get("node_name")] if note else []
+        summary = summary_fact(host, plan, result, bool(result.get("applies")), notes)
+        display.display(summary_line(summary))
+        result["ansible_facts"] = {"kubelet_numa_summary": summary, "kubelet_numa_result": summary["result"]}

@@ -15,7 +15,8 @@ description:
   - Reads the facts the C(numaguard.kubelet.kubelet_numa) role and C(playbooks/apply.yml) leave on each host
     (C(kubelet_numa_preflight), C(kubelet_numa_summary), C(kubelet_numa_failed)) and classifies every targeted host.
   - C(unreachable) - no preflight result (the host never answered), or its batch started and it was lost before its
-    change reported back (C(kubelet_numa_batch_started) set, no C(kubelet_numa_summary)); C(failed) - its preflight or its change failed
+    change reported back (C(kubelet_numa_change) unreachable, or C(kubelet_numa_batch_started) set, no
+    C(kubelet_numa_summary)); C(failed) - its preflight or its change failed
     (nothing or everything restored; see C(detail)); C(rolled back) - the change failed and the previous files were
     restored; C(changed) - applied, state repaired, kubelet brought back, or an interrupted change finished or undone;
     C(unchanged); C(untouched) - the rollout stopped before its batch; C(would change) - check mode.
@@ -29,6 +30,9 @@ options:
     type: list
     elements: str
     required: true
+  batch_of:
+    description: Host name to the index (from 0) of its batch (C(rollout_batches)' C(batch_of)), to name the batch of a lost host.
+    type: dict
 """
 
 EXAMPLES = r"""
@@ -48,7 +52,16 @@ _value:
 BAD = ("failed", "rolled back", "unreachable")
 
 
-def _state(variables):
+def _lost_in_batch(variables, batch=None):
+    """The batch in which the host's change lost its connection (or None): the kubelet_numa_change
+    result was unreachable (or, as before issue 22, the batch started without a summary)."""
+    change = variables.get("kubelet_numa_change") or {}
+    if isinstance(change, dict) and change.get("unreachable"):
+        return batch or "?"
+    return variables.get("kubelet_numa_batch_started")
+
+
+def _state(variables, batch=None):
     preflight = variables.get("kubelet_numa_preflight")
     summary = variables.get("kubelet_numa_summary") or {}
     result = str(summary.get("result") or "").strip()
@@ -61,9 +74,11 @@ def _state(variables):
         if result == "rolled back":
             return "rolled back", failure
         return "failed", failure or result
-    if not summary and variables.get("kubelet_numa_batch_started"):
-        return "unreachable", ("lost during its change in batch %s (connection cut or host down); the next run finishes "
-                               "or rolls back the change from the host's journal" % variables["kubelet_numa_batch_started"])
+    lost = _lost_in_batch(variables, batch)
+    if not summary and lost:
+        return "unreachable", ("lost during its change in batch %s (connection cut or host down); the transaction on the "
+                               "host finishes or restores the change by itself, else the next run does from the host's "
+                               "journal" % lost)
     if not summary:
         return "untouched", "the rollout stopped before this host's batch"
     if result.startswith("would"):
@@ -73,14 +88,14 @@ def _state(variables):
     return "changed", result
 
 
-def rollout_summary(hostvars, hosts):
+def rollout_summary(hostvars, hosts, batch_of=None):
     from ansible_collections.numaguard.kubelet.plugins.plugin_utils.hostvars import host_names, host_variables
 
     hosts = host_names("rollout_summary", hostvars, hosts)
     rows = []
     for host in hosts:
         variables = host_variables("rollout_summary", hostvars, host)
-        state, detail = _state(variables)
+        state, detail = _state(variables, (batch_of or {}).get(host, -1) + 1 if isinstance(batch_of, dict) and host in batch_of else None)
         summary = variables.get("kubelet_numa_summary") or {}
         recovered = summary.get("recovered") or None
         if recovered:
@@ -95,7 +110,7 @@ def rollout_summary(hostvars, hosts):
         counts[row["state"]] = counts.get(row["state"], 0) + 1
     return {"hosts": rows, "lines": lines, "counts": counts, "bad": [r["host"] for r in rows if r["state"] in BAD],
             "failed_changes": [r["host"] for r, v in zip(rows, (host_variables("rollout_summary", hostvars, h) for h in hosts))
-                               if v.get("kubelet_numa_failed") or (r["state"] == "unreachable" and v.get("kubelet_numa_batch_started"))]}
+                               if v.get("kubelet_numa_failed") or (r["state"] == "unreachable" and _lost_in_batch(v))]}
 
 
 class FilterModule:

@@ -25,6 +25,19 @@ description:
     replaced (RV(stale_lock_replaced)). It then finishes an unfinished earlier change when its new configuration is completely in
     place and the kubelet is healthy with it, or rolls it back from its own backup; RV(recovered) says which
     and why. It then probes the kubelet's health.
+  - O(operation=transaction) performs a whole change in this one module process, which takes the C(flock) of
+    C(rollout.lock) itself and holds it for its whole life (no holder process, no lease on file times); it finishes or
+    rolls back an unfinished earlier change, plans O(settings) from the files as they are now (as
+    M(numaguard.kubelet.kubelet_config) does, with the host's kubelet version), then journals, stops the kubelet (when
+    a state file must be reset), backs up and moves the state files, writes the configuration, starts the kubelet and
+    gates on its health (service, O(health_url), O(configz_url) where it answers, and the state files checked against
+    the new configuration as the kubelet checks them at start-up), and finishes the journal; on any failure it restores
+    its own backup and restarts the previous configuration. Before each destructive step it checks that it still owns
+    the change (fencing) - the lock file is the one it locked, its record names this change, and no take-over asked it to
+    stop (SIGTERM); a fenced change restores what it changed, or changed nothing, and RV(fenced) says which. A change
+    of another run finished since this run's preflight read the journal (O(preflight_journal)) fences it before anything.
+    Configuration as intended and a healthy kubelet whose state files the kubelet would refuse at its next start is not
+    converged, refused with the reason, or repaired with O(repair_state).
   - O(operation=status) reads the lock, the journal and the health, changing nothing (used in check mode).
   - O(operation=step) records the step reached; O(operation=finish) closes the journal and releases the lock;
     O(operation=release) only releases it; O(operation=wait_healthy) waits until the kubelet is healthy.
@@ -41,7 +54,7 @@ options:
   operation:
     description: What to do.
     type: str
-    choices: [status, begin, step, wait_healthy, finish, release]
+    choices: [status, begin, step, wait_healthy, finish, release, transaction]
     required: true
   state_dir:
     description: Directory holding the journal and the lock (the backup root).
@@ -112,7 +125,7 @@ options:
   pause_dir:
     description:
       - Test hook. When C(<pause_dir>/pause-<step>) exists, the module writes C(reached-<step>) there after recording
-        the step and waits for C(continue-<step>). Never set in production.
+        the step (C(status) - after reading the status) and waits for C(continue-<step>). Never set in production.
     type: path
   pause_timeout:
     description: Seconds the test hook waits. 0 to 86400.
@@ -130,6 +143,70 @@ options:
         read, listing of the drop-in directory). O(operation=status) and O(operation=begin) then return
         RV(plan_current), whether those inputs are unchanged, so that a plan made earlier in the run can be reused.
     type: dict
+  settings:
+    description: O(operation=transaction) - the KubeletConfiguration fields to manage (as M(numaguard.kubelet.kubelet_config)).
+    type: dict
+  config_mode:
+    description: O(operation=transaction) - C(dropin) (own file in the drop-in directory) or C(merge) (the main file).
+    type: str
+    choices: [dropin, merge]
+    default: dropin
+  path:
+    description: O(operation=transaction) - the file to write (the preflight plan's C(path)).
+    type: path
+  config:
+    description: O(operation=transaction) - the kubelet's C(--config) file.
+    type: path
+  config_dir:
+    description: O(operation=transaction) - the kubelet's C(--config-dir).
+    type: path
+  root_dir:
+    description: O(operation=transaction) - the kubelet's C(--root-dir) (its state files).
+    type: path
+  kubelet_version:
+    description: O(operation=transaction) - the kubelet's release; default the host's C(kubelet --version), else the newest known.
+    type: str
+  validate_host:
+    description: O(operation=transaction) - check the settings against the host's NUMA topology.
+    type: bool
+    default: true
+  sysfs_root:
+    description: O(operation=transaction) - sysfs root read for O(validate_host) when O(topology) is not given.
+    type: path
+    default: /
+  topology:
+    description: O(operation=transaction) - the host's C(numa_topology) fact (else read from O(sysfs_root)).
+    type: dict
+  mode_bits:
+    description: O(operation=transaction) - permissions of a newly created configuration file.
+    type: str
+    default: "0644"
+  backup_keep:
+    description: O(operation=transaction) - backups kept (older ones are pruned after the new one); 0 keeps all. 0 to 10000.
+    type: int
+    default: 10
+  repair_state:
+    description: O(operation=transaction) - move state files the kubelet would refuse aside even when the configuration is as intended.
+    type: bool
+    default: false
+  restart:
+    description: O(operation=transaction) - restart the kubelet after the change (false - write only).
+    type: bool
+    default: true
+  service_restart_cmd:
+    description: O(operation=transaction) - command restarting the kubelet (a change that resets no state file).
+    type: str
+  service_logs_cmd:
+    description: O(operation=transaction) - command printing the kubelet's recent log (its complaint is quoted on a rollback).
+    type: str
+  preflight_journal:
+    description:
+      - O(operation=transaction) - C(change_id), C(status) and C(updated) of the journal as this run's preflight read
+        it (RV(journal) of O(operation=status)); a different journal now fences this run before it changes anything.
+    type: dict
+  host_name:
+    description: O(operation=transaction) - the inventory name used in messages.
+    type: str
 attributes:
   check_mode:
     support: full
@@ -199,8 +276,28 @@ health:
   type: dict
 released:
   description: Whether the lock was released.
-  returned: operation=finish, release
+  returned: operation=finish, release, transaction
   type: bool
+result:
+  description:
+    - What the transaction did - C(applied), C(state repaired), C(unchanged), C(kubelet brought back (...)),
+      C(interrupted change <id> completed|rolled back), C(rolled back), C(failed (rollback not healthy)),
+      C(fenced, rolled back) or C(fenced, nothing changed).
+  returned: operation=transaction
+  type: str
+fenced:
+  description: Why this change stopped owning the host (null when it was not fenced).
+  returned: operation=transaction
+  type: str
+did:
+  description: What a rolled back or fenced change had done before it stopped, in order.
+  returned: operation=transaction, when rolled back
+  type: list
+  elements: str
+backup_dir:
+  description: The change's own backup of the config and state files.
+  returned: operation=transaction, when a backup was made
+  type: str
 """
 
 from ansible.module_utils.basic import AnsibleModule

@@ -2,9 +2,10 @@
 # Copyright: numaguard.kubelet contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The controller (ansible-playbook) SIGKILLed at each journal step of a rollout, then a rerun:
-the interrupted change is finished or undone from its own backup. Two hosts are enough
-(the change runs --limit to the first); see tests/fleet/apply_fleet.py.
+"""The controller (ansible-playbook) and the host's transaction process SIGKILLed at each journal
+step of a rollout, then a rerun: the interrupted change is finished or undone from its own backup.
+The controller alone killed: the transaction on the host finishes the change by itself (issue 22).
+Two hosts are enough (the change runs --limit to the first); see tests/fleet/apply_fleet.py.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from apply_fleet import (  # noqa: E402  (tests/fleet/apply_fleet.py: the shared
     host_paths,
     journal_of,
     kill_controller,
+    kill_on_host,
     module_fleet,
     pause_at,
     playbook,
@@ -34,6 +36,7 @@ from apply_fleet import (  # noqa: E402  (tests/fleet/apply_fleet.py: the shared
     release_pause,
     reset_fleet,
     start_playbook,
+    wait_final,
     wait_for,
 )
 
@@ -42,19 +45,22 @@ fleet = module_fleet(["intel-2s", "vm-single"])
 
 
 @pytest.mark.parametrize("step", ["stopped", "backed_up", "written", "started", "rolling_back"])
-def test_controller_killed_at_each_step_then_rerun_converges(fleet, step):
-    """SIGKILL of ansible-playbook after stop / state move / config write / during the health
-    wait / during a rollback; the next run finishes or undoes the change from its own backup,
-    says which, and ends with a healthy kubelet on the complete new configuration."""
+def test_change_killed_at_each_step_then_rerun_converges(fleet, step):
+    """SIGKILL of ansible-playbook AND of the host's transaction process (a crash, an OOM kill, a
+    reboot) after stop / state move / config write / during the health wait / during a rollback; the
+    next run finishes or undoes the change from its own backup, says which, and ends with a healthy
+    kubelet on the complete new configuration."""
     reset_fleet(fleet)
     host = fleet["hosts"][0]
     paths = host_paths(host)
     pause = pause_at(host, step)
-    if step == "rolling_back":  # the new configuration fails to start, so the role rolls back
+    if step == "rolling_back":  # the new configuration fails to start, so the transaction rolls back
         open(os.path.join(paths["run"], "fail-next-start"), "w").close()
     proc = start_playbook(fleet, STATIC, "--limit", host["name"])
-    wait_for(os.path.join(pause, "reached-" + step), proc)
+    reached = os.path.join(pause, "reached-" + step)
+    wait_for(reached, proc)
     kill_controller(proc)
+    assert kill_on_host(host, int(read(reached))), "the transaction process was not found on %s" % host["name"]
     release_pause(pause, step)
     interrupted = journal_of(host)
     assert interrupted["status"] == "in progress" and interrupted["step"] == step
@@ -63,7 +69,8 @@ def test_controller_killed_at_each_step_then_rerun_converges(fleet, step):
     action = "completed" if step in ("written", "started") else "rolled back"
     assert "interrupted change %s %s" % (interrupted["change_id"], action) in rerun.stdout, \
         rerun.stdout[rerun.stdout.find("Per-host summary"):][:3000] + rerun.stdout[-3000:]
-    assert "took over the stale lock" in rerun.stdout + rerun.stderr  # the dead run's lock, from this controller
+    # the dead change's lock record: its flock went with its process
+    assert "replaced the stale lock record of change %s" % interrupted["change_id"] in rerun.stdout + rerun.stderr
     # the interrupted change's own backup holds the originals, byte for byte (none was made before the move)
     backup_dir = os.path.join(host["root"], interrupted["backup_dir"].lstrip("/"))
     if step == "stopped":
@@ -78,3 +85,24 @@ def test_controller_killed_at_each_step_then_rerun_converges(fleet, step):
     assert read(paths["memory"]) == MEMORY_STATE.encode()
     assert healthy(fleet, host)
     assert journal_of(host)["status"] == "done"
+
+
+def test_controller_killed_mid_change_the_host_finishes_the_transaction_alone(fleet):
+    """Only the controller dies (SIGKILL) while the kubelet is stopped: the transaction on the host
+    holds the change by itself, finishes it (healthy, journal done, lock released) and the next run
+    finds the host converged."""
+    reset_fleet(fleet)
+    host = fleet["hosts"][0]
+    paths = host_paths(host)
+    pause = pause_at(host, "stopped")
+    proc = start_playbook(fleet, STATIC, "--limit", host["name"])
+    wait_for(os.path.join(pause, "reached-stopped"), proc)
+    kill_controller(proc)
+    release_pause(pause, "stopped")
+    journal = wait_final(host)
+    assert journal["status"] == "done", journal
+    assert json.loads(read(paths["cpu"]))["policyName"] == "static" and healthy(fleet, host)
+    assert read(os.path.join(paths["backups"], "rollout.lock")) == b""
+    rerun = playbook(fleet, STATIC, "--limit", host["name"])
+    assert rerun.returncode == 0, rerun.stdout[-5000:]
+    assert "%s: unchanged" % host["name"] in rerun.stdout, rerun.stdout[-3000:]

@@ -279,6 +279,46 @@ def cut_ssh(host):
     return victims
 
 
+def kill_on_host(host, ns_pid):
+    """SIGKILL the process ``ns_pid`` (its pid inside the host's PID namespace, as the rollout module
+    writes it into ``reached-<step>``): the module dies mid-change as in a crash or an OOM kill."""
+    init = host["init_pid"]
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open("/proc/%s/status" % entry) as handle:
+                nspid = [line.split()[1:] for line in handle if line.startswith("NSpid:")]
+        except OSError:
+            continue
+        if nspid and len(nspid[0]) > 1 and nspid[0][-1] == str(ns_pid) and _below(int(entry), init):
+            os.kill(int(entry), signal.SIGKILL)
+            return True
+    return False
+
+
+def _below(pid, ancestor):
+    while pid > 1:
+        try:
+            with open("/proc/%d/stat" % pid) as handle:
+                pid = int(handle.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            return False
+        if pid == ancestor:
+            return True
+    return False
+
+
+def wait_final(host, timeout=180):
+    """The host's journal once its change is no longer in progress (an orphaned transaction goes on)."""
+    deadline = time.time() + timeout
+    while True:
+        journal = journal_of(host)
+        if journal.get("status") != "in progress" or time.time() > deadline:
+            return journal
+        time.sleep(0.2)
+
+
 def flock_held(path):
     """Whether some process holds the flock of ``path`` (tried from outside the host's namespaces)."""
     with open(path, "rb") as handle:

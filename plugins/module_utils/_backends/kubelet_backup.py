@@ -14,7 +14,6 @@ from __future__ import absolute_import, annotations, division, print_function
 
 __metaclass__ = type
 
-import os
 from typing import Any, Dict
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.backup import (
@@ -28,6 +27,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.
     plan_restore,
     prune_backups,
     restore_backup,
+    space_wanted,
 )
 
 
@@ -45,16 +45,6 @@ def check_params(p):
         raise BackupError("keep: %d is negative; use 0 to keep every backup" % p["keep"])
 
 
-def needed_bytes(paths):
-    total = 0
-    for path in paths:
-        try:
-            total += os.path.getsize(path)
-        except OSError:
-            pass
-    return total
-
-
 def _operate(module: Any) -> Dict[str, Any]:
     """Do the operation; the result dict, or BackupError/OSError."""
     p = module.params
@@ -66,12 +56,7 @@ def _operate(module: Any) -> Dict[str, Any]:
             raise BackupError("backup_root: required by operation=check")
         check_backup_root(p["backup_root"], dirs)
         plan_backup(p["copy"], p["move"], dirs)
-        wanted = [(p["backup_root"], needed_bytes(p["copy"] + p["move"]))]
-        for path in p["copy"]:
-            directory = os.path.dirname(path)
-            if directory not in [w[0] for w in wanted]:
-                wanted.append((directory, needed_bytes([path]) + 65536))
-        return dict(changed=False, writable=check_writable(wanted), files=[], pruned=[])
+        return dict(changed=False, writable=check_writable(space_wanted(p["backup_root"], p["copy"], p["move"])), files=[], pruned=[])
     if operation == "prune":
         if not p["backup_root"]:
             raise BackupError("backup_root: required by operation=prune")

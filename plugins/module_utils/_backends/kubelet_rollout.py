@@ -13,13 +13,19 @@ from __future__ import absolute_import, annotations, division, print_function
 
 __metaclass__ = type
 
+import hashlib
 import http.client
 import os
 import shlex
 import time
 import urllib.parse
-from typing import Any, Callable, Dict, List
+from typing import Any, Callable, Dict, List, Optional
 
+from ansible_collections.numaguard.kubelet.plugins.module_utils._backends.kubelet_config import argument_spec as kubelet_config_spec
+from ansible_collections.numaguard.kubelet.plugins.module_utils._host.sysfs import SysfsError, read_topology
+from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import InvalidTopology, Topology
+from ansible_collections.numaguard.kubelet.plugins.module_utils._io import write_file
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import KubeletAssumption, VersionError, host_kubelet_version
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config import rollout
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.backup import (
     DEFAULT_KUBELET_DIRS,
@@ -30,8 +36,14 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.
     plan_restore,
     restore_backup,
 )
+from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.config import KubeletConfigError
+from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.plan import kubelet_reservation_validator, plan_change
+from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.settings import SettingsError
+from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.transaction import OwnedLock, Transaction
 
-OPERATIONS = ("status", "begin", "step", "wait_healthy", "finish", "release")
+#: kubelet_config's options that operation=transaction takes as they are (its plan is made under the lock).
+PLAN_OPTIONS = ("path", "config", "config_dir", "root_dir", "kubelet_version", "validate_host", "sysfs_root", "topology", "mode_bits")
+OPERATIONS = ("status", "begin", "step", "wait_healthy", "finish", "release", "transaction")
 #: Options filled in by the action plugin from the controller process (a task may set them too,
 #: for example when the module is run by hand to finish a change; see docs/rollout.md).
 HOLDER_OPTIONS = ("change_id", "controller", "pid", "started")
@@ -65,6 +77,17 @@ def argument_spec() -> Dict[str, Dict[str, Any]]:
         pause_timeout=dict(type="float", default=300.0),
         lock_lease=dict(type="int", default=rollout.DEFAULT_LEASE),
         plan_inputs=dict(type="dict"),
+        # operation=transaction: the change itself, planned under the lock with kubelet_config's options
+        settings=dict(type="dict"),
+        config_mode=dict(type="str", choices=["dropin", "merge"], default="dropin"),
+        backup_keep=dict(type="int", default=10),
+        repair_state=dict(type="bool", default=False),
+        restart=dict(type="bool", default=True),
+        service_restart_cmd=dict(type="str"),
+        service_logs_cmd=dict(type="str"),
+        preflight_journal=dict(type="dict"),
+        host_name=dict(type="str"),
+        **dict((name, option) for name, option in kubelet_config_spec().items() if name in PLAN_OPTIONS)
     )
 
 
@@ -108,16 +131,24 @@ class Host:
     def probe(self, use_expected: bool = True) -> Dict[str, Any]:
         """One health probe; ``use_expected=False`` skips /configz (after a rollback the files, and
         so the fields in force, are the old ones, which ``expected`` does not describe)."""
+        return self.probe_for(self.p.get("expected") if use_expected else None)
+
+    def probe_for(self, expected: Any) -> Dict[str, Any]:
+        """One health probe, /configz compared with ``expected`` (None: not compared)."""
         return rollout.check_health(lambda: self.command("service_status_cmd"), self.fetch, self.p["health_url"],
-                                    self.p.get("configz_url") or None, self.p.get("expected") if use_expected else None)
+                                    self.p.get("configz_url") or None, expected)
 
     def wait_healthy(self, use_expected: bool = True) -> Dict[str, Any]:
-        result = self.probe(use_expected)
+        return self.wait_for(self.p.get("expected") if use_expected else None)
+
+    def wait_for(self, expected: Any) -> Dict[str, Any]:
+        """Probe until healthy, at most ``retries`` more times ``delay`` seconds apart (both bounded)."""
+        result = self.probe_for(expected)
         for _attempt in range(max(0, self.p["retries"])):
             if result["healthy"]:
                 break
             time.sleep(max(0.0, self.p["delay"]))
-            result = self.probe(use_expected)
+            result = self.probe_for(expected)
         return result
 
 
@@ -207,7 +238,12 @@ OPTION_BOUNDS = {
     "delay": (0.0, 600.0),
     "pause_timeout": (0.0, 86400.0),
     "lock_lease": (60, 7 * 86400),
+    "backup_keep": (0, 10000),
 }
+
+
+#: The longest health wait (``retries`` x ``delay``) a rollout accepts: one hour.
+MAX_HEALTH_WAIT = 3600
 
 
 def check_bounds(p: Dict[str, Any]) -> None:
@@ -219,10 +255,88 @@ def check_bounds(p: Dict[str, Any]) -> None:
         if not low <= value <= high:  # also False for NaN
             raise BackupError("%s: %r is out of bounds (%s to %s%s)" % (
                 option, value, low, high, "; the default is %d" % rollout.DEFAULT_LEASE if option == "lock_lease" else " seconds"
-                if option != "retries" else ""))
+                if option in ("delay", "pause_timeout") else ""))
+    if p.get("retries") is not None and p.get("delay") is not None and p["retries"] * p["delay"] > MAX_HEALTH_WAIT:
+        raise BackupError("retries x delay: %d x %ss waits longer than %d seconds for the kubelet; lower one of them"
+                          % (p["retries"], p["delay"], MAX_HEALTH_WAIT))
 
 
-def run(p: Dict[str, Any], run_command: Callable[..., Any], check_mode: bool) -> Dict[str, Any]:
+def _plan_now(p: Dict[str, Any], detect_version: Optional[Callable[[], Optional[str]]]) -> Callable[[], Dict[str, Any]]:
+    """A function planning this run's settings from the files as they are now (the kubelet_config
+    module's plan, with the locations the preflight found; the host's kubelet version decides)."""
+    for option in ("path", "config", "config_dir", "root_dir", "sysfs_root"):
+        if p.get(option) is not None:
+            check_path(option, p[option])
+    if not p.get("settings"):
+        raise BackupError("settings: required by operation=transaction (the KubeletConfiguration fields to manage)")
+    try:
+        version = KubeletAssumption.resolve(p.get("kubelet_version") or None,
+                                            None if p.get("kubelet_version") or detect_version is None else detect_version())
+    except VersionError as exc:
+        raise BackupError(str(exc))
+    topology = None
+    if p["validate_host"]:
+        try:
+            topology = Topology.from_facts(p["topology"]) if p.get("topology") else read_topology(p["sysfs_root"])
+        except (SysfsError, InvalidTopology) as exc:
+            raise BackupError("cannot read the host's NUMA topology for validation: %s "
+                              "(set validate_host: false to skip the host checks)" % exc)
+
+    def plan() -> Dict[str, Any]:
+        try:
+            made = plan_change(p["settings"], mode=p["config_mode"], path=p.get("path"), config=p.get("config"),
+                               config_dir=p.get("config_dir"), root_dir=p.get("root_dir") or "/var/lib/kubelet",
+                               kubelet_version=version, topology=topology,
+                               reservation_validator=kubelet_reservation_validator(version))
+        except SettingsError as exc:
+            raise BackupError("invalid kubelet settings: %s" % "; ".join(exc.errors))
+        except KubeletConfigError as exc:
+            raise BackupError(str(exc))
+        made["intended_sha256"] = hashlib.sha256(made["after"].encode("utf-8", "surrogateescape")).hexdigest()
+        return made
+
+    return plan
+
+
+def transaction(p: Dict[str, Any], host: Host, detect_version: Optional[Callable[[], Optional[str]]] = None,
+                atomic_move: Optional[Callable[[str, str], None]] = None) -> Dict[str, Any]:
+    """operation=transaction: the whole change in this process, which holds the flock throughout."""
+    for option in ("service_start_cmd", "service_stop_cmd", "service_status_cmd", "health_url"):
+        if not p.get(option):
+            raise BackupError("%s: required by operation=transaction" % option)
+    try:
+        mode_bits = int(p["mode_bits"], 8)
+    except ValueError:
+        raise BackupError("mode_bits: %r is not an octal permission such as 0644" % p["mode_bits"])
+    plan = _plan_now(p, detect_version)
+    lock = OwnedLock(p["state_dir"], _holder(p), p["lock_lease"])
+    lock.take(p.get("take_over"))
+
+    def write(path: str, text: str) -> None:
+        directory = os.path.dirname(path) or "."
+        if not os.path.isdir(directory):
+            os.makedirs(directory, 0o755)
+        write_file(path, text.encode("utf-8", "surrogateescape"), None if os.path.exists(path) else mode_bits, rename=atomic_move)
+
+    ops: Dict[str, Callable[..., Any]] = {
+        "command": host.command, "probe": host.probe_for, "wait_healthy": host.wait_for, "plan": plan, "write": write,
+        "pause": lambda step: _pause(p, step), "recover": lambda journal: recover(p, host, journal, False),
+    }
+    try:
+        result = Transaction(p, lock, ops).run()
+    finally:
+        released = lock.release()
+    made = result.pop("plan", None) or {}
+    result.update(released=released, stale_lock_replaced=lock.replaced, stale_lock_free=lock.stale, state_dir=p["state_dir"],
+                  path=made.get("path"), reset=made.get("reset"), effective=made.get("effective"), previous=made.get("previous"))
+    if result.get("msg"):  # rolled back, or fenced: this run's settings are not in force
+        result["failed"] = True
+    return result
+
+
+def run(p: Dict[str, Any], run_command: Callable[..., Any], check_mode: bool,
+        detect_version: Optional[Callable[[], Optional[str]]] = None,
+        atomic_move: Optional[Callable[[str, str], None]] = None) -> Dict[str, Any]:
     """Do ``p["operation"]``; returns the module result (raises BackupError / LockHeld)."""
     check_bounds(p)
     check_path("state_dir", p["state_dir"])
@@ -232,7 +346,7 @@ def run(p: Dict[str, Any], run_command: Callable[..., Any], check_mode: bool) ->
         check_path("pause_dir", p["pause_dir"])
     state_dir = p["state_dir"]
     operation = p["operation"]
-    if operation in ("status", "begin"):
+    if operation in ("status", "begin", "transaction"):
         # the journal and lock live in the backup root: never written through a symlink leading out
         # (later steps run only after begin passed this check)
         check_backup_root(state_dir, p["kubelet_dirs"])
@@ -250,7 +364,17 @@ def run(p: Dict[str, Any], run_command: Callable[..., Any], check_mode: bool) ->
                       plan_current=rollout.plan_is_current(p["plan_inputs"]) if p.get("plan_inputs") is not None else None)
         if p.get("health_url"):
             result["health"] = host.probe()
+        _pause(p, "status")
         return result
+
+    if operation == "transaction":
+        if check_mode:
+            plan = _plan_now(p, detect_version)()
+            journal = rollout.read_journal(state_dir)
+            result.update(path=plan["path"], reset=plan["reset"], needs_write=plan["changed"], journal=journal,
+                          lock_holder=rollout.lock_holder(state_dir))
+            return result
+        return transaction(p, host, detect_version, atomic_move)
 
     if operation == "begin":
         holder = _holder(p)
@@ -329,7 +453,11 @@ def run_module(module: Any) -> None:
     """The module's main: :func:`run` with ``module.params``, ``run_command``, ``check_mode``;
     failures become ``fail_json`` (a lock held by another run names its holder)."""
     try:
-        module.exit_json(**run(module.params, module.run_command, module.check_mode))
+        result = run(module.params, module.run_command, module.check_mode,
+                     lambda: host_kubelet_version(module), getattr(module, "atomic_move", None))
+        if result.pop("failed", False):
+            module.fail_json(**result)
+        module.exit_json(**result)
     except rollout.LockHeld as exc:
         module.fail_json(msg=str(exc), lock_holder=exc.holder)
     except BackupError as exc:

@@ -592,6 +592,25 @@ def _existing_ancestor(path: str) -> str:
     return path
 
 
+def space_wanted(backup_root: str, copy: List[str], move: List[str]) -> List[Any]:
+    """``(directory, bytes)`` a backup of ``copy`` + ``move`` and the rewrite of the copied files need."""
+    def size(paths: List[str]) -> int:
+        total = 0
+        for path in paths:
+            try:
+                total += os.path.getsize(path)
+            except OSError:
+                pass
+        return total
+
+    wanted: List[Any] = [(backup_root, size(copy + move))]
+    for path in copy:
+        directory = os.path.dirname(path)
+        if directory not in [w[0] for w in wanted]:
+            wanted.append((directory, size([path]) + 65536))
+    return wanted
+
+
 def check_writable(directories: Sequence[Tuple[str, int]]) -> List[Dict[str, Any]]:
     """Check that each ``(directory, bytes_needed)`` (or its nearest existing ancestor, where it
     would be created) can take a new file of that size. Writes and removes a probe file.

@@ -94,11 +94,11 @@ def _parse_record(raw: bytes, source: str) -> Optional[Dict[str, Any]]:
     return doc
 
 
-def _read_fd(fd: int, source: str) -> Optional[Dict[str, Any]]:
+def read_fd(fd: int, source: str) -> Optional[Dict[str, Any]]:
     return _parse_record(os.pread(fd, MAX_RECORD_BYTES + 1, 0), source)
 
 
-def _write_fd(fd: int, record: Optional[Dict[str, Any]]) -> None:
+def write_fd(fd: int, record: Optional[Dict[str, Any]]) -> None:
     """Replace the record in place (the flock belongs to the file, so it is never renamed over)."""
     data = json.dumps(record, sort_keys=True).encode("utf-8") + b"\n" if record is not None else b""
     os.ftruncate(fd, 0)
@@ -107,7 +107,7 @@ def _write_fd(fd: int, record: Optional[Dict[str, Any]]) -> None:
     os.fsync(fd)
 
 
-def _try_flock(fd: int, mode: int, wait: float) -> bool:
+def try_flock(fd: int, mode: int, wait: float) -> bool:
     """flock ``fd`` (LOCK_EX or LOCK_SH), retrying up to ``wait`` seconds; whether it was got."""
     deadline = time.time() + wait
     while True:
@@ -130,7 +130,7 @@ def describe_holder(holder: Dict[str, Any]) -> str:
     return text
 
 
-def _ensure_dir(state_dir: str) -> None:
+def ensure_dir(state_dir: str) -> None:
     if not os.path.isdir(state_dir):
         try:
             os.makedirs(state_dir, 0o700)
@@ -138,7 +138,7 @@ def _ensure_dir(state_dir: str) -> None:
             raise BackupError("cannot create %s: %s" % (state_dir, exc.strerror or exc))
 
 
-def _open_lock(path: str, create: bool) -> Optional[int]:
+def open_lock(path: str, create: bool) -> Optional[int]:
     flags = (os.O_RDWR | os.O_CREAT if create else os.O_RDONLY) | getattr(os, "O_NOFOLLOW", 0)
     try:
         return os.open(path, flags, 0o600)
@@ -154,12 +154,12 @@ def lock_state(state_dir: str) -> Dict[str, Any]:
     """``{"record": <lock record or None>, "held": <whether a process holds the flock>}``
     (read-only: a shared flock is tried and dropped at once)."""
     path = os.path.join(state_dir, LOCK)
-    fd = _open_lock(path, create=False)
+    fd = open_lock(path, create=False)
     if fd is None:
         return {"record": None, "held": False}
     try:
-        record = _read_fd(fd, path)
-        held = not _try_flock(fd, fcntl.LOCK_SH, 0)
+        record = read_fd(fd, path)
+        held = not try_flock(fd, fcntl.LOCK_SH, 0)
         return {"record": record, "held": held}
     finally:
         os.close(fd)  # drops the shared flock if it was got
@@ -174,7 +174,7 @@ def lock_holder(state_dir: str) -> Optional[Dict[str, Any]]:
                                "note": "the flock is held but the record is empty (being taken or released)"}
 
 
-def _stop_holder(record: Dict[str, Any]) -> bool:
+def stop_holder(record: Dict[str, Any]) -> bool:
     """SIGTERM the holder process a record names, only if it is that very process (pid + start)."""
     pid = record.get("holder_pid")
     if not pid or not record.get("holder_start") or start_ticks(pid) != record.get("holder_start"):
@@ -194,7 +194,7 @@ def _hold(fd: int, path: str, change_id: str, lease: float) -> None:
         time.sleep(HOLDER_INTERVAL)
         try:
             on_disk, mine = os.stat(path), os.fstat(fd)
-            record = _read_fd(fd, path)
+            record = read_fd(fd, path)
         except (OSError, BackupError):
             return
         if (on_disk.st_dev, on_disk.st_ino) != (mine.st_dev, mine.st_ino) or mine.st_nlink == 0:
@@ -262,14 +262,14 @@ def acquire(state_dir: str, holder: Dict[str, Any], take_over: Optional[str] = N
     holder process is stopped). A record whose flock is free is stale and replaced without it.
     Returns ``{"acquired": True, "replaced": <old record or None>, "stale": bool}``; raises LockHeld.
     """
-    _ensure_dir(state_dir)
+    ensure_dir(state_dir)
     path = os.path.join(state_dir, LOCK)
-    fd = _open_lock(path, create=True)
+    fd = open_lock(path, create=True)
     if fd is None:  # never with create=True (ENOENT raises); narrows the type without an assert
         raise BackupError("cannot open lock file %s" % path)
     try:
-        got = _try_flock(fd, fcntl.LOCK_EX, wait)
-        current = _read_fd(fd, path)
+        got = try_flock(fd, fcntl.LOCK_EX, wait)
+        current = read_fd(fd, path)
         replaced, stale = None, False
         if not got:
             if current is not None and current.get("change_id") == holder["change_id"]:
@@ -278,8 +278,8 @@ def acquire(state_dir: str, holder: Dict[str, Any], take_over: Optional[str] = N
             if current is None or not take_over or current.get("change_id") != take_over:
                 shown = current or {"change_id": "?", "controller": "?", "pid": "?", "started": "?"}
                 raise LockHeld("host is locked by another rollout: %s; lock file %s" % (describe_holder(shown), path), shown)
-            _stop_holder(current)
-            if not _try_flock(fd, fcntl.LOCK_EX, 5.0):
+            stop_holder(current)
+            if not try_flock(fd, fcntl.LOCK_EX, 5.0):
                 raise LockHeld("cannot take over the lock of change %s: its flock on %s is still held (holder pid %s did "
                                "not go away); find the process with `fuser %s`" % (take_over, path, current.get("holder_pid", "?"), path),
                                current)
@@ -289,9 +289,9 @@ def acquire(state_dir: str, holder: Dict[str, Any], take_over: Optional[str] = N
         record = dict(holder)
         record.update(locked_at=now_iso(), lease=lease)
         try:
-            _write_fd(fd, record)
+            write_fd(fd, record)
             record["holder_pid"], record["holder_start"] = _spawn_holder(fd, path, holder["change_id"], lease)
-            _write_fd(fd, record)
+            write_fd(fd, record)
         except OSError as exc:
             raise BackupError("cannot write lock file %s: %s; nothing was changed" % (path, exc.strerror or exc))
     finally:
@@ -306,20 +306,20 @@ def release(state_dir: str, change_id: str, wait: float = 5.0) -> bool:
     path = os.path.join(state_dir, LOCK)
     if not os.path.exists(path):
         return False
-    fd = _open_lock(path, create=True)
+    fd = open_lock(path, create=True)
     if fd is None:  # never with create=True (ENOENT raises); narrows the type without an assert
         raise BackupError("cannot open lock file %s" % path)
     try:
-        current = _read_fd(fd, path)
+        current = read_fd(fd, path)
         if current is None or current.get("change_id") != change_id:
             return False
-        if _try_flock(fd, fcntl.LOCK_EX, 0):
-            _write_fd(fd, None)
+        if try_flock(fd, fcntl.LOCK_EX, 0):
+            write_fd(fd, None)
             return True
         # the holder process has the flock: only the owner writes the record while it is held
-        _write_fd(fd, None)
-        _stop_holder(current)
-        if not _try_flock(fd, fcntl.LOCK_EX, wait):
+        write_fd(fd, None)
+        stop_holder(current)
+        if not try_flock(fd, fcntl.LOCK_EX, wait):
             raise BackupError("released the lock record of change %s, but its flock on %s is still held (holder pid %s)"
                               % (change_id, path, current.get("holder_pid", "?")))
         return True
@@ -371,7 +371,7 @@ def read_journal(state_dir: str) -> Optional[Dict[str, Any]]:
 
 def write_journal(state_dir: str, doc: Dict[str, Any]) -> Dict[str, Any]:
     """Write the journal durably: temp file, fsync, rename, fsync of the directory."""
-    _ensure_dir(state_dir)
+    ensure_dir(state_dir)
     path = os.path.join(state_dir, JOURNAL)
     tmp = "%s.tmp-%d" % (path, os.getpid())
     doc = dict(doc, updated=now_iso())

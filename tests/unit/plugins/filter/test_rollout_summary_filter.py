@@ -30,3 +30,12 @@ def test_every_outcome_and_a_host_lost_during_its_change():
     assert report["bad"] == ["never", "bad", "lost", "undone"]
     # a host lost during its change stops the later batches, like a failed change
     assert report["failed_changes"] == ["lost", "undone"]
+
+
+def test_a_host_whose_transaction_became_unreachable_is_lost_in_its_batch():
+    hostvars = {"h1": {"kubelet_numa_preflight": "ok", "kubelet_numa_change": {"unreachable": True, "msg": "cut"}},
+                "h2": {"kubelet_numa_preflight": "ok"}}
+    report = rollout_summary(hostvars, ["h1", "h2"], {"h1": 0, "h2": 1})
+    assert report["lines"][0].startswith("h1: unreachable - lost during its change in batch 1 (connection cut or host down)")
+    assert report["lines"][1] == "h2: untouched - the rollout stopped before this host's batch"
+    assert report["failed_changes"] == ["h1"]

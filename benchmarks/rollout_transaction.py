@@ -1,0 +1,129 @@
+# -*- coding: utf-8 -*-
+# Copyright: numaguard.kubelet contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""playbooks/apply.yml against a hand-written rollout (benchmarks/handwritten_rollout.yml: copy the
+drop-in, restart, wait for /healthz) on a 10-host simulated fleet, batch 2, rounds interleaved so
+machine load affects both alike; then ``apply.yml --check --diff`` against ``discover.yml`` on the
+same hosts (issue 22). Prints the wall times, their ratios and the task results per host (ok /
+skipped / changed from the recap). Each round resets every host (main config, ``none`` state files,
+kubelet restarted) and rolls out a Topology Manager scope change (restart only, so both do the same work
+on the host). Needs root (the fleet).
+Run: ``.venv/bin/python benchmarks/rollout_transaction.py [--rounds 3] [--hosts 10] [--batch 2] [--tree DIR]``.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+
+from rollout_overhead import BIN, collection_path, env, fleetlib, reset  # noqa: E402  (benchmarks/rollout_overhead.py)
+
+SETTINGS = {"topologyManagerScope": "pod"}  # valid on every bundled machine class, restart only
+DROPIN = "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\ntopologyManagerScope: pod\n"
+
+
+def recap(output):
+    """Per host of the PLAY RECAP: ok, changed, skipped, failed, rescued."""
+    counts = {}
+    for line in output.split("PLAY RECAP", 1)[-1].splitlines():
+        match = re.match(r"^(\S+)\s+:\s+(.*)$", line)
+        if match:
+            counts[match.group(1)] = dict((k, int(v)) for k, v in re.findall(r"(\w+)=(\d+)", match.group(2)))
+    return counts
+
+
+def timed(argv, collections):
+    started = time.time()
+    proc = subprocess.run(argv, env=env(collections), capture_output=True, text=True, timeout=3600, check=False)
+    elapsed = time.time() - started
+    if proc.returncode != 0:
+        raise SystemExit("%s failed:\n%s" % (" ".join(argv[:3]), proc.stdout[-3000:]))
+    return elapsed, recap(proc.stdout)
+
+
+def spread(values):
+    return "%.1f (%s)" % (statistics.median(values), ", ".join("%.1f" % v for v in values))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", maxsplit=1)[0])
+    parser.add_argument("--tree", default=REPO, help="collection tree whose apply.yml runs (default this checkout)")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--hosts", type=int, default=10)
+    parser.add_argument("--batch", type=int, default=2)
+    args = parser.parse_args()
+    fleet_dir = tempfile.mkdtemp(prefix="ng-bench-fleet-")
+    state = fleetlib.up(fleet_dir, hosts=args.hosts, base_port="auto", quiet=True)
+    fake = "/usr/bin/python3 " + os.path.join(REPO, "tests", "fleet", "fake_kubelet.py")
+    extra = os.path.join(fleet_dir, "vars.json")
+    with open(extra, "w") as handle:
+        json.dump({"kubelet_numa_kubelet_config": "/etc/kubernetes/kubelet-config.yaml",
+                   "kubelet_numa_kubelet_config_dir": "/etc/kubernetes/kubelet.conf.d", "kubelet_numa_kubelet_version": "1.31",
+                   "kubelet_numa_health_url": "http://{{ fleet_loopback }}:10248/healthz", "kubelet_numa_health_delay": 1,
+                   "kubelet_numa_service_start_cmd": fake + " start --healthz {{ fleet_loopback }}:10248",
+                   "kubelet_numa_service_stop_cmd": fake + " stop",
+                   "kubelet_numa_service_restart_cmd": fake + " restart --healthz {{ fleet_loopback }}:10248",
+                   "kubelet_numa_service_status_cmd": fake + " status", "kubelet_numa_service_logs_cmd": fake + " logs",
+                   "kubelet_numa_settings": SETTINGS, "kubelet_numa_batch_size": args.batch,
+                   "handwritten_batch": args.batch, "handwritten_dropin": DROPIN}, handle)
+    collections = collection_path(args.tree)
+    playbook = os.path.join(BIN, "ansible-playbook")
+    runs = {
+        "apply.yml": [playbook, "-i", state["inventory"], os.path.join(args.tree, "playbooks", "apply.yml"), "-e", "@" + extra],
+        "hand-written": [playbook, "-i", state["inventory"], os.path.join(HERE, "handwritten_rollout.yml"), "-e", "@" + extra],
+        "apply.yml --check --diff": [playbook, "-i", state["inventory"], os.path.join(args.tree, "playbooks", "apply.yml"),
+                                     "-e", "@" + extra, "--check", "--diff"],
+        "discover.yml": [playbook, "-i", state["inventory"], os.path.join(args.tree, "playbooks", "discover.yml")],
+    }
+    times = dict((name, []) for name in runs)
+    counts = {}
+    try:
+        for _round in range(args.rounds):
+            for name in ("apply.yml", "hand-written"):
+                reset(state, fake, collections)
+                elapsed, counts[name] = timed(runs[name], collections)
+                times[name].append(elapsed)
+            reset(state, fake, collections)
+            for name in ("apply.yml --check --diff", "discover.yml"):
+                elapsed, counts[name] = timed(runs[name], collections)
+                times[name].append(elapsed)
+    finally:
+        subprocess.run([os.path.join(BIN, "ansible"), "all", "-i", state["inventory"], "-m", "ansible.builtin.command",
+                        "-a", fake + " stop"], env=env(collections), capture_output=True, check=False)
+        fleetlib.down(fleet_dir, quiet=True)
+        shutil.rmtree(fleet_dir, ignore_errors=True)
+        shutil.rmtree(collections, ignore_errors=True)
+    print("%d hosts, batch %d, %d interleaved rounds; load average %s at the end; PYTHONDONTWRITEBYTECODE=%s"
+          % (args.hosts, args.batch, args.rounds, " ".join("%.1f" % x for x in os.getloadavg()),
+             os.environ.get("PYTHONDONTWRITEBYTECODE", "")))
+    for name in runs:
+        print("%-26s median %s s" % (name, spread(times[name])))
+    print("apply.yml / hand-written:               %.2fx" % (statistics.median(times["apply.yml"]) / statistics.median(times["hand-written"])))
+    print("apply.yml --check --diff / discover.yml: %.2fx" % (statistics.median(times["apply.yml --check --diff"])
+                                                              / statistics.median(times["discover.yml"])))
+    for name in runs:
+        per_host = counts.get(name, {})
+        targets = dict((h, c) for h, c in per_host.items() if h != "localhost")
+        print("%-26s task results per host (last round): ok %s, skipped %s, changed %s" % (
+            name, "/".join(sorted(set(str(c.get("ok", 0)) for c in targets.values()))) or "-",
+            "/".join(sorted(set(str(c.get("skipped", 0)) for c in targets.values()))) or "-",
+            "/".join(sorted(set(str(c.get("changed", 0)) for c in targets.values()))) or "-"))
+        for host, c in sorted(per_host.items()):
+            print("    %-12s ok=%d skipped=%d changed=%d" % (host, c.get("ok", 0), c.get("skipped", 0), c.get("changed", 0)))
+
+
+if __name__ == "__main__":
+    main()

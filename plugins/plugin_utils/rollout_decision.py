@@ -1,0 +1,144 @@
+# -*- coding: utf-8 -*-
+# Copyright: numaguard.kubelet contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The kubelet_numa role's per-host decisions, in Python (issue 22): what the preflight concludes
+from the plan, the lock/journal/health status and the re-admission check, and the summary of a
+transaction. Used by the kubelet_rollout action plugin (operation=status with ``decide``, and
+operation=transaction with ``report``); the facts it returns are what apply.yml and the
+rollout_summary filter read.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+
+def _reset_keys(plan):
+    reset = plan.get("reset") or {}
+    return [key for key in ("cpu_manager_state", "memory_manager_state") if reset.get(key) is True]
+
+
+def _locked_refusal(host, status, break_lock, state_dir):
+    holder = status.get("lock_holder") or {}
+    if not status.get("locked_by_other") or status.get("lock_stale") or holder.get("change_id") == break_lock:
+        return None
+    started = holder.get("started", "?")
+    held = (", flock held on the host by pid %s" % holder["holder_pid"]) if holder.get("holder_pid") else ""
+    if holder.get("transaction"):
+        held += " (its transaction runs on the host and finishes or restores its change by itself)"
+    return ("kubelet_numa: %s is locked by another rollout: pid %s on controller %s, started %s%s (change %s; lock file "
+            "%s/rollout.lock). If that run is dead, clear the lock as docs/rollout.md says (kubelet_numa_break_lock=%s)."
+            % (host, holder.get("pid", "?"), holder.get("controller", "?"), started, held, holder.get("change_id", "?"),
+               state_dir, holder.get("change_id", "?")))
+
+
+def decide(host, plan, status, readmit, options, check_mode):
+    """The preflight's conclusion for one host.
+
+    ``plan``: kubelet_config's result; ``status``: kubelet_rollout status (with lock_stale from the
+    action plugin); ``readmit``: admission_check's result or None (skipped); ``options``: the role
+    variables (repair_state, restart, drain, drain_on_every_change, readmit_on_reject, break_lock,
+    state_dir). Returns ``{"refuse": message or None, "applies", "converged", "needs_reset",
+    "drain", "explain", "summary" (the host's summary while nothing ran: preview or unchanged, or None)}``.
+    """
+    reset = plan.get("reset") or {}
+    reasons = list(reset.get("reasons") or [])
+    needs_reset = bool(_reset_keys(plan))
+    needs_write = bool(plan.get("needs_write"))
+    repair = bool(options.get("repair_state"))
+    applies = needs_write or (repair and needs_reset)
+    health = status.get("health") or {}
+    problems = list(health.get("problems") or [])
+    pending = bool(status.get("pending"))
+    journal = status.get("journal") or {}
+    # converged: the files as intended, a healthy kubelet, nothing pending AND state files it accepts
+    converged = not applies and bool(health.get("healthy")) and not pending and not needs_reset
+    why = []
+    if pending:
+        why.append("an interrupted change %s stopped at step %s (backup %s)"
+                   % (journal.get("change_id"), journal.get("step"), journal.get("backup_dir") or "-"))
+    if not needs_write and needs_reset:
+        explain = "config unchanged, but the kubelet would refuse its state files: %s; %s" % (
+            "; ".join(reasons), "repairing (kubelet_numa_repair_state)" if repair
+            else "set kubelet_numa_repair_state: true to move them aside")
+    elif not needs_write:
+        explain = "config unchanged" + (", nothing to do" if converged else ", but the kubelet is not converged (%s)"
+                                        % "; ".join(why + problems))
+    elif needs_reset:
+        explain = "state reset needed: %s" % "; ".join(reasons)
+    else:
+        explain = "config changes, state files stay (restart only)"
+    refuse = _locked_refusal(host, status, options.get("break_lock") or "", options.get("state_dir") or "?")
+    if refuse is None and not applies and needs_reset:
+        refuse = ("kubelet_numa: %s is NOT converged (%s), and restarting its kubelet would fail: it would refuse its state "
+                  "files (%s); set kubelet_numa_repair_state: true to move them aside (nothing was changed)"
+                  % (host, "; ".join(why + problems) or "its state files do not match its configuration", "; ".join(reasons)))
+    warning = None
+    if readmit and isinstance(readmit.get("readmit"), dict) and not readmit["readmit"].get("all_readmitted", True):
+        summary = "; ".join(readmit["readmit"].get("summary") or [])
+        if refuse is None and options.get("readmit_on_reject", "fail") == "fail":
+            refuse = ("kubelet_numa: resetting %s without a drain would get running pods rejected on re-admission: %s. Drain "
+                      "the node (kubelet_numa_drain: true) or set kubelet_numa_readmit_on_reject: warn to go ahead."
+                      % (" and ".join(readmit["readmit"].get("fresh_without") or _reset_keys(plan)), summary))
+        else:
+            warning = "WARNING kubelet_numa: %s" % summary
+    drain = bool(options.get("drain")) and bool(options.get("restart", True)) and applies and \
+        (needs_reset or bool(options.get("drain_on_every_change")))
+    result = {"refuse": refuse, "applies": applies, "converged": converged, "needs_reset": needs_reset, "drain": drain,
+              "explain": explain, "warning": warning, "summary": None,
+              "preflight_journal": dict((k, journal.get(k)) for k in ("change_id", "status", "updated")) if journal else {}}
+    if check_mode or converged:
+        if not check_mode:
+            preview = "unchanged"
+        elif needs_write:
+            preview = "would change"
+        elif applies:
+            preview = "would repair state"
+        elif not converged:
+            preview = "would bring the kubelet back (%s)" % "; ".join(why + problems)
+        else:
+            preview = "unchanged"
+        result["summary"] = summary_fact(host, plan, {"result": preview}, applies)
+    return result
+
+
+def summary_fact(host, plan, outcome, applies, notes=()):
+    """The ``kubelet_numa_summary`` fact rollout_summary reads."""
+    reset = plan.get("reset") or {}
+    result = str(outcome.get("result") or "")
+    if notes:
+        result = "%s (%s)" % (result, "; ".join(notes))
+    return {
+        "host": host, "result": result, "path": plan.get("path") or outcome.get("path") or "", "flags": plan.get("flags") or [],
+        "reset_cpu_manager_state": bool(applies and reset.get("cpu_manager_state")),
+        "reset_memory_manager_state": bool(applies and reset.get("memory_manager_state")),
+        "reasons": list(reset.get("reasons") or []) if applies else [],
+        "backup_dir": outcome.get("backup_dir") or "", "recovered": outcome.get("recovered"),
+        "fenced": outcome.get("fenced"),
+    }
+
+
+def summary_line(summary, check_mode=False):
+    """The per-host line printed after the host's change (or preview)."""
+    notes = []
+    if summary.get("reset_cpu_manager_state") and not check_mode:
+        notes.append("; cpu_manager_state moved to backup")
+    if summary.get("reset_memory_manager_state") and not check_mode:
+        notes.append("; memory_manager_state moved to backup")
+    if summary.get("backup_dir"):
+        notes.append("; backup %s" % summary["backup_dir"])
+    recovered = summary.get("recovered")
+    if recovered:
+        notes.append("; interrupted change %s %s (%s)" % (recovered.get("change_id"), recovered.get("action"), recovered.get("reason")))
+    return " ".join(["%s:" % summary.get("host"), summary.get("result") or "", summary.get("path") or ""] + notes)
+
+
+def drain_note(report):
+    """Why the node was not drained (kubectl not usable), or None."""
+    drain = report.get("drain_result")
+    if not isinstance(drain, dict) or drain.get("skipped") or drain.get("rc") == 0:
+        return None
+    return ("kubelet_numa: '%s' is not usable on %s (%s); skipping cordon and drain of node %s"
+            % (report.get("kubectl"), report.get("kubectl_host"), (drain.get("msg") or drain.get("stderr") or "").strip()[:200],
+               report.get("node_name")))
