@@ -216,11 +216,11 @@ class Transaction:
         if not applies:
             if needs_reset:
                 # files as intended, kubelet maybe healthy, but its next start would fail: never "unchanged"
+                unhealthy = "" if health["healthy"] else " and it is not healthy now: " + "; ".join(health["problems"])
                 raise BackupError("%s NOT converged: its configuration is as intended but the kubelet would refuse its state "
                                   "files at its next start (%s)%s; set kubelet_numa_repair_state: true to move them aside "
                                   "(nothing was changed)" % (self.p.get("host_name") or "the host", "; ".join(reset.get("reasons") or []),
-                                                               (" and it is not healthy now: " + "; ".join(health["problems"]))
-                                                               if not health["healthy"] else ""))
+                                                             unhealthy))
             if health["healthy"]:
                 result["result"] = "interrupted change %s %s" % (result["recovered"]["change_id"], result["recovered"]["action"]) \
                     if result["recovered"] else "unchanged"
@@ -343,8 +343,8 @@ class Transaction:
         complaint = ([line for line in lines if line[:1] in ("E", "F")] or lines or ["(no log)"])[-1]
         rollout.finish(self.state_dir, self.change_id, status, "%s: %s; %s" % ("fenced" if fenced else "failed", error, where))
         return {
-            "changed": bool(self.done), "result": ("fenced, " if fenced else "") + ("rolled back" if health["healthy"]
-                                                                                     else "failed (rollback not healthy)"),
+            "changed": bool(self.done),
+            "result": ("fenced, " if fenced else "") + ("rolled back" if health["healthy"] else "failed (rollback not healthy)"),
             "fenced": str(error) if fenced else None, "failed_step": str(error), "did": list(self.done), "restored": restored,
             "rollback_health": health, "kubelet_said": complaint,
             "msg": "%s (%s). %s and started the kubelet again: %s. The kubelet said: %s" % (
