@@ -272,8 +272,10 @@ def test_the_same_host_warning_from_many_hosts_is_one_line_naming_them(tmp_path)
     proc = run(tmp_path, 14, play=HOST_WARNINGS)
     out = proc.stdout
     assert proc.returncode == 0, out
-    lines = [line for line in out.splitlines() if "cpulist: does not exist" in line]
-    assert lines == ["[WARNING]: /sys/devices/system/node/node0/cpulist: does not exist; used cpumap (hex mask) "
-                     "(n01, n02, n03, n04, n05, n06, n07, n08, n09, n10, n11, n12 (+2 more))"], out
+    # ansible-core 2.16 and 2.17 wrap a warning at the terminal's width: compare with the lines joined.
+    flat = " ".join(out.split())
+    assert out.count("cpulist: does not exist") == 1, out
+    assert ("[WARNING]: /sys/devices/system/node/node0/cpulist: does not exist; used cpumap (hex mask) "
+            "(n01, n02, n03, n04, n05, n06, n07, n08, n09, n10, n11, n12 (+2 more))") in flat, out
     assert out.count("a warning without a host") == 1, out
     assert not re.search(r"host n\d\d:", out), out

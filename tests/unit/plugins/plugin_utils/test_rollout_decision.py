@@ -23,8 +23,8 @@ def plan(needs_write=False, cpu=False, reasons=()):
             "reset": {"cpu_manager_state": cpu, "memory_manager_state": False, "reasons": list(reasons)}}
 
 
-def status(health=HEALTHY, **extra):
-    result = {"health": health, "pending": False, "journal": None, "locked_by_other": False}
+def status(health=None, **extra):
+    result = {"health": HEALTHY if health is None else health, "pending": False, "journal": None, "locked_by_other": False}
     result.update(extra)
     return result
 
