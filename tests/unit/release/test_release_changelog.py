@@ -57,3 +57,11 @@ def test_antsibull_changelog_lint():
         pytest.skip("antsibull-changelog is not installed")
     proc = subprocess.run([exe, "lint"], cwd=REPO, capture_output=True, text=True, check=False, timeout=300)
     assert proc.returncode == 0 and not proc.stdout.strip(), proc.stdout + proc.stderr
+
+
+def test_no_fragment_is_named_like_a_playbook():
+    """ansible-lint (galaxy-importer runs it) takes any ``*playbook*.yml`` for a playbook: a fragment
+    named so is one importer warning (``A playbook must be a list of plays``)."""
+    fragments = os.path.join(REPO, "changelogs", "fragments")
+    named = [name for name in os.listdir(fragments) if "playbook" in name.lower()]
+    assert named == [], "rename these fragments: %s" % ", ".join(named)
