@@ -9,6 +9,10 @@ time (user + system of the test process and of every child it waited for: ansibl
 says what a test costs the suite. Works under pytest-xdist: each worker measures its own tests and
 the figure travels to the controller in the report's user_properties.
 
+A child's CPU counts when it is reaped: a fleet's daemons count at the test that tears the fleet
+down, and a process left running counts wherever Python's subprocess module later collects it, so
+single tests can carry another's cost (read the files' and the total figures, not one test's).
+
 Usage: python -m pytest -p pytest_cpu --cpu-top N ...   (scripts/ on PYTHONPATH; scripts/test does it)
 """
 
