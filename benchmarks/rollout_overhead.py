@@ -30,6 +30,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(REPO, "tests", "fleet"))
 
+import fake_kubelet  # noqa: E402  (tests/fleet/fake_kubelet.py)
 import fleet as fleetlib  # noqa: E402
 
 BIN = os.path.dirname(sys.executable)
@@ -98,13 +99,7 @@ def main():
     fake = "/usr/bin/python3 " + os.path.join(REPO, "tests", "fleet", "fake_kubelet.py")
     extra = os.path.join(fleet_dir, "vars.json")
     with open(extra, "w") as handle:
-        json.dump({"kubelet_numa_kubelet_config": "/etc/kubernetes/kubelet-config.yaml",
-                   "kubelet_numa_kubelet_config_dir": "/etc/kubernetes/kubelet.conf.d", "kubelet_numa_kubelet_version": "1.31",
-                   "kubelet_numa_health_url": "http://{{ fleet_loopback }}:10248/healthz", "kubelet_numa_health_delay": 1,
-                   "kubelet_numa_service_start_cmd": fake + " start --healthz {{ fleet_loopback }}:10248",
-                   "kubelet_numa_service_stop_cmd": fake + " stop",
-                   "kubelet_numa_service_restart_cmd": fake + " restart --healthz {{ fleet_loopback }}:10248",
-                   "kubelet_numa_service_status_cmd": fake + " status", "kubelet_numa_service_logs_cmd": fake + " logs"}, handle)
+        json.dump(fake_kubelet.role_variables(), handle)
     trees = {"before": args.before, "after": args.after}
     colls = dict((k, collection_path(v)) for k, v in trees.items())
     times = {"before": {"rollout": [], "re-run": []}, "after": {"rollout": [], "re-run": []}}

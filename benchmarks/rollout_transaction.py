@@ -29,7 +29,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 
-from rollout_overhead import BIN, collection_path, env, fleetlib, reset  # noqa: E402  (benchmarks/rollout_overhead.py)
+from rollout_overhead import BIN, collection_path, env, fake_kubelet, fleetlib, reset  # noqa: E402  (benchmarks/rollout_overhead.py)
 
 SETTINGS = {"topologyManagerScope": "pod"}  # valid on every bundled machine class, restart only
 DROPIN = "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\ntopologyManagerScope: pod\n"
@@ -70,15 +70,8 @@ def main():
     fake = "/usr/bin/python3 " + os.path.join(REPO, "tests", "fleet", "fake_kubelet.py")
     extra = os.path.join(fleet_dir, "vars.json")
     with open(extra, "w") as handle:
-        json.dump({"kubelet_numa_kubelet_config": "/etc/kubernetes/kubelet-config.yaml",
-                   "kubelet_numa_kubelet_config_dir": "/etc/kubernetes/kubelet.conf.d", "kubelet_numa_kubelet_version": "1.31",
-                   "kubelet_numa_health_url": "http://{{ fleet_loopback }}:10248/healthz", "kubelet_numa_health_delay": 1,
-                   "kubelet_numa_service_start_cmd": fake + " start --healthz {{ fleet_loopback }}:10248",
-                   "kubelet_numa_service_stop_cmd": fake + " stop",
-                   "kubelet_numa_service_restart_cmd": fake + " restart --healthz {{ fleet_loopback }}:10248",
-                   "kubelet_numa_service_status_cmd": fake + " status", "kubelet_numa_service_logs_cmd": fake + " logs",
-                   "kubelet_numa_settings": SETTINGS, "kubelet_numa_batch_size": args.batch,
-                   "handwritten_batch": args.batch, "handwritten_dropin": DROPIN}, handle)
+        json.dump(dict(fake_kubelet.role_variables(), kubelet_numa_settings=SETTINGS, kubelet_numa_batch_size=args.batch,
+                       handwritten_batch=args.batch, handwritten_dropin=DROPIN), handle)
     collections = collection_path(args.tree)
     playbook = os.path.join(BIN, "ansible-playbook")
     runs = {

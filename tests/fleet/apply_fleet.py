@@ -27,6 +27,7 @@ import tempfile
 import time
 from typing import Any, Dict, Iterator, List
 
+import fake_kubelet  # tests/fleet/fake_kubelet.py (tests/fleet is on sys.path)
 import fleet as fleetlib  # tests/fleet/fleet.py (tests/fleet is on sys.path)
 import pytest
 
@@ -67,19 +68,7 @@ def apply_fleet(topologies: List[str]) -> Iterator[Dict[str, Any]]:
     state = fleetlib.up(fleet_dir, topologies=topologies, base_port="auto", quiet=True)
     extra = os.path.join(fleet_dir, "apply-vars.yml")
     fake = "/usr/bin/python3 %s" % FAKE
-    variables = {
-        "kubelet_numa_kubelet_config": "/etc/kubernetes/kubelet-config.yaml",
-        "kubelet_numa_kubelet_config_dir": "/etc/kubernetes/kubelet.conf.d",
-        "kubelet_numa_kubelet_version": "1.31",
-        "kubelet_numa_health_url": "http://{{ fleet_loopback }}:10248/healthz",
-        "kubelet_numa_health_retries": 4,
-        "kubelet_numa_health_delay": 1,
-        "kubelet_numa_service_start_cmd": fake + " start --healthz {{ fleet_loopback }}:10248",
-        "kubelet_numa_service_stop_cmd": fake + " stop",
-        "kubelet_numa_service_restart_cmd": fake + " restart --healthz {{ fleet_loopback }}:10248",
-        "kubelet_numa_service_status_cmd": fake + " status",
-        "kubelet_numa_service_logs_cmd": fake + " logs",
-    }
+    variables = dict(fake_kubelet.role_variables(), kubelet_numa_health_retries=4)
     with open(extra, "w") as handle:
         json.dump(variables, handle)
     # play order = inventory order: groups sorted by name, hosts in fleet order within a group

@@ -262,6 +262,24 @@ def stop(args):
     return 0
 
 
+def role_variables():
+    """The kubelet_numa role's variables that make it drive this stand-in on a fleet host: the one
+    place the e2e rollout fleets and the rollout benchmarks take them from."""
+    fake = "/usr/bin/python3 " + os.path.abspath(__file__)
+    return {
+        "kubelet_numa_kubelet_config": "/etc/kubernetes/kubelet-config.yaml",
+        "kubelet_numa_kubelet_config_dir": "/etc/kubernetes/kubelet.conf.d",
+        "kubelet_numa_kubelet_version": "1.31",
+        "kubelet_numa_health_url": "http://{{ fleet_loopback }}:10248/healthz",
+        "kubelet_numa_health_delay": 1,
+        "kubelet_numa_service_start_cmd": fake + " start --healthz {{ fleet_loopback }}:10248",
+        "kubelet_numa_service_stop_cmd": fake + " stop",
+        "kubelet_numa_service_restart_cmd": fake + " restart --healthz {{ fleet_loopback }}:10248",
+        "kubelet_numa_service_status_cmd": fake + " status",
+        "kubelet_numa_service_logs_cmd": fake + " logs",
+    }
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description="stand-in kubelet service for the simulated fleet")
     parser.add_argument("command", choices=["start", "stop", "restart", "status", "logs", "fail-next-start"])
