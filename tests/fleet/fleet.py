@@ -787,11 +787,22 @@ def _stop_hosts(state: Dict[str, Any], quiet: bool = False, grace: float = 3.0) 
     return sorted(set(name for name, pid, start in targets if is_ours(pid, start)))
 
 
-def _reap(pids: Iterator[int]) -> None:
-    """Collect exit statuses of our own dead children so they do not stay zombies."""
+def _reap(pids: Iterator[int], timeout: float = 5.0) -> None:
+    """Collect exit statuses of our own dead children so they do not stay zombies.
+
+    Waits (up to ``timeout`` for all) until each has exited: reaped now, the namespace's CPU is
+    counted for the test that tore the fleet down (scripts/pytest_cpu.py), not for whichever later
+    test happens to reap it."""
+    deadline = time.time() + timeout
     for pid in pids:
-        with contextlib.suppress(ChildProcessError, OSError):
-            os.waitpid(pid, os.WNOHANG)
+        while True:
+            try:
+                done, _status = os.waitpid(pid, os.WNOHANG)
+            except (ChildProcessError, OSError):
+                break
+            if done or time.time() > deadline:
+                break
+            time.sleep(0.02)
 
 
 def _cleanup_files(state: Dict[str, Any]) -> None:
