@@ -34,7 +34,7 @@ def test_cpu_by_test_and_file_before_the_summary_line(tmp_path, workers):
     result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "pytest_cpu",
                              "--cpu-top", "5", "-c", os.devnull, "--rootdir", str(tmp_path)] + workers
                             + [str(tmp_path / "test_sample.py")],
-                            cwd=str(tmp_path), env=env, capture_output=True, text=True, timeout=120, check=False)
+                            cwd=str(tmp_path), env=env, capture_output=True, text=True, timeout=600, check=False)
     out = result.stdout
     assert result.returncode == 0, out + result.stderr
     busy = float(re.search(r"^ +([\d.]+) s  \S*test_sample.py::test_busy_child$", out, re.M).group(1))
