@@ -105,10 +105,12 @@ def _restore_states(config, mem_path, mem_text, cpu_path, cpu_text):
     checkpoint code is imported only when there is a file to read (issue 12: fresh-process cost)."""
     memory_checkpoint = cpu_checkpoint = None
     if mem_text is not None:
+        # imported here: no state file, no checkpoint code compiled (20 KB each; issue 12)
         from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.checkpoint import restore_memory_manager_state
 
         memory_checkpoint = restore_memory_manager_state(mem_text, config.get("memoryManagerPolicy") or "None", mem_path)
     if cpu_text is not None:
+        # imported here: as above
         from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.checkpoint import restore_cpu_manager_state
 
         cpu_checkpoint = restore_cpu_manager_state(cpu_text, config.get("cpuManagerPolicy") or "none", cpu_path)
@@ -169,6 +171,7 @@ def run_check(params):
             raise AdmissionInputError("%s: %s" % (label, exc))
         match = None
         if params.get("running_pods") is not None or running.pods:  # only a running pod can be resized
+            # imported here: a run without running pods does not compile the resize rules (13 KB)
             from ansible_collections.numaguard.kubelet.plugins.module_utils._host.resize import find_resized
 
             match = find_resized(manifest, pod, params.get("running_pods"), running, simulator.feature_gates)
@@ -208,6 +211,7 @@ def _resize_result(simulator: Any, pod: Any, match: ResizeMatch, config: Dict[st
     """The result of a pod that resizes a running one: judged by the kubelet's resize rules, never
     admitted as a new pod. The result has every field of an admission result (no containers, merges
     or NUMA nodes: the managers' handling of a resize is not simulated) plus ``resize``."""
+    # imported here: only a resize compiles the resize rules (13 KB)
     from ansible_collections.numaguard.kubelet.plugins.module_utils._host.resize import judge_resize
 
     resize = judge_resize(match, pod, simulator.kubelet, config.get("cpuManagerPolicy") or "none",

@@ -21,6 +21,7 @@ from __future__ import absolute_import, annotations, division, print_function
 
 __metaclass__ = type
 
+import json
 import re
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.policy_options import StaticPolicyOptions
@@ -69,6 +70,12 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.
     TOPOLOGY_POLICIES,
     TOPOLOGY_SCOPES,
     schema_errors,
+)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.reservation import (
+    POLICY_STATIC,
+    reserved_numa_node_findings,
+    reserved_quantity_finding,
+    static_needs_reservation,
 )
 
 try:
@@ -278,14 +285,6 @@ def static_reserved_memory_errors(entries: Any) -> List[str]:
     policy's "you should specify the system reserved memory" on the converted bytes) and worded as
     ``reserved_memory`` words it (``reservedMemory: [rule] ...``). The host-dependent rules (sums,
     NUMA ids, capacity) are the reservation validator's."""
-    # imported here: reading a kubelet config file (admission_check) needs only field_type_errors;
-    # _reservation (58 KB) compiled per module run cost ~11 ms CPU (issue 24, module_run_cost.py)
-    from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.reservation import (
-        POLICY_STATIC,
-        reserved_quantity_finding,
-        static_needs_reservation,
-    )
-
     try:
         reservations = parse_reserved_memory_config(entries, "reservedMemory")
     except ReservationSyntaxError as exc:
@@ -462,12 +461,6 @@ def validate_settings(settings: Dict[str, Any],
                 except NumaguardError as exc:
                     errors.append("topologyManagerPolicyOptions.prefer-closest-numa-nodes: %s" % exc)
         if mm_policy == "Static":
-            # imported here: see static_reserved_memory_errors (~11 ms CPU per admission_check run)
-            from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.reservation import (
-                POLICY_STATIC,
-                reserved_numa_node_findings,
-            )
-
             try:
                 reservations = parse_reserved_memory_config(effective.get("reservedMemory"), "reservedMemory")
             except ReservationSyntaxError:
@@ -624,8 +617,6 @@ def _memory_drift(memory_state: Dict[str, Any], topology: Any) -> Optional[str]:
     machine = memory_state.get("machineState")
     if isinstance(memory_state.get("data"), str):
         try:
-            import json
-
             machine = json.loads(memory_state["data"]).get("machineState", machine)
         except (ValueError, RecursionError, AttributeError):
             return "memory_manager_state data is not valid JSON"

@@ -86,6 +86,7 @@ def filter_single_numa_hints(lists: Sequence[Sequence[TopologyHint]]) -> List[Li
     out: List[Any] = []
     for hints in lists:
         if is_hint_set(hints):
+            # imported here: a hint set exists only once hint_sets is loaded; listed hints never compile it
             from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hint_sets import SingleNumaHintSet
             single = SingleNumaHintSet(cast(Any, hints))
             out.append(single if single.listed() else [])
