@@ -27,7 +27,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admissio
     InvalidPodInput,
     pods_from_documents,
 )
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission_report import describe_resize, format_table
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission_table import format_table
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.alignment import DRAObjects, pod_alignment
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.devicemanager_inputs import DeviceInventory
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.hugepages_truth import RUNTIME_FAILURE, Backing
@@ -202,6 +202,9 @@ def run_check(params):
         "\n%s/%s: %s: %s" % (r["namespace"], r["name"], RUNTIME_FAILURE, "; ".join(r["runtime_shortfalls"]))
         for r in results if r["runtime"]) + "".join("\n" + w for w in run["alignment_warnings"])
     if any(r.get("resize") for r in results):
+        # imported here: only a resize compiles the fleet view's text (admission_report, 8 KB)
+        from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission_report import describe_resize
+
         run["msg"] += "".join("\n" + describe_resize(r) for r in results if r.get("resize"))
     run["table"] = run["msg"].split("\n")
     return run
