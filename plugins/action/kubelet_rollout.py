@@ -24,6 +24,8 @@ from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.rollout import start_ticks
+from ansible_collections.numaguard.kubelet.plugins.plugin_utils.rollout_decision import decide as conclude
+from ansible_collections.numaguard.kubelet.plugins.plugin_utils.rollout_decision import drain_note, summary_fact, summary_line
 
 display = Display()
 
@@ -128,9 +130,6 @@ class ActionModule(ActionBase):
 
     def _decide(self, result, host, decide, task_vars):
         """operation=status with ``decide`` (plan, readmit, options): the preflight's conclusion as facts."""
-        from ansible_collections.numaguard.kubelet.plugins.plugin_utils.rollout_decision import decide as conclude
-        from ansible_collections.numaguard.kubelet.plugins.plugin_utils.rollout_decision import summary_line
-
         if not isinstance(decide, dict) or not isinstance(decide.get("plan"), dict):
             result.update(failed=True, msg="decide: give plan (kubelet_config's result), readmit and options")
             return
@@ -154,8 +153,6 @@ class ActionModule(ActionBase):
 
     def _report(self, result, host, report):
         """operation=transaction with ``report`` (plan, drain_result, kubectl, ...): the host's summary fact."""
-        from ansible_collections.numaguard.kubelet.plugins.plugin_utils.rollout_decision import drain_note, summary_fact, summary_line
-
         plan = report.get("plan") if isinstance(report.get("plan"), dict) else {}
         note = drain_note(report)
         if note:

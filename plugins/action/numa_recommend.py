@@ -19,15 +19,19 @@ import json
 import os
 from collections.abc import Mapping
 
+import yaml
 from ansible.errors import AnsibleActionFail
 from ansible.module_utils.common.text.converters import to_native
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._backends.numa_recommend import argument_spec
 from ansible_collections.numaguard.kubelet.plugins.module_utils._errors import NumaguardError
+from ansible_collections.numaguard.kubelet.plugins.module_utils._recommend.recommend import recommend
+from ansible_collections.numaguard.kubelet.plugins.module_utils._report.classes import HardwareClassError, hardware_class
 from ansible_collections.numaguard.kubelet.plugins.plugin_utils.controller_files import plain as _plain
 from ansible_collections.numaguard.kubelet.plugins.plugin_utils.controller_files import resolve_output as _path
 from ansible_collections.numaguard.kubelet.plugins.plugin_utils.controller_files import write_whole
+from ansible_collections.numaguard.kubelet.plugins.plugin_utils.recommend_files import load_workload, outputs
 
 #: The collection's documented per-class settings (README, playbooks/examples/classes).
 DOCUMENTED = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "playbooks",
@@ -35,8 +39,6 @@ DOCUMENTED = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__fil
 
 
 def _baselines(directory, classes):
-    import yaml
-
     out = {}
     for name in classes:
         path = os.path.join(directory, "%s.yml" % name)
@@ -88,10 +90,6 @@ class ActionModule(ActionBase):
         return facts
 
     def run(self, tmp=None, task_vars=None):
-        from ansible_collections.numaguard.kubelet.plugins.module_utils._recommend.recommend import recommend
-        from ansible_collections.numaguard.kubelet.plugins.module_utils._report.classes import HardwareClassError, hardware_class
-        from ansible_collections.numaguard.kubelet.plugins.plugin_utils.recommend_files import load_workload, outputs
-
         self._supports_check_mode = True
         result = super().run(tmp, task_vars)
         del tmp

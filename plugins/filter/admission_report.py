@@ -84,6 +84,7 @@ from ansible.utils.display import Display
 
 
 def admission_report(hostvars, hosts, var="admission_check_result", active=None):
+    # imported here: ansible's filter loader imports every filter file (test_filter_loading_is_cheap.py)
     from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission_report import (
         AdmissionReportError,
     )

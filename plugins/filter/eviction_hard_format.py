@@ -38,6 +38,7 @@ from ansible.errors import AnsibleFilterError
 
 
 def eviction_hard_format(value):
+    # imported here: ansible's filter loader imports every filter file (test_filter_loading_is_cheap.py)
     from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.eviction import effective_eviction_hard
     from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.reservation_flags import format_eviction_map
     from ansible_collections.numaguard.kubelet.plugins.plugin_utils.filter_reservation import reservation_errors

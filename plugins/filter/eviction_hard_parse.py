@@ -47,6 +47,7 @@ _value:
 
 
 def eviction_hard_parse(value, merge_defaults=False):
+    # imported here: ansible's filter loader imports every filter file (test_filter_loading_is_cheap.py)
     from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.eviction import effective_eviction_hard
     from ansible_collections.numaguard.kubelet.plugins.plugin_utils.filter_reservation import reservation_errors
 

@@ -46,6 +46,7 @@ _value:
 
 
 def k8s_quantity(value, format=None):  # pylint: disable=redefined-builtin
+    # imported here: ansible's filter loader imports every filter file (test_filter_loading_is_cheap.py)
     from ansible_collections.numaguard.kubelet.plugins.plugin_utils.filter_quantity import check_format, to_quantity, with_format
 
     if isinstance(value, int) and not isinstance(value, bool) and format is None:

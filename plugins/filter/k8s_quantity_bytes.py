@@ -45,6 +45,7 @@ _value:
 
 
 def k8s_quantity_bytes(value):
+    # imported here: ansible's filter loader imports every filter file (test_filter_loading_is_cheap.py)
     from ansible_collections.numaguard.kubelet.plugins.plugin_utils.filter_quantity import to_quantity
 
     return to_quantity("k8s_quantity_bytes", value).value()

@@ -39,6 +39,7 @@ _value:
 
 
 def k8s_quantity_cmp(value, other):
+    # imported here: ansible's filter loader imports every filter file (test_filter_loading_is_cheap.py)
     from ansible_collections.numaguard.kubelet.plugins.plugin_utils.filter_quantity import to_quantity
 
     return to_quantity("k8s_quantity_cmp", value).cmp(to_quantity("k8s_quantity_cmp", other, "other"))

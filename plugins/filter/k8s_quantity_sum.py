@@ -38,6 +38,7 @@ from ansible.errors import AnsibleFilterError
 
 
 def k8s_quantity_sum(values):
+    # imported here: ansible's filter loader imports every filter file (test_filter_loading_is_cheap.py)
     from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import parse_quantity
     from ansible_collections.numaguard.kubelet.plugins.plugin_utils.filter_quantity import to_quantity
 

@@ -97,6 +97,7 @@ from ansible.utils.display import Display
 
 
 def numa_fleet_report(hostvars, hosts, active=None):
+    # imported here: ansible's filter loader imports every filter file (test_filter_loading_is_cheap.py)
     from ansible_collections.numaguard.kubelet.plugins.module_utils._report.fleet import (
         FleetReportError,
         fleet_report,

@@ -49,6 +49,7 @@ from ansible.errors import AnsibleFilterError
 
 
 def numa_hardware_class(topology, part="group"):
+    # imported here: ansible's filter loader imports every filter file (test_filter_loading_is_cheap.py)
     from ansible_collections.numaguard.kubelet.plugins.module_utils._report.classes import HardwareClassError, hardware_class
 
     if isinstance(topology, str):

@@ -108,6 +108,7 @@ _UNBOUNDED = 1 << 62
 
 def _equation_only_topology(reserved_memory):
     """Nodes for every id the reservation names (node 0 at least), too big to ever be over capacity."""
+    # imported here: ansible's filter loader imports every filter file (test_filter_loading_is_cheap.py)
     from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.reserved import parse_reserved_memory
     from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.reservation_flags import ReservationSyntaxError
     from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import NumaNode, Topology
@@ -155,6 +156,7 @@ def reserved_memory_check(topology, kube_reserved=None, system_reserved=None, ev
 def _check(topology, kube_reserved, system_reserved, eviction_hard, merge_default_eviction_settings, reserved_memory,
            memory_manager_policy, strategy, reserved_cpus, split_unit, memory_capacity, allocatable_ignore_eviction,
            kubelet_config, memory_manager_state, kubelet_version):
+    # imported here: ansible's filter loader imports every filter file (test_filter_loading_is_cheap.py)
     from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.reservation_flags import ReservationSyntaxError
     from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import InvalidTopology
     from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import KubeletAssumption, VersionError

@@ -41,6 +41,7 @@ _value:
 
 
 def reserved_memory_format(value):
+    # imported here: ansible's filter loader imports every filter file (test_filter_loading_is_cheap.py)
     from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.reserved import (
         format_reserved_memory_flag,
         parse_reserved_memory,

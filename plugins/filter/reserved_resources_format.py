@@ -36,6 +36,7 @@ _value:
 
 
 def reserved_resources_format(value):
+    # imported here: ansible's filter loader imports every filter file (test_filter_loading_is_cheap.py)
     from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.reservation_flags import format_resource_map
     from ansible_collections.numaguard.kubelet.plugins.plugin_utils.filter_reservation import reservation_errors
 

@@ -61,6 +61,7 @@ def batch_hosts(size, count):
 
 
 def rollout_batches(hostvars, hosts, batch_size=1):
+    # imported here: ansible's filter loader imports every filter file (test_filter_loading_is_cheap.py)
     from ansible_collections.numaguard.kubelet.plugins.plugin_utils.hostvars import host_names, host_variables
 
     names = host_names("rollout_batches", hostvars, hosts)

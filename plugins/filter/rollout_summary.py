@@ -89,6 +89,7 @@ def _state(variables, batch=None):
 
 
 def rollout_summary(hostvars, hosts, batch_of=None):
+    # imported here: ansible's filter loader imports every filter file (test_filter_loading_is_cheap.py)
     from ansible_collections.numaguard.kubelet.plugins.plugin_utils.hostvars import host_names, host_variables
 
     hosts = host_names("rollout_summary", hostvars, hosts)

@@ -22,6 +22,10 @@ from collections.abc import Mapping
 
 from ansible_collections.numaguard.kubelet.plugins.filter.controller_path import controller_path
 from ansible_collections.numaguard.kubelet.plugins.filter.reserved_memory_check import UNKNOWN_ON_CONTROLLER, reserved_memory_check
+from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import InvalidTopology, Topology
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import KubeletAssumption
+from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.plan import settings_verdict
+from ansible_collections.numaguard.kubelet.plugins.module_utils._report.classes import HardwareClassError, hardware_class
 
 SETTINGS_VARIABLE = "kubelet_numa_settings"
 
@@ -69,10 +73,6 @@ def startup_result(facts, settings, kubelet_version=None, strategy=None, split_u
     """The reserved_memory_check result for ``facts`` and ``settings`` with the rollout's start-up
     verdict merged in (``valid`` only when both pass). ``topologies`` (a dict) keeps the parsed
     topology of each distinct ``facts``."""
-    from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import InvalidTopology, Topology
-    from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import KubeletAssumption
-    from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.plan import settings_verdict
-
     result = reserved_memory_check(facts, kubelet_config=settings, strategy=strategy, split_unit=split_unit,
                                    memory_manager_state=memory_manager_state, kubelet_version=kubelet_version,
                                    errors="report")
@@ -174,8 +174,6 @@ def judge_host(host, variables, default_dir=None, cache=None):
 
 def judge_hosts(hostvars, hosts, default_dir=None):
     """{'results': host -> result, 'classes': host -> hardware class group} for ``hosts``."""
-    from ansible_collections.numaguard.kubelet.plugins.module_utils._report.classes import HardwareClassError, hardware_class
-
     results, classes, cache = {}, {}, {}
     for host in hosts:
         results[host], facts = judge_host(host, hostvars[host], default_dir, cache)

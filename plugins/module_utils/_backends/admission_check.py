@@ -27,7 +27,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admissio
     InvalidPodInput,
     pods_from_documents,
 )
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission_report import describe_resize, format_table
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission_table import format_table
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.alignment import DRAObjects, pod_alignment
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.devicemanager_inputs import DeviceInventory
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.hugepages_truth import RUNTIME_FAILURE, Backing
@@ -105,10 +105,12 @@ def _restore_states(config, mem_path, mem_text, cpu_path, cpu_text):
     checkpoint code is imported only when there is a file to read (issue 12: fresh-process cost)."""
     memory_checkpoint = cpu_checkpoint = None
     if mem_text is not None:
+        # imported here: no state file, no checkpoint code compiled (20 KB each; issue 12)
         from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.checkpoint import restore_memory_manager_state
 
         memory_checkpoint = restore_memory_manager_state(mem_text, config.get("memoryManagerPolicy") or "None", mem_path)
     if cpu_text is not None:
+        # imported here: as above
         from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.checkpoint import restore_cpu_manager_state
 
         cpu_checkpoint = restore_cpu_manager_state(cpu_text, config.get("cpuManagerPolicy") or "none", cpu_path)
@@ -169,6 +171,7 @@ def run_check(params):
             raise AdmissionInputError("%s: %s" % (label, exc))
         match = None
         if params.get("running_pods") is not None or running.pods:  # only a running pod can be resized
+            # imported here: a run without running pods does not compile the resize rules (13 KB)
             from ansible_collections.numaguard.kubelet.plugins.module_utils._host.resize import find_resized
 
             match = find_resized(manifest, pod, params.get("running_pods"), running, simulator.feature_gates)
@@ -199,6 +202,9 @@ def run_check(params):
         "\n%s/%s: %s: %s" % (r["namespace"], r["name"], RUNTIME_FAILURE, "; ".join(r["runtime_shortfalls"]))
         for r in results if r["runtime"]) + "".join("\n" + w for w in run["alignment_warnings"])
     if any(r.get("resize") for r in results):
+        # imported here: only a resize compiles the fleet view's text (admission_report, 8 KB)
+        from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission_report import describe_resize
+
         run["msg"] += "".join("\n" + describe_resize(r) for r in results if r.get("resize"))
     run["table"] = run["msg"].split("\n")
     return run
@@ -208,6 +214,7 @@ def _resize_result(simulator: Any, pod: Any, match: ResizeMatch, config: Dict[st
     """The result of a pod that resizes a running one: judged by the kubelet's resize rules, never
     admitted as a new pod. The result has every field of an admission result (no containers, merges
     or NUMA nodes: the managers' handling of a resize is not simulated) plus ``resize``."""
+    # imported here: only a resize compiles the resize rules (13 KB)
     from ansible_collections.numaguard.kubelet.plugins.module_utils._host.resize import judge_resize
 
     resize = judge_resize(match, pod, simulator.kubelet, config.get("cpuManagerPolicy") or "none",

@@ -26,12 +26,13 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._io import write
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import KubeletAssumption, VersionError, host_kubelet_version
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.backup import path_problem
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.config import KubeletConfigError, mask_credentials, nesting_exceeds
+from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.fields import MANAGED_FIELDS
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.plan import (
     DEFAULT_CONFIG_DIR,
     kubelet_reservation_validator,
     plan_change,
 )
-from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.settings import MANAGED_FIELDS, SettingsError
+from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.settings import SettingsError
 
 #: A KubeletConfiguration's managed fields nest at most a few levels (reservedMemory: 4).
 MAX_SETTINGS_DEPTH = 16

@@ -62,7 +62,7 @@ def _config(params, root, located, sources):
     if isinstance(raw, dict):
         # the one schema of the managed fields, as for files and flags (imported here: only a run
         # given a configuration pays for it)
-        from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.settings import field_type_errors
+        from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.fields import field_type_errors
 
         problems = field_type_errors(raw)
         if problems:

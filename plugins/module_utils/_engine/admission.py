@@ -367,6 +367,7 @@ class AdmissionSimulator:
                     memory_version: Optional[int] = None) -> Dict[str, str]:
         """The ``cpu_manager_state`` and ``memory_manager_state`` files the kubelet would have
         written after the admissions so far (versions default to the newest format)."""
+        # imported here: an admission that writes no state file does not compile the formats (40 KB)
         from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager import checkpoint as _cpu_cp
         from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager import checkpoint as _mem_cp
 

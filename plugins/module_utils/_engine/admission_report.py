@@ -19,6 +19,7 @@ try:
 except ImportError:  # pragma: no cover
     pass
 
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission_table import crash_line, explain_merge
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.alignment import summary_line
 from ansible_collections.numaguard.kubelet.plugins.module_utils._errors import NumaguardError
 
@@ -60,17 +61,6 @@ def _why_unaligned(pod: Mapping[str, Any], node: Mapping[str, Any]) -> str:
     return "%s pod; CPU/Memory/Topology Manager policies %s/%s/%s" % (
         pod.get("qos_class") or "?", node.get("cpu_manager_policy") or "?", node.get("memory_manager_policy") or "?",
         node.get("topology_manager_policy") or "?")
-
-
-def crash_line(pod: Mapping[str, Any]) -> str:
-    """A pod the kubelet crashed at (a Go panic), or a pod after that crash: the kubelet is gone."""
-    name = "%s/%s" % (pod.get("namespace", "default"), pod.get("name", "?"))
-    crash = pod.get("crash") or {}
-    if crash.get("pod") and crash.get("pod") != name:
-        return "%s not admitted: the kubelet crashed at %s (panic: %s) and crashes again when it restarts" % (
-            name, crash.get("pod"), crash.get("panic") or "?")
-    return "%s crashes the kubelet: panic: %s (prefer-closest-numa-nodes on sparse NUMA ids: the kubelet reads the " \
-           "distance list by node id, numa_info.go CalculateAverageFor)" % (name, crash.get("panic") or "?")
 
 
 def describe_pod(pod: Mapping[str, Any], node: Optional[Mapping[str, Any]] = None) -> str:
@@ -177,61 +167,3 @@ def admission_report(results: Mapping[str, Any],
 
 
 # ---- one admission_check run as text (the module's msg and table) -------------------------
-
-
-def format_table(run: Mapping[str, Any]) -> str:
-    """A human-readable table of a run's pods (the module's ``msg``)."""
-    rows = [("POD", "VERDICT", "NUMA", "CPUS", "REASON")]
-    for pod in run.get("pods", []):
-        cpus = ",".join(c["cpus"] for c in pod["containers"] if c["cpus"])
-        verdict = pod.get("verdict") or ("admitted" if pod["admitted"] else "rejected")
-        rows.append(("%s/%s" % (pod["namespace"], pod["name"]),
-                     verdict.replace("_", " "),
-                     ",".join(str(n) for n in pod["numa_nodes"]) or "-",
-                     cpus or "-",
-                     pod["reason"] or "-"))
-    widths = [max(len(str(row[i])) for row in rows) for i in range(len(rows[0]))]
-    lines = ["  ".join(str(cell).ljust(widths[i]) for i, cell in enumerate(row)).rstrip() for row in rows]
-    for pod in run.get("pods", []):
-        if pod.get("verdict") == "cannot_check":
-            lines.append("%s/%s: cannot check: %s" % (pod["namespace"], pod["name"], pod.get("cannot_check")))
-        elif pod.get("verdict") == "crashed":
-            lines.append(crash_line(pod))
-        elif not pod["admitted"]:
-            lines.append("%s/%s: %s: %s" % (pod["namespace"], pod["name"], pod["reason"], pod["message"]))
-            if pod["reason"] == "TopologyAffinityError" and pod.get("merges"):
-                lines.append("  " + explain_merge(pod["merges"][-1]))
-    return "\n".join(lines)
-
-
-def _masks(hints: Sequence[Mapping[str, Any]], preferred: bool) -> str:
-    shown = ["[%s]" % ",".join(str(n) for n in h["numa_affinity"]) if h["numa_affinity"] is not None else "any"
-             for h in hints if h["preferred"] is preferred]
-    if len(shown) > 6:
-        shown = shown[:6] + ["... (%d in all)" % len(shown)]
-    return " ".join(shown)
-
-
-def explain_merge(merge: Mapping[str, Any]) -> str:
-    """One line saying what each provider preferred and what the merge could reach."""
-    parts = []
-    for provider in sorted(merge.get("hints") or {}):
-        hints = merge["hints"][provider]
-        if not hints:
-            continue
-        for resource in sorted(hints):
-            value = hints[resource]
-            if value is None:
-                continue
-            if not value:
-                parts.append("%s: cannot satisfy" % resource)
-                continue
-            preferred = _masks(value, True)
-            parts.append("%s: preferred %s" % (resource, preferred) if preferred
-                         else "%s: only non-preferred %s" % (resource, _masks(value, False)))
-    merged = merge.get("merged_hint") or {}
-    nodes = merged.get("numa_affinity")
-    best = "[%s]" % ",".join(str(n) for n in nodes) if nodes is not None else "any"
-    return "%s%s -> best %s %s" % ("container(s) %s: " % ",".join(merge.get("containers") or []),
-                                   "; ".join(parts) or "no provider preference", best,
-                                   "preferred" if merged.get("preferred") else "not preferred")

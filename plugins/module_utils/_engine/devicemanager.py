@@ -186,6 +186,7 @@ class DeviceManager:
 
     def _touch_need(self, numa_of: Dict[str, FrozenSet[int]], devices: Iterable[str], need: int) -> Any:
         """Devices touching a mask as a :class:`Need`: one-node devices per node, others by mask."""
+        # imported here: as in topology_hints (hint sets only on big machines)
         from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hint_sets import Need
         singles: Dict[int, int] = {}
         multi: List[int] = []
@@ -202,6 +203,7 @@ class DeviceManager:
         """The hints of :meth:`generate_hints_literal` as a rule: masks touching every reusable
         device (with topology) whose touching devices, reusable ones included, reach the request;
         preferred = the fewest nodes touched by enough devices of the resource (healthy or not)."""
+        # imported here: as in topology_hints (hint sets only on big machines)
         from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hint_sets import ThresholdHintSet
         ids = self.numa_node_ids
         walked = (1 << len(ids)) - 1

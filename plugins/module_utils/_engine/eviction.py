@@ -95,7 +95,7 @@ class Threshold:
 
 def round_float32(value: Fraction) -> Fraction:
     """Round an exact rational to the nearest IEEE float32 (ties to even); overflow -> ValueError."""
-    from fractions import Fraction
+    from fractions import Fraction  # here: see the TYPE_CHECKING import (~7 ms per fresh process)
 
     if value == 0:
         return Fraction(0)
@@ -119,7 +119,7 @@ def round_float32(value: Fraction) -> Fraction:
 
 def parse_float32(text: str) -> Fraction:
     """``strconv.ParseFloat(text, 32)`` for decimal input; raises ValueError with Go's wording."""
-    from fractions import Fraction
+    from fractions import Fraction  # here: see the TYPE_CHECKING import (~7 ms per fresh process)
 
     if _GO_SPECIAL.match(text):
         lowered = text.lstrip("+-").lower()

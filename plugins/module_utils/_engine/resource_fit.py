@@ -45,6 +45,7 @@ except ImportError:  # pragma: no cover
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors import StateError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.node_allocatable import reservation_from_config
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.pod import is_extended
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset import InvalidCPUSet, parse_cpuset
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import InvalidQuantity, parse_quantity
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import (
@@ -122,7 +123,6 @@ def node_allocatable(topology: Any,
     reserved_cpus = kubelet_config.get("reservedSystemCPUs") or ""
     reserved_count = None
     if reserved_cpus:
-        from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset import InvalidCPUSet, parse_cpuset
         try:
             reserved_count = len(parse_cpuset(str(reserved_cpus)))
         except InvalidCPUSet as exc:

@@ -12,6 +12,7 @@ __metaclass__ = type
 import os
 from typing import Any, Dict, List, Optional
 
+from ansible_collections.numaguard.kubelet.plugins.module_utils._host.devices import device_facts
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.kubelet_paths import kubelet_facts
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.sysfs import read_system_memory, read_topology
 
@@ -22,7 +23,6 @@ def gather(root: str = "/") -> Dict[str, Any]:
     ``warnings`` lists every fallback discovery took (host paths, so a snapshot read back with
     ``root=`` gives the same list). Raises SysfsError / KubeletPathsError / DeviceError.
     """
-    from ansible_collections.numaguard.kubelet.plugins.module_utils._host.devices import device_facts
     warnings: List[str] = []
     topology = read_topology(root, warnings)
     facts = topology.to_facts()

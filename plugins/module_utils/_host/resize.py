@@ -194,6 +194,7 @@ def _changed_from_state(exclusive: Mapping[str, Mapping[str, Any]], desired: Pod
 
 
 def _changes(match: ResizeMatch, desired: Pod) -> Dict[str, Optional[bool]]:
+    # imported here: as in judge_resize
     from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.allocation import request_changed, resources_changed
 
     if match.allocated is not None:

@@ -28,6 +28,7 @@ __metaclass__ = type
 
 import errno
 import gzip
+import hashlib
 import io
 import os
 import re
@@ -292,7 +293,6 @@ def capture(root: str, dest: Optional[str], facts_of: Optional[Any] = None) -> D
     write the archive to ``dest`` atomically (None: check mode, nothing written). Returns
     ``files``, ``bytes``, ``sha256`` and, when ``facts_of`` (a ``root -> facts`` function) is
     given, ``numa_topology``."""
-    import hashlib
     entries = collect(root)
     result: Dict[str, Any] = {"files": sum(1 for k, _d in entries.values() if k != "dir")}
     if facts_of is not None:

@@ -452,7 +452,7 @@ def parse_config_text(text: str, source: str, what: str = "kubelet config file")
         )
     # the one schema of the managed fields (the ``settings`` option's), here for what the host
     # holds: a wrong type is refused naming the file, the key and the value
-    from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.settings import field_type_errors
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.fields import field_type_errors
 
     problems = field_type_errors(data)
     if problems:

@@ -54,8 +54,8 @@ def flags_to_config(flags: Optional[Mapping[str, Any]]) -> Tuple[Dict[str, Any],
             continue
         if not managed:
             # the managed fields' table only when a NUMA flag is given (most kubelets pass
-            # --config only): a module run then does not compile the settings module
-            from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.settings import MANAGED_FIELDS, field_type_errors
+            # --config only): a module run then does not compile the fields module (9 KB)
+            from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.fields import MANAGED_FIELDS, field_type_errors
             managed = dict(MANAGED_FIELDS)
             flag_fields = dict((flag.lstrip("-"), (field, kind)) for field, (flag, kind) in managed.items())
         if raw_name in managed:

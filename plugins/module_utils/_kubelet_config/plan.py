@@ -45,9 +45,9 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.
     parse_config_text,
     read_config_file,
 )
+from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.fields import MANAGED_FIELDS
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.rollout import input_snapshot
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.settings import (
-    MANAGED_FIELDS,
     SettingsError,
     normalise_settings,
     render_flags,

@@ -42,6 +42,7 @@ def _finding(severity: str,
 def _assignments(checkpoint: Any) -> Dict[str, Dict[str, List[Any]]]:
     """What validateState replays: container blocks, a pod-level pod's pod blocks instead of its
     containers' (a file holds podEntries only when PodLevelResourceManagers was on)."""
+    # imported here: as in predict_state (only a run with a state file)
     from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.validate_state import (
         restored_assignments,
     )

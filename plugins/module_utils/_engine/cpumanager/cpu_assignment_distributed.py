@@ -15,6 +15,7 @@ from __future__ import absolute_import, annotations, division, print_function
 
 __metaclass__ = type
 
+import itertools
 import math
 
 try:
@@ -49,7 +50,6 @@ def _combinations(items: List[int], size: int) -> Iterator[List[int]]:
     """n-choose-k in the kubelet's (lexicographic by position) order."""
     if size < 1:
         return
-    import itertools
     for combo in itertools.combinations(items, size):
         yield list(combo)
 

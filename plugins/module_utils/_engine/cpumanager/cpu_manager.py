@@ -147,6 +147,7 @@ class CPUManager:
                    and not self.policy.uses_ignored_pod_level_resources(pod))
         if counted:
             self.pinning_requests += 1
+        # imported here: a policy is set only under the static policy, which loaded it; none never compiles it
         from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.policy_static import (
             CPUAllocationError,
         )
@@ -164,6 +165,7 @@ class CPUManager:
         request per exclusive container, one error per failed call."""
         if self.policy is None:
             return
+        # imported here: as in allocate
         from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.policy_static import (
             CPUAllocationError,
         )
@@ -210,6 +212,7 @@ class CPUManager:
 
     def to_checkpoint(self, version: Optional[int] = None) -> Any:
         """The state as a :class:`~.checkpoint.CPUManagerCheckpoint` ready to dump."""
+        # imported here: only a run that writes a state file compiles its format (20 KB)
         from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.checkpoint import (
             LATEST_CPU_VERSION,
             CPUManagerCheckpoint,

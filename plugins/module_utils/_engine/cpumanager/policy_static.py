@@ -247,6 +247,7 @@ class StaticPolicy:
         """The hints of :meth:`generate_hints_literal` as a rule: masks holding every node of a
         reusable CPU whose free CPUs plus the reusable ones reach the request; preferred = the
         fewest nodes whose CPUs (free or not) could hold it."""
+        # imported here: machines whose hints are listed never compile the hint sets (33 KB)
         from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hint_sets import Need, ThresholdHintSet
         topo = self.topology
         ids = topo.numa_ids

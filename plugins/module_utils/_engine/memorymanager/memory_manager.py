@@ -48,6 +48,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memoryma
 )
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.node_allocatable import reservation_from_config
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.reservation_flags import ReservationSyntaxError
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset import InvalidCPUSet, parse_cpuset
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.resources import CPU, MEMORY
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import MEMORY_STATE_GROUP_SUMS, NEWEST_KNOWN, behaviour
 
@@ -78,7 +79,6 @@ def _reserved_cpus_count(kubelet_config: Mapping[str, Any]) -> Optional[int]:
     text = kubelet_config.get("reservedSystemCPUs")
     if not text:
         return None
-    from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset import InvalidCPUSet, parse_cpuset
     try:
         return len(parse_cpuset(str(text)))
     except InvalidCPUSet as exc:
@@ -160,6 +160,7 @@ def new_memory_manager(topology: Any, kubelet_config: Mapping[str, Any], checkpo
     pod_entries: Dict[str, Any] = {}
     pod_level = False
     if checkpoint is not None or policy == POLICY_STATIC:
+        # imported here: the None policy without a state file compiles neither (31 KB; issue 12)
         from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.machine_state import (
             POD_LEVEL_RESOURCE_MANAGERS,
             default_machine_state,
@@ -186,6 +187,7 @@ def new_memory_manager(topology: Any, kubelet_config: Mapping[str, Any], checkpo
     tolerance = drift_tolerance(dict(kubelet_config, featureGates=gates), proc_iomem, version)
     if policy == POLICY_NONE:
         return provider
+    # imported here: only the Static policy compiles it (50 KB; issue 12)
     from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.static_policy import (
         MemoryManagerStatic,
     )

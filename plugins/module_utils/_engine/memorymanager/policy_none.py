@@ -79,6 +79,7 @@ class MemoryManagerNone:
         return {"policy_name": self.policy_name, "machine_state": {}, "entries": {}, "pod_entries": {}}
 
     def checkpoint(self):
+        # imported here: only a run that writes a state file compiles its format (20 KB)
         from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.checkpoint import (
             checkpoint_from_state,
         )

@@ -253,9 +253,10 @@ def _mask_tables(node_ids: Tuple[int, ...]) -> Tuple[List[int], List[int], List[
     ``node_ids`` is sorted, so positional masks (bit i = i-th smallest id) are exactly the compact
     masks of the mask table the CPU and device managers use: one shared, cached table per machine.
     """
+    # imported here: implicit hint sets never need it (issue 12)
     from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.mask_table import table_for
 
-    table = table_for(node_ids)  # imported here: implicit hint sets never need it (issue 12)
+    table = table_for(node_ids)
     return table.order, table.count, table.real
 
 
@@ -265,6 +266,7 @@ _HINT_TABLE_CACHE: Dict[Tuple[Tuple[int, ...], int], List[Any]] = {}
 def _hint_table(node_ids: Tuple[int, ...], min_size: int) -> List[Any]:
     """Interned hint by positional mask (index 0 unused): preferred iff the mask has ``min_size``
     nodes. Turning 65535 candidates into hints is then one C-level lookup each."""
+    # imported here: implicit hint sets never need the table (issue 12)
     from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.mask_table import gc_paused, table_for
     from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.mask_table import hint as interned_hint
 
@@ -441,6 +443,7 @@ class MemoryManagerStatic:
 
     def checkpoint(self):
         """The state as ``engine.checkpoint.MemoryManagerCheckpoint`` (for ``dump_memory_manager_state``)."""
+        # imported here: only a run that writes a state file compiles its format (20 KB)
         from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.checkpoint import (
             checkpoint_from_state,
         )
@@ -727,6 +730,7 @@ class MemoryManagerStatic:
     # ---- hints -----------------------------------------------------------------------------
     def _hint(self, value: int, preferred: bool) -> TopologyHint:
         """Hints are immutable: one object per (mask, preferred), shared by every provider."""
+        # imported here: implicit hint sets never need the table (issue 12)
         from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.mask_table import hint as interned_hint
 
         return interned_hint(value, preferred)
@@ -768,6 +772,7 @@ class MemoryManagerStatic:
         """The masks of :meth:`calculate_hints` as one rule: allocatable and free (plus this pod's
         reusable memory on exactly that mask) reach every request, uint64 sums, NUMA-group rules;
         preferred = the fewest nodes whose allocatable holds the request. Empty map: none fit."""
+        # imported here: machines whose hints are listed never compile the hint sets (33 KB)
         from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hint_sets import Need, ThresholdHintSet
         state = self._state
         node_ids = tuple(sorted(state))

@@ -86,6 +86,7 @@ def filter_single_numa_hints(lists: Sequence[Sequence[TopologyHint]]) -> List[Li
     out: List[Any] = []
     for hints in lists:
         if is_hint_set(hints):
+            # imported here: a hint set exists only once hint_sets is loaded; listed hints never compile it
             from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hint_sets import SingleNumaHintSet
             single = SingleNumaHintSet(cast(Any, hints))
             out.append(single if single.listed() else [])
@@ -528,6 +529,7 @@ def merge_implicit(lists: Sequence[Any],
 
 
 def _implicit_preferred(lists: Sequence[Any], numa_info: NUMAInfo, prefer_closest: bool) -> Optional[int]:
+    # imported here: only hint sets come here (hint_sets is loaded then); listed-hint merges never compile it
     from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hint_sets import MAX_MASK_VISITS
     default = numa_info.default_mask
     sets = [hints for hints in lists if is_hint_set(hints)]
@@ -908,6 +910,7 @@ def _single_node_only(lists: Sequence[Any]) -> bool:
 
 def _implicit_non_preferred(lists: Sequence[Any], numa_info: NUMAInfo, prefer_closest: bool,
                             search_seconds: Optional[float] = None) -> TopologyHint:
+    # imported here: only hint sets come here (hint_sets is loaded then); listed-hint merges never compile it
     from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hint_sets import MAX_MASK_VISITS
     default = numa_info.default_mask
     if _single_node_only(lists):
@@ -1007,6 +1010,7 @@ def _ranked_non_preferred(lists: Sequence[Any],
     :data:`MAX_SEARCH_WORK`) and CPU time (:data:`MAX_SEARCH_SECONDS`): past any of them
     NoPreferredMerge says which, and what the search had settled.
     """
+    # imported here: only hint sets come here (hint_sets is loaded then); listed-hint merges never compile it
     from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hint_sets import MAX_MASK_VISITS
     nodes = bits_of(within)
     size = len(nodes)

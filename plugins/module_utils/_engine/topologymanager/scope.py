@@ -86,7 +86,7 @@ class Decision:
         self.admit = admit
         lists = policy.last_lists if policy is not None else []
         permutations: Optional[int] = 0
-        if lists:  # lists come from a merge: the merge module is loaded
+        if lists:  # imported here: lists come from a merge (loaded then); the none policy never compiles it
             from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.merge import (
                 merge_permutations,
             )

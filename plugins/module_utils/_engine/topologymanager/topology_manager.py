@@ -80,9 +80,11 @@ def create_scope(scope_name: str,
     if policy.name == POLICY_NONE:
         return NoneScope(policy, providers)
     if scope_name == SCOPE_CONTAINER:
+        # imported here: only the configured scope is compiled (as in _policy_class)
         from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.scope_container import ContainerScope
         return ContainerScope(policy, providers)
     if scope_name == SCOPE_POD:
+        # imported here: as above
         from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.scope_pod import PodScope
         return PodScope(policy, providers)
     raise TopologyManagerError('unknown scope: "%s"' % (scope_name,))

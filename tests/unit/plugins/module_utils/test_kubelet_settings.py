@@ -16,12 +16,11 @@ from hypothesis import strategies as st
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import HugePages, NumaNode, Topology
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.config import kubelet_defaults
+from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.fields import SETTINGS_SCHEMA, schema_errors
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.settings import (
-    SETTINGS_SCHEMA,
     normalise_settings,
     render_flags,
     reset_decision,
-    schema_errors,
     settings_schema_errors,
     validate_settings,
 )
