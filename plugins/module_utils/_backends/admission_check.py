@@ -115,6 +115,47 @@ def _restore_states(config, mem_path, mem_text, cpu_path, cpu_text):
     return memory_checkpoint, cpu_checkpoint
 
 
+def _running_pods(params, kubelet, sources, cpu_checkpoint, memory_checkpoint, allocations):
+    """The pods running on the node: the ``running_pods`` option combined with the state files."""
+    listed, inactive = None, 0
+    if params.get("running_pods") is not None:
+        listed, inactive = listed_pods(params["running_pods"], feature_gates=kubelet.gates)
+    state_read = [name for name in ("cpu_manager_state", "memory_manager_state", "device_allocations")
+                  if not str(sources.get(name, "")).startswith(("absent", "ignored"))]
+    running = combine(listed, state_pods(cpu_checkpoint, memory_checkpoint, allocations), inactive, state_read)
+    sources["running_pods"] = "option" if listed is not None else "state files only"
+    return running
+
+
+def _check_pod(params, simulator, running, backing, node, dra, config, index, label, manifest):
+    """One pod's result: a resize of a running pod judged as the kubelet judges a resize, else an
+    admission (with its DRA alignment and whether the OS can back its hugepages)."""
+    try:
+        pod = simulator.pod_from_manifest(manifest, index)
+    except InvalidPod as exc:
+        raise InvalidPodInput("%s: %s" % (label, exc))
+    except ValueError as exc:
+        raise AdmissionInputError("%s: %s" % (label, exc))
+    match = None
+    if params.get("running_pods") is not None or running.pods:  # only a running pod can be resized
+        from ansible_collections.numaguard.kubelet.plugins.module_utils._host.resize import find_resized
+
+        match = find_resized(manifest, pod, params.get("running_pods"), running, simulator.feature_gates)
+    if match is not None:
+        result = _resize_result(simulator, pod, match, config)
+        result.update(source=label, runtime=None, runtime_shortfalls=[])
+        return result
+    result = simulator.admit(pod)
+    result["source"] = label
+    result["alignment"] = pod_alignment(manifest, pod_requests(pod), result, node,
+                                        simulator.device_manager.inventory, dra)
+    # hugepages truth: the state's counters admitted it; can the OS back its pages?
+    shortfalls = backing.charge(simulator.memory_map()) if result["admitted"] else []
+    result["runtime"] = RUNTIME_FAILURE if shortfalls else None
+    result["runtime_shortfalls"] = shortfalls
+    return result
+
+
 def run_check(params):
     """Everything the module does, returning the result dict; raises ValueError subclasses."""
     if params.get("readmit") not in (None, False):
@@ -135,13 +176,7 @@ def run_check(params):
     allocations = device_allocations(params, root, root_dir, sources)
     kubelet = KubeletAssumption.resolve(params.get("kubelet_version"), params.get("host_kubelet_version"),
                                         config.get("featureGates"))
-    listed, inactive = None, 0
-    if params.get("running_pods") is not None:
-        listed, inactive = listed_pods(params["running_pods"], feature_gates=kubelet.gates)
-    state_read = [name for name in ("cpu_manager_state", "memory_manager_state", "device_allocations")
-                  if not str(sources.get(name, "")).startswith(("absent", "ignored"))]
-    running = combine(listed, state_pods(cpu_checkpoint, memory_checkpoint, allocations), inactive, state_read)
-    sources["running_pods"] = "option" if listed is not None else "state files only"
+    running = _running_pods(params, kubelet, sources, cpu_checkpoint, memory_checkpoint, allocations)
     fit = resource_fit_for_node(topology, config, running, DeviceInventory.from_spec(devices),
                                 capacity, hugepages, params.get("node_allocatable"))
     sources["resource_fit"] = {
@@ -161,31 +196,7 @@ def run_check(params):
     results = []
     backing = Backing(topology, simulator.memory_map())
     for index, (label, manifest) in enumerate(pods):
-        try:
-            pod = simulator.pod_from_manifest(manifest, index)
-        except InvalidPod as exc:
-            raise InvalidPodInput("%s: %s" % (label, exc))
-        except ValueError as exc:
-            raise AdmissionInputError("%s: %s" % (label, exc))
-        match = None
-        if params.get("running_pods") is not None or running.pods:  # only a running pod can be resized
-            from ansible_collections.numaguard.kubelet.plugins.module_utils._host.resize import find_resized
-
-            match = find_resized(manifest, pod, params.get("running_pods"), running, simulator.feature_gates)
-        if match is not None:
-            result = _resize_result(simulator, pod, match, config)
-            result.update(source=label, runtime=None, runtime_shortfalls=[])
-            results.append(result)
-            continue
-        result = simulator.admit(pod)
-        result["source"] = label
-        result["alignment"] = pod_alignment(manifest, pod_requests(pod), result, node,
-                                            simulator.device_manager.inventory, dra)
-        # hugepages truth: the state's counters admitted it; can the OS back its pages?
-        shortfalls = backing.charge(simulator.memory_map()) if result["admitted"] else []
-        result["runtime"] = RUNTIME_FAILURE if shortfalls else None
-        result["runtime_shortfalls"] = shortfalls
-        results.append(result)
+        results.append(_check_pod(params, simulator, running, backing, node, dra, config, index, label, manifest))
     run = {"pods": results, "memory": simulator.memory_map(), "pinning": simulator.pinning(),
            "node": node, "sources": sources, "running_pods": running.to_dict(),
            "node_allocatable": simulator.resource_fit.summary(), "kubelet_warnings": list(simulator.kubelet.warnings),
