@@ -35,7 +35,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.pod impo
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.resource_fit import ResourceFit
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.kubelet_cost import pod_cost
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.running_pods import combine, listed_pods, resource_fit_for_node, state_pods
-from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import KubeletAssumption, host_kubelet_version
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import KubeletAssumption, probe_host_kubelet
 from ansible_collections.numaguard.kubelet.plugins.module_utils._report.classes import hardware_class
 
 if TYPE_CHECKING:  # looked for and judged only on a node with running pods (issue 12)
@@ -49,8 +49,8 @@ def module_kwargs() -> Dict[str, Any]:
 
 def run(module: Any) -> None:
     params = dict(module.params)
-    if not params.get("kubelet_version") and (params.get("root") or "/") == "/":
-        params["host_kubelet_version"] = host_kubelet_version(module)
+    params["host_kubelet_version"] = probe_host_kubelet(module, params.get("kubelet_version"), params.get("root"),
+                                                        params.get("topology"))
     try:
         result = run_check(params)
     except InvalidPodInput as exc:

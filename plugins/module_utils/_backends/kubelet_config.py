@@ -23,7 +23,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._host.kubelet_pa
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.sysfs import SysfsError, read_topology
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import InvalidTopology, Topology
 from ansible_collections.numaguard.kubelet.plugins.module_utils._io import write_file
-from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import KubeletAssumption, VersionError, host_kubelet_version
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import KubeletAssumption, VersionError, probe_host_kubelet
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.backup import path_problem
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.config import KubeletConfigError, mask_credentials, nesting_exceeds
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.plan import (
@@ -40,11 +40,6 @@ MAX_SETTINGS_DEPTH = 16
 def found_running_without_config_dir(found):
     """True when the located kubelet runs (flags read from /proc) but has no --config-dir."""
     return bool(found) and found.get("running") and found.get("source") == "cmdline" and not found.get("config_dir")
-
-
-def detect_kubelet_version(module):
-    """``kubelet --version`` output of the host, or None."""
-    return host_kubelet_version(module)
 
 
 def write_config(module: Any, path: str, text: str, mode_bits: str) -> None:
@@ -87,8 +82,8 @@ def run(module: Any) -> None:
     locations = _locations(module)
 
     try:
-        kubelet_version = KubeletAssumption.resolve(
-            p["kubelet_version"], None if p["kubelet_version"] else detect_kubelet_version(module))
+        # the module changes the live host's own kubelet: its version decides, whatever topology validates
+        kubelet_version = KubeletAssumption.resolve(p["kubelet_version"], probe_host_kubelet(module, p["kubelet_version"]))
     except VersionError as exc:
         module.fail_json(msg=str(exc), errors=[str(exc)], locations=locations)
 

@@ -25,7 +25,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._backends.kubele
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.sysfs import SysfsError, read_topology
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import InvalidTopology, Topology
 from ansible_collections.numaguard.kubelet.plugins.module_utils._io import write_file
-from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import KubeletAssumption, VersionError, host_kubelet_version
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import KubeletAssumption, VersionError, probe_host_kubelet
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config import rollout
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.backup import (
     DEFAULT_KUBELET_DIRS,
@@ -471,7 +471,7 @@ def run_module(module: Any) -> None:
     failures become ``fail_json`` (a lock held by another run names its holder)."""
     try:
         result = run(module.params, module.run_command, module.check_mode,
-                     lambda: host_kubelet_version(module), getattr(module, "atomic_move", None))
+                     lambda: probe_host_kubelet(module), getattr(module, "atomic_move", None))
         if result.pop("failed", False):
             module.fail_json(**result)
         module.exit_json(**result)

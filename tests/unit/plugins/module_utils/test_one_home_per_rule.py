@@ -70,14 +70,16 @@ RULES = [
     ("numa_report options", lambda: sites(r"_VALID_ARGS\s*=\s*frozenset\(\("), 0),
     # 10. one JUnit writer for the reports
     ("JUnit writer", lambda: sites(r"^def render_junit\("), 1),
+    # 12. when to probe the host's kubelet version: one call, behind one condition, one resolution order
+    ("kubelet version probing", lambda: sites(r"host_kubelet_version\(module\)"), 1),
+    ("kubelet version probe condition", lambda: files(r"^def (reads_live_host|probe_host_kubelet)\(|\[.root.\]\)? == \"/\"|or \"/\"\) == \"/\""), 1),
+    ("kubelet version resolution", lambda: sites(r"^    def resolve\(cls, option_value"), 1),
 ]
 
 #: rules of issue 21 still in more than one home (the test says how many; fix, then move up)
 NOT_YET = [
     # 11. bytes for humans: report.human_bytes, admission_report._gib, two _short_size
     ("bytes for humans", lambda: sites(r"^def (human_bytes|_gib|_short_size)\(")),
-    # 12. when to probe the host's kubelet version: three backends decide
-    ("kubelet version probing", lambda: sites(r"host_kubelet_version\(module\)")),
 ]
 
 
