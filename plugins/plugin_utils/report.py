@@ -44,6 +44,8 @@ import re
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission_report import describe_pod
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import human_bytes
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.resources import hugepage_size_bytes
 from ansible_collections.numaguard.kubelet.plugins.module_utils._report.classes import HardwareClassError, hardware_class, is_class_group
 from ansible_collections.numaguard.kubelet.plugins.module_utils._report.fleet import IGNORED_GROUPS, FleetReportError, fleet_report
 
@@ -53,29 +55,12 @@ STATUS_ORDER = ("error", "invalid", "crashed", "rejected", "cannot_check", "diff
 BAD = ("error", "invalid", "crashed", "rejected")
 #: statuses of hosts that need action: the first lines of every rendering
 ACTION = ("error", "invalid", "crashed", "rejected", "cannot_check", "differs")
-_SIZE = re.compile(r"^hugepages-(\d+)(Ki|Mi|Gi|Ti)?$")
-_UNITS = {"Ki": 1 << 10, "Mi": 1 << 20, "Gi": 1 << 30, "Ti": 1 << 40, None: 1}
 
 
 class ReportError(ValueError):
     """Input that cannot be turned into a report (names host and field)."""
 
 
-def human_bytes(value: Optional[int]) -> str:
-    """Binary units with one decimal (``15.6 GiB``); exact bytes stay in the data."""
-    if value is None:
-        return "-"
-    value = int(value)
-    for unit, size in (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if abs(value) >= size:
-            tenths = (abs(value) * 10 + size // 2) // size
-            return "%s%d.%d %s" % ("-" if value < 0 else "", tenths // 10, tenths % 10, unit)
-    return "%d B" % value
-
-
-def page_bytes(resource: str) -> int:
-    match = _SIZE.match(resource)
-    return int(match.group(1)) * _UNITS[match.group(2)] if match else 0
 
 
 def _now() -> str:
@@ -122,7 +107,7 @@ def _numa_from_topology(topology: Any) -> List[Dict[str, Any]]:
         huge = 0
         for name, pool in (node.get("hugepages") or {}).items():
             if isinstance(pool, Mapping):
-                huge += int(pool.get("page_size_bytes") or page_bytes(str(name))) * int(pool.get("total_pages") or 0)
+                huge += int(pool.get("page_size_bytes") or hugepage_size_bytes(str(name))) * int(pool.get("total_pages") or 0)
         total = int(node.get("memory_total_bytes") or 0)
         out.append({"node": node.get("id"), "total": total, "reserved": None, "hugepages": huge,
                     "allocatable": None, "allocated": None, "free": node.get("memory_free_bytes")})

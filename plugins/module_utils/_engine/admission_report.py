@@ -21,18 +21,11 @@ except ImportError:  # pragma: no cover
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.alignment import summary_line
 from ansible_collections.numaguard.kubelet.plugins.module_utils._errors import NumaguardError
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import format_bytes
 
 
 class AdmissionReportError(NumaguardError):
     """Input that is not a set of admission_check results."""
-
-
-def _gib(size: int) -> str:
-    if size % (1 << 30) == 0:
-        return "%dGi" % (size >> 30)
-    if size % (1 << 20) == 0:
-        return "%dMi" % (size >> 20)
-    return "%d" % size
 
 
 def describe_resize(pod: Mapping[str, Any]) -> str:
@@ -104,7 +97,7 @@ def _describe_pod(pod: Mapping[str, Any], node: Optional[Mapping[str, Any]] = No
             key = "%s on %s" % (block.get("type"), ",".join(str(n) for n in block.get("numa_affinity", [])))
             memory[key] = memory.get(key, 0) + int(block.get("size", 0))
     for key in sorted(memory):
-        parts.append("%s %s" % (_gib(memory[key]), key))
+        parts.append("%s %s" % (format_bytes(memory[key]), key))
     for container in pod.get("containers", []):
         for resource, ids in sorted((container.get("devices") or {}).items()):
             parts.append("%s %s" % (resource, ",".join(ids)))
