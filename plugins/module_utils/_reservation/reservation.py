@@ -50,6 +50,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.node_all
     node_capacity,
 )
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.reservation_flags import ReservationSyntaxError, parse_resource_map
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.startup import REFUSES, startup_verdict
 from ansible_collections.numaguard.kubelet.plugins.module_utils._errors import NumaguardError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import Topology
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset import (
@@ -71,7 +72,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.resources i
     MEMORY,
     is_memory_type,
 )
-from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import NEWEST_RELEASED, gate_enabled
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import NEWEST_RELEASED, KubeletAssumption, gate_enabled
 from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.findings import (
     ERROR,
     WARNING,
@@ -276,10 +277,8 @@ def validate_reservation(topology: Topology, kube_reserved: Any = None, system_r
 
     # SystemReservedHugepages (KEP-6252): kube/system-reserved may hold hugepages, which then count
     # in the Node Allocatable reservation, so a hugepages reservedMemory entry can balance.
-    if kubelet is not None:
-        hugepages_reservable = kubelet.enabled(SYSTEM_RESERVED_HUGEPAGES)
-    else:
-        hugepages_reservable = gate_enabled(SYSTEM_RESERVED_HUGEPAGES, NEWEST_RELEASED)
+    hugepages_reservable = (kubelet.enabled(SYSTEM_RESERVED_HUGEPAGES) if kubelet is not None
+                            else gate_enabled(SYSTEM_RESERVED_HUGEPAGES, NEWEST_RELEASED))
 
     # 1. parse every input; a syntax error is fatal at kubelet start-up (flag/config parsing).
     kube = _parse_map(kube_reserved, "kube_reserved", found.errors, hugepages_reservable)
@@ -309,12 +308,14 @@ def validate_reservation(topology: Topology, kube_reserved: Any = None, system_r
 
     if found.static and not unparsed:
         _append(found.errors, static_needs_reservation(reservations))
+    startup = None
+    if inputs_ok and not unparsed and policy in POLICIES and not allocatable_ignore_eviction and _validates(found.errors):
+        config = startup_config(kube_reserved, system_reserved, eviction_hard, merge_default_eviction_settings,
+                                reservations, policy, reserved_cpus)
+        startup = _kubelet_startup(topology, config, kubelet, capacity, found.errors)
 
     # 4. Our own checks: per-node capacity (the kubelet subtracts unsigned), memory-only nodes.
-    per_node: Dict[int, Dict[str, int]] = {}
-    for reservation in reservations:  # convertReserved: later entries overwrite earlier ones
-        for name, quantity in reservation.limits_map().items():
-            per_node.setdefault(reservation.numa_node, {})[name] = quantity.value()
+    per_node = _bytes_per_node(reservations)
     nodes = [_node_row(node, per_node.get(node.id, {}), found) for node in topology.nodes]
 
     if eviction is not None and eviction.zeroed_defaults:
@@ -328,7 +329,59 @@ def validate_reservation(topology: Topology, kube_reserved: Any = None, system_r
 
     return ValidationResult(valid=not found.errors, errors=found.errors, warnings=found.warnings, reservations=reservations,
                             expected=expected, totals=totals, nodes=nodes, policy=str(policy), eviction=eviction,
-                            strategy=strategy, state=state, extra={"memory_capacity_bytes": capacity})
+                            strategy=strategy, state=state,
+                            extra={"memory_capacity_bytes": capacity, "kubelet_startup": startup})
+
+
+def startup_config(kube_reserved: Any, system_reserved: Any, eviction_hard: Any, merge_default_eviction_settings: bool,
+                   reservations: Sequence[MemoryReservation], policy: Any, reserved_cpus: Any) -> Dict[str, Any]:
+    """The KubeletConfiguration fields a reservation sets, as the kubelet's start-up reads them
+    (unset ones left out: the kubelet's defaults)."""
+    config: Dict[str, Any] = {"memoryManagerPolicy": policy, "reservedMemory": reservations_to_config(reservations),
+                              "mergeDefaultEvictionSettings": bool(merge_default_eviction_settings)}
+    for name, value in (("kubeReserved", kube_reserved), ("systemReserved", system_reserved),
+                        ("evictionHard", eviction_hard), ("reservedSystemCPUs", reserved_cpus)):
+        if value is not None:
+            config[name] = value
+    return config
+
+
+def _kubelet_startup(topology: Topology, config: Mapping[str, Any], kubelet: Any, capacity: int,
+                     errors: List[Finding]) -> Dict[str, Any]:
+    """``startup_verdict`` (the engine's one start-up path) on the reservation's configuration; a
+    refusal no error quotes yet is added to ``errors``. Returns the verdict."""
+    startup = startup_verdict(topology, config, kubelet or KubeletAssumption.resolve(), memory_capacity_bytes=capacity)
+    _append(errors, _startup_finding(startup, errors))
+    return startup
+
+
+def _startup_finding(startup: Mapping[str, Any], errors: Sequence[Finding]) -> Optional[Finding]:
+    """The kubelet's own refusal (``startup_verdict``) as a finding when no error found already
+    quotes it: the verdict is the engine's, the findings add the numbers and the fixes."""
+    message = startup["message"]
+    if startup["verdict"] != REFUSES or any(f.kubelet_message and (f.kubelet_message in message or message in f.kubelet_message)
+                                            for f in errors):
+        return None
+    return Finding("kubelet-startup", ERROR, "the kubelet refuses to start (%s manager): %s" % (startup["manager"], message),
+                   "change the setting the kubelet's message names", message, True)
+
+
+#: KubeletConfiguration validation (validation_reserved_memory.go): the kubelet exits before it builds a manager
+_CONFIG_VALIDATION = frozenset(("reserved-memory-type", "reserved-memory-zero", "reserved-memory-duplicate"))
+
+
+def _validates(errors: Sequence[Finding]) -> bool:
+    """Whether the configuration passes the kubelet's validation, so that it reaches its managers."""
+    return not any(f.fatal and f.rule in _CONFIG_VALIDATION for f in errors)
+
+
+def _bytes_per_node(reservations: Sequence[MemoryReservation]) -> Dict[int, Dict[str, int]]:
+    """Bytes reserved per NUMA node and type (convertReserved: later entries overwrite earlier ones)."""
+    per_node: Dict[int, Dict[str, int]] = {}
+    for reservation in reservations:
+        for name, quantity in reservation.limits_map().items():
+            per_node.setdefault(reservation.numa_node, {})[name] = quantity.value()
+    return per_node
 
 
 def _append(findings: List[Finding], finding: Optional[Finding]) -> None:
