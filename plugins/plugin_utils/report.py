@@ -43,9 +43,9 @@ import json
 import re
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission_report import describe_pod
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import human_bytes
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.resources import hugepage_size_bytes
+from ansible_collections.numaguard.kubelet.plugins.module_utils._report.admission import describe_pod
 from ansible_collections.numaguard.kubelet.plugins.module_utils._report.classes import HardwareClassError, hardware_class, is_class_group
 from ansible_collections.numaguard.kubelet.plugins.module_utils._report.fleet import IGNORED_GROUPS, FleetReportError, fleet_report
 

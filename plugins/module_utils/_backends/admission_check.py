@@ -27,7 +27,6 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admissio
     InvalidPodInput,
     pods_from_documents,
 )
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission_report import describe_resize, format_table
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.alignment import DRAObjects, pod_alignment
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.devicemanager_inputs import DeviceInventory
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.hugepages_truth import RUNTIME_FAILURE, Backing
@@ -36,6 +35,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.resource
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.kubelet_cost import pod_cost
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.running_pods import combine, listed_pods, resource_fit_for_node, state_pods
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import KubeletAssumption, probe_host_kubelet
+from ansible_collections.numaguard.kubelet.plugins.module_utils._report.admission import run_message
 from ansible_collections.numaguard.kubelet.plugins.module_utils._report.classes import hardware_class
 
 if TYPE_CHECKING:  # looked for and judged only on a node with running pods (issue 12)
@@ -206,11 +206,7 @@ def run_check(params):
         run["state_after"] = simulator.state_after(
             cpu_version=getattr(cpu_checkpoint, "version", None) if cpu_checkpoint is not None else None,
             memory_version=getattr(memory_checkpoint, "version", None) if memory_checkpoint is not None else None)
-    run["msg"] = format_table(run) + "".join(
-        "\n%s/%s: %s: %s" % (r["namespace"], r["name"], RUNTIME_FAILURE, "; ".join(r["runtime_shortfalls"]))
-        for r in results if r["runtime"]) + "".join("\n" + w for w in run["alignment_warnings"])
-    if any(r.get("resize") for r in results):
-        run["msg"] += "".join("\n" + describe_resize(r) for r in results if r.get("resize"))
+    run["msg"] = run_message(run)
     run["table"] = run["msg"].split("\n")
     return run
 

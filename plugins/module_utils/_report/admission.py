@@ -172,6 +172,16 @@ def admission_report(results: Mapping[str, Any],
 # ---- one admission_check run as text (the module's msg and table) -------------------------
 
 
+def run_message(run: Mapping[str, Any]) -> str:
+    """admission_check's ``msg``: :func:`format_table`, then each admitted pod whose hugepages the
+    OS cannot back, the DRA alignment warnings and each resize."""
+    pods = run.get("pods") or []
+    text = format_table(run) + "".join(
+        "\n%s/%s: %s: %s" % (r["namespace"], r["name"], r["runtime"], "; ".join(r["runtime_shortfalls"]))
+        for r in pods if r.get("runtime")) + "".join("\n" + w for w in run.get("alignment_warnings") or [])
+    return text + "".join("\n" + describe_resize(r) for r in pods if r.get("resize"))
+
+
 def format_table(run: Mapping[str, Any]) -> str:
     """A human-readable table of a run's pods (the module's ``msg``)."""
     rows = [("POD", "VERDICT", "NUMA", "CPUS", "REASON")]
