@@ -19,13 +19,27 @@ try:
 except ImportError:  # pragma: no cover
     pass
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.alignment import summary_line
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.alignment import WHY_DRA, WHY_NO_PLUGIN, WHY_NO_TOPOLOGY
 from ansible_collections.numaguard.kubelet.plugins.module_utils._errors import NumaguardError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import format_bytes
 
 
 class AdmissionReportError(NumaguardError):
     """Input that is not a set of admission_check results."""
+
+
+def summary_line(alignment: Mapping[str, Any]) -> str:
+    """A short text of the devices the kubelet does not align (DRA claims, extended resources without
+    topology), for report lines; "" when there are none. Shared-pool CPUs and memory are left out:
+    the pod's QoS class already says so."""
+    shown = []
+    for item in alignment.get("not_aligned") or []:
+        why = str(item.get("why") or "")
+        if why == WHY_DRA:
+            shown.append("%s (DRA)" % item.get("resource"))
+        elif why in (WHY_NO_PLUGIN, WHY_NO_TOPOLOGY):
+            shown.append("%s (no topology)" % item.get("resource"))
+    return "not NUMA-aligned by the kubelet: " + ", ".join(shown) if shown else ""
 
 
 def describe_resize(pod: Mapping[str, Any]) -> str:
