@@ -200,15 +200,6 @@ def parse_list(path: str, content: str, limit: int = NR_CPUS_LIMIT, what: str = 
         raise SysfsError("%s: expected a %s list like '0-3,8', got %s" % (path, what, _shown(content)))
 
 
-def read_cpulist(path: str, limit: int = NR_CPUS_LIMIT, what: str = "CPU") -> FrozenSet[int]:
-    return parse_list(path, read_text(path), limit, what)
-
-
-def read_mask(path: str, limit: int = NR_CPUS_LIMIT, what: str = "CPU") -> FrozenSet[int]:
-    """A kernel bitmap (``00000000,0000f00f``: 32-bit hex words, most significant first)."""
-    return _parse_mask(path, read_text(path), limit, what)
-
-
 def _parse_mask(path: str, content: str, limit: int = NR_CPUS_LIMIT, what: str = "CPU") -> FrozenSet[int]:
     text = _clean(content)
     if not text:

@@ -148,10 +148,6 @@ def _type_order(name: str) -> Tuple[int, int, str]:
     return (1, size, name)
 
 
-def _q(value: Optional[Quantity]) -> str:
-    return "0" if value is None else str(value)
-
-
 def _join_ids(ids: Sequence[int]) -> str:
     return ", ".join("%d" % i for i in ids) or "none"
 
