@@ -70,15 +70,7 @@ class ActionModule(ActionBase):
         if kind not in KINDS:
             raise AnsibleActionFail("kind must be one of %s, got %r" % (", ".join(KINDS), kind))
         hostvars = task_vars.get("hostvars") or {}
-        hosts = args.get("hosts")
-        if hosts is None:
-            hosts = task_vars.get("ansible_play_hosts_all") or []
-        if isinstance(hosts, str) or not isinstance(hosts, (list, tuple)):
-            raise AnsibleActionFail("hosts must be a list of host names, got %r" % (hosts,))
-        hosts = [str(h) for h in hosts]
-        active = args.get("active")
-        if active is None:
-            active = task_vars.get("ansible_play_hosts") or hosts
+        hosts, active = _hosts(args, task_vars)
         groups_of = dict((h, list(self._hostvar(hostvars, h, "group_names") or [])) for h in hosts)
         topologies = args.get("topologies")
         if topologies is None:
@@ -118,19 +110,7 @@ class ActionModule(ActionBase):
             raise AnsibleActionFail("numa_report: %s" % to_native(exc))
         if classes:
             regroup(report, dict((str(k), str(v)) for k, v in classes.items()))
-        files = {}
-        outputs = list(OUTPUTS) + [("text_file", lambda r: "\n".join(render_text(r)) + "\n"),
-                                   ("classes_file", render_classes_inventory)]
-        for option, render in outputs:
-            if not args.get(option):
-                continue
-            path = resolve_output(args[option])
-            if not self._task.check_mode:
-                try:
-                    write_whole(path, render(report))
-                except OSError as exc:
-                    raise AnsibleActionFail("%s: cannot write %s: %s" % (option, path, exc.strerror or exc))
-            files[option[:-len("_file")]] = path
+        files = _write_outputs(args, report, self._task.check_mode)
         result.update({
             "changed": bool(files) and not self._task.check_mode,
             "report": report,
@@ -142,3 +122,35 @@ class ActionModule(ActionBase):
             "unreachable": unreachable,
         })
         return result
+
+
+def _hosts(args, task_vars):
+    """(the hosts reported on, the hosts still active in the play)."""
+    hosts = args.get("hosts")
+    if hosts is None:
+        hosts = task_vars.get("ansible_play_hosts_all") or []
+    if isinstance(hosts, str) or not isinstance(hosts, (list, tuple)):
+        raise AnsibleActionFail("hosts must be a list of host names, got %r" % (hosts,))
+    hosts = [str(h) for h in hosts]
+    active = args.get("active")
+    if active is None:
+        active = task_vars.get("ansible_play_hosts") or hosts
+    return hosts, active
+
+
+def _write_outputs(args, report, check_mode):
+    """Each ``*_file`` option's rendering written whole (not in check mode); {kind: path}."""
+    files = {}
+    outputs = list(OUTPUTS) + [("text_file", lambda r: "\n".join(render_text(r)) + "\n"),
+                               ("classes_file", render_classes_inventory)]
+    for option, render in outputs:
+        if not args.get(option):
+            continue
+        path = resolve_output(args[option])
+        if not check_mode:
+            try:
+                write_whole(path, render(report))
+            except OSError as exc:
+                raise AnsibleActionFail("%s: cannot write %s: %s" % (option, path, exc.strerror or exc))
+        files[option[:-len("_file")]] = path
+    return files

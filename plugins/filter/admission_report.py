@@ -84,11 +84,10 @@ from ansible.utils.display import Display
 
 
 def admission_report(hostvars, hosts, var="admission_check_result", active=None):
-    # imported here: ansible's filter loader imports every filter file (test_filter_loading_is_cheap.py)
-    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission_report import (
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._report.admission import (
         AdmissionReportError,
     )
-    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission_report import (
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._report.admission import (
         admission_report as _report,
     )
     from ansible_collections.numaguard.kubelet.plugins.plugin_utils.hostvars import host_names, host_variables

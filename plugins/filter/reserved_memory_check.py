@@ -186,11 +186,16 @@ def _check(topology, kube_reserved, system_reserved, eviction_hard, merge_defaul
         raise AnsibleFilterError("numaguard.kubelet.reserved_memory_check: %s" % exc) from exc
     output = result.to_dict()
     if equation_only:
-        # The stand-in nodes are not real: drop what was said about them.
+        # The stand-in nodes are not real: drop what was said about them, and the start-up of a
+        # machine that is not there (the start-up verdict needs a known topology)
         output["nodes"] = []
         output["equation_only"] = True
-        output["findings"] = [f for f in output["findings"] if f["rule"] not in ("memory-only-node", "node-capacity")]
+        output["kubelet_startup"] = None
+        output["findings"] = [f for f in output["findings"]
+                              if f["rule"] not in ("memory-only-node", "node-capacity", "kubelet-startup")]
         output["warnings"] = [f["text"] for f in output["findings"] if f["severity"] == "warning"]
+        output["errors"] = [f["text"] for f in output["findings"] if f["severity"] == "error"]
+        output["valid"] = not output["errors"]
     kubelet.report_in(output)
     # what was assumed about the kubelet, apart from what the settings themselves cause (a report
     # says it once per run on its "kubelet assumed" line instead of marking every host)

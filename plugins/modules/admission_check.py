@@ -174,8 +174,9 @@ options:
       - Kubernetes release of the kubelet to decide as (V(1.36), V(v1.36.1), C(kubelet --version) output).
         It decides option maturity, feature-gate defaults (merged with the configuration's C(featureGates))
         and the behaviour switches of C(docs/kubelet-versions.md), such as device-manager hints from 1.36.
-      - Default - what C(kubelet --version) prints on the host when O(root) is C(/); otherwise (snapshots)
-        the newest released kubelet the collection knows, with a warning.
+      - Default - what C(kubelet --version) prints on the host when O(root) is C(/) and O(topology) is not
+        given; otherwise (snapshots) the newest released kubelet the collection knows, with a warning
+        (C(docs/kubelet-versions.md)).
     type: str
   dra_objects:
     description:

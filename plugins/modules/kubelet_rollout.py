@@ -164,7 +164,9 @@ options:
     description: O(operation=transaction) - the kubelet's C(--root-dir) (its state files).
     type: path
   kubelet_version:
-    description: O(operation=transaction) - the kubelet's release; default the host's C(kubelet --version), else the newest known.
+    description:
+      - O(operation=transaction) - the kubelet's release; default the host's C(kubelet --version), else the newest
+        released kubelet the collection knows, with a warning.
     type: str
   validate_host:
     description: O(operation=transaction) - check the settings against the host's NUMA topology.

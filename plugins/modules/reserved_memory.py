@@ -233,6 +233,29 @@ memory_capacity_bytes:
   description: The node memory capacity used for percentage thresholds.
   returned: always
   type: int
+kubelet_startup:
+  description:
+    - The kubelet's own start-up decision on this reservation (the engine's one start-up path, C(_engine/startup.py)):
+      the Topology, CPU and Memory Managers built in the kubelet's order, then C(validateNodeAllocatable).
+      A refusal no finding words is an error of rule C(kubelet-startup).
+    - Null when the kubelet does not get that far (an input it cannot parse, a configuration its validation refuses)
+      or when O(allocatable_ignore_eviction) is set (not modelled by the start-up path).
+  returned: always
+  type: dict
+  contains:
+    verdict:
+      description: C(starts) or C(refuses).
+      type: str
+    manager:
+      description: The first manager that refuses (C(topology), C(cpu), C(memory), C(node_allocatable)); empty when it starts.
+      type: str
+    message:
+      description: The kubelet's message; empty when it starts.
+      type: str
+  sample:
+    verdict: refuses
+    manager: memory
+    message: the reserved memory configuration references a NUMA node 9 that does not exist on this machine
 topology_fingerprint:
   description: Fingerprint of the topology checked against.
   returned: always

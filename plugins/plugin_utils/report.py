@@ -43,7 +43,9 @@ import json
 import re
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission_report import describe_pod
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import human_bytes
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.resources import hugepage_size_bytes
+from ansible_collections.numaguard.kubelet.plugins.module_utils._report.admission import describe_pod
 from ansible_collections.numaguard.kubelet.plugins.module_utils._report.classes import HardwareClassError, hardware_class, is_class_group
 from ansible_collections.numaguard.kubelet.plugins.module_utils._report.fleet import IGNORED_GROUPS, FleetReportError, fleet_report
 
@@ -53,29 +55,12 @@ STATUS_ORDER = ("error", "invalid", "crashed", "rejected", "cannot_check", "diff
 BAD = ("error", "invalid", "crashed", "rejected")
 #: statuses of hosts that need action: the first lines of every rendering
 ACTION = ("error", "invalid", "crashed", "rejected", "cannot_check", "differs")
-_SIZE = re.compile(r"^hugepages-(\d+)(Ki|Mi|Gi|Ti)?$")
-_UNITS = {"Ki": 1 << 10, "Mi": 1 << 20, "Gi": 1 << 30, "Ti": 1 << 40, None: 1}
 
 
 class ReportError(ValueError):
     """Input that cannot be turned into a report (names host and field)."""
 
 
-def human_bytes(value: Optional[int]) -> str:
-    """Binary units with one decimal (``15.6 GiB``); exact bytes stay in the data."""
-    if value is None:
-        return "-"
-    value = int(value)
-    for unit, size in (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if abs(value) >= size:
-            tenths = (abs(value) * 10 + size // 2) // size
-            return "%s%d.%d %s" % ("-" if value < 0 else "", tenths // 10, tenths % 10, unit)
-    return "%d B" % value
-
-
-def page_bytes(resource: str) -> int:
-    match = _SIZE.match(resource)
-    return int(match.group(1)) * _UNITS[match.group(2)] if match else 0
 
 
 def _now() -> str:
@@ -122,7 +107,7 @@ def _numa_from_topology(topology: Any) -> List[Dict[str, Any]]:
         huge = 0
         for name, pool in (node.get("hugepages") or {}).items():
             if isinstance(pool, Mapping):
-                huge += int(pool.get("page_size_bytes") or page_bytes(str(name))) * int(pool.get("total_pages") or 0)
+                huge += int(pool.get("page_size_bytes") or hugepage_size_bytes(str(name))) * int(pool.get("total_pages") or 0)
         total = int(node.get("memory_total_bytes") or 0)
         out.append({"node": node.get("id"), "total": total, "reserved": None, "hugepages": huge,
                     "allocatable": None, "allocated": None, "free": node.get("memory_free_bytes")})
@@ -402,83 +387,112 @@ def check_pod_report(results: Mapping[str, Any], topologies: Mapping[str, Any], 
         if hw["group"] == "unknown" and known:
             hw = {"group": str(known), "fingerprint": str(known).rsplit("_", 1)[-1]}
         entry = _entry(host, _groups(groups_of, host), hw)
-        if host not in alive and not result:
-            why = "unreachable or failed before the check"
-        elif not isinstance(result, Mapping) or result.get("skipped"):
-            why = "no admission_check result"
-        elif result.get("unreachable"):  # registered with ignore_unreachable: the host never answered
-            why = "unreachable: %s" % (result.get("msg") or "no answer")
-        elif result.get("invalid_pod"):  # (failed_when: false in check_pod.yml clears "failed")
+        entries.append(entry)
+        why = _why_not_checked(host, result, alive)
+        if why is None:  # (failed_when: false in check_pod.yml clears "failed")
             # the pod is not valid (the API server would refuse it): not the host's fault
             message = str(result.get("msg") or "invalid pod")
             entry.update(status="invalid", summary="invalid pod: %s" % message, errors=[message])
-            entries.append(entry)
             continue
-        elif result.get("failed") or "pods" not in result:
-            why = str(result.get("msg") or "admission_check failed")
-        else:
-            why = ""
         if why:
             entry.update(status="cannot_check", summary="cannot check: %s" % why, errors=[why])
             key = why.split(":", maxsplit=1)[0][:80]
             unchecked[key] = unchecked.get(key, 0) + 1
-            entries.append(entry)
             continue
         pods = list(result.get("pods") or [])
         verdicts = [_verdict(p) for p in pods]
-        for pod, verdict in zip(pods, verdicts):
-            row = {"pod": _pod_name(pod), "verdict": verdict, "reason": pod.get("reason") or "",
-                   "message": pod.get("message") or pod.get("cannot_check") or "",
-                   "numa_nodes": pod.get("numa_nodes") or []}
-            resize = pod.get("resize")
-            if isinstance(resize, Mapping):  # an in-place resize of a running pod, not a new pod
-                row["resize"] = dict((k, resize.get(k)) for k in _RESIZE_FIELDS)
-            entry["pods"].append(row)
-            cost = pod.get("kubelet_cost")
-            if isinstance(cost, Mapping) and cost.get("warning"):
-                entry["warnings"].append("%s: %s" % (_pod_name(pod), cost["warning"]))
-            alignment = pod.get("alignment")
-            if isinstance(alignment, Mapping):  # DRA devices on another NUMA node than the pod's CPUs/memory
-                entry["warnings"].extend(str(w) for w in alignment.get("warnings") or [])
-                row["not_aligned"] = [dict(item) for item in alignment.get("not_aligned") or [] if isinstance(item, Mapping)]
-            if verdict == "cannot_check" and not pod.get("resize"):
-                entry["details"].append("%s cannot check: %s" % (_pod_name(pod), pod.get("cannot_check") or ""))
-            else:
-                entry["details"].append(describe_pod(pod, result.get("node")))
+        _add_pod_rows(entry, pods, verdicts, result)
         for warning in (result.get("running_pods") or {}).get("warnings") or []:
             entry["warnings"].append(str(warning))
-        if "crashed" in verdicts:  # the kubelet panics at a pod (and is gone for the pods after it)
-            entry["status"] = "crashed"
-            first = pods[verdicts.index("crashed")]
-            entry["summary"] = entry["details"][verdicts.index("crashed")]
-            entry["errors"] = [d for d, v in zip(entry["details"], verdicts) if v in ("crashed", "rejected")]
-        elif "rejected" in verdicts:
-            entry["status"] = "rejected"
-            first = pods[verdicts.index("rejected")]
-            entry["summary"] = entry["details"][verdicts.index("rejected")]
-            entry["errors"] = [d for d, v in zip(entry["details"], verdicts) if v == "rejected"]
-            reasons[str(first.get("reason"))] = reasons.get(str(first.get("reason")), 0) + 1
-        elif "cannot_check" in verdicts:
-            entry["status"] = "cannot_check"
-            first = pods[verdicts.index("cannot_check")]
-            entry["summary"] = "cannot check: %s" % (first.get("cannot_check") or "")
-            key = (first.get("cannot_check") or "").split(":")[0]
-            unchecked[key] = unchecked.get(key, 0) + 1
+        _set_host_status(entry, pods, verdicts, reasons, unchecked)
+        entry["numa"] = _numa_rows(result.get("memory") or {}) or _numa_from_topology(topologies.get(host))
+    return _finish("check_pod", "Pod admission check", entries, _check_pod_headline(entries, reasons, unchecked),
+                   extra={"admitted": [e["host"] for e in entries if e["status"] == "admitted"],
+                          "rejected": [e["host"] for e in entries if e["status"] == "rejected"],
+                          "cannot_check": [e["host"] for e in entries if e["status"] == "cannot_check"],
+                          "invalid_pod": [e["host"] for e in entries if e["status"] == "invalid"],
+                          "crashed": [e["host"] for e in entries if e["status"] == "crashed"],
+                          "reasons": reasons})
+
+
+def _why_not_checked(host: str, result: Any, alive: Any) -> Optional[str]:
+    """Why a host's pods were not checked ("" when they were, None when the pod is invalid)."""
+    if host not in alive and not result:
+        return "unreachable or failed before the check"
+    if not isinstance(result, Mapping) or result.get("skipped"):
+        return "no admission_check result"
+    if result.get("unreachable"):  # registered with ignore_unreachable: the host never answered
+        return "unreachable: %s" % (result.get("msg") or "no answer")
+    if result.get("invalid_pod"):
+        return None
+    if result.get("failed") or "pods" not in result:
+        return str(result.get("msg") or "admission_check failed")
+    return ""
+
+
+def _add_pod_rows(entry: Dict[str, Any], pods: Sequence[Mapping[str, Any]], verdicts: Sequence[str],
+                  result: Mapping[str, Any]) -> None:
+    """A row, a detail line and any warnings per checked pod."""
+    for pod, verdict in zip(pods, verdicts):
+        row = {"pod": _pod_name(pod), "verdict": verdict, "reason": pod.get("reason") or "",
+               "message": pod.get("message") or pod.get("cannot_check") or "",
+               "numa_nodes": pod.get("numa_nodes") or []}
+        resize = pod.get("resize")
+        if isinstance(resize, Mapping):  # an in-place resize of a running pod, not a new pod
+            row["resize"] = dict((k, resize.get(k)) for k in _RESIZE_FIELDS)
+        entry["pods"].append(row)
+        cost = pod.get("kubelet_cost")
+        if isinstance(cost, Mapping) and cost.get("warning"):
+            entry["warnings"].append("%s: %s" % (_pod_name(pod), cost["warning"]))
+        alignment = pod.get("alignment")
+        if isinstance(alignment, Mapping):  # DRA devices on another NUMA node than the pod's CPUs/memory
+            entry["warnings"].extend(str(w) for w in alignment.get("warnings") or [])
+            row["not_aligned"] = [dict(item) for item in alignment.get("not_aligned") or [] if isinstance(item, Mapping)]
+        if verdict == "cannot_check" and not pod.get("resize"):
+            entry["details"].append("%s cannot check: %s" % (_pod_name(pod), pod.get("cannot_check") or ""))
         else:
-            entry["status"] = "admitted"
-            entry["summary"] = "; ".join(entry["details"])
-        memory = result.get("memory") or {}
-        for node_id in sorted(memory, key=lambda k: int(k) if str(k).isdigit() else 0):
-            tables = memory[node_id] or {}
-            mem = tables.get("memory") or {}
-            huge = sum(int((t or {}).get("total") or 0) for name, t in tables.items() if name.startswith("hugepages-"))
-            entry["numa"].append({"node": int(node_id) if str(node_id).isdigit() else node_id,
-                                  "total": mem.get("total"), "reserved": mem.get("systemReserved"), "hugepages": huge,
-                                  "allocatable": mem.get("allocatable"), "allocated": mem.get("reserved"),
-                                  "free": mem.get("free")})
-        if not entry["numa"]:
-            entry["numa"] = _numa_from_topology(topologies.get(host))
-        entries.append(entry)
+            entry["details"].append(describe_pod(pod, result.get("node")))
+
+
+def _set_host_status(entry: Dict[str, Any], pods: Sequence[Mapping[str, Any]], verdicts: Sequence[str],
+                     reasons: Dict[str, int], unchecked: Dict[str, int]) -> None:
+    """A checked host's status and summary from its pods' verdicts, the worst first."""
+    if "crashed" in verdicts:  # the kubelet panics at a pod (and is gone for the pods after it)
+        entry["status"] = "crashed"
+        entry["summary"] = entry["details"][verdicts.index("crashed")]
+        entry["errors"] = [d for d, v in zip(entry["details"], verdicts) if v in ("crashed", "rejected")]
+    elif "rejected" in verdicts:
+        entry["status"] = "rejected"
+        first = pods[verdicts.index("rejected")]
+        entry["summary"] = entry["details"][verdicts.index("rejected")]
+        entry["errors"] = [d for d, v in zip(entry["details"], verdicts) if v == "rejected"]
+        reasons[str(first.get("reason"))] = reasons.get(str(first.get("reason")), 0) + 1
+    elif "cannot_check" in verdicts:
+        entry["status"] = "cannot_check"
+        first = pods[verdicts.index("cannot_check")]
+        entry["summary"] = "cannot check: %s" % (first.get("cannot_check") or "")
+        key = (first.get("cannot_check") or "").split(":")[0]
+        unchecked[key] = unchecked.get(key, 0) + 1
+    else:
+        entry["status"] = "admitted"
+        entry["summary"] = "; ".join(entry["details"])
+
+
+def _numa_rows(memory: Mapping[str, Any]) -> List[Dict[str, Any]]:
+    """Per NUMA node memory rows from the Memory Manager's tables of a result."""
+    rows = []
+    for node_id in sorted(memory, key=lambda k: int(k) if str(k).isdigit() else 0):
+        tables = memory[node_id] or {}
+        mem = tables.get("memory") or {}
+        huge = sum(int((t or {}).get("total") or 0) for name, t in tables.items() if name.startswith("hugepages-"))
+        rows.append({"node": int(node_id) if str(node_id).isdigit() else node_id,
+                     "total": mem.get("total"), "reserved": mem.get("systemReserved"), "hugepages": huge,
+                     "allocatable": mem.get("allocatable"), "allocated": mem.get("reserved"),
+                     "free": mem.get("free")})
+    return rows
+
+
+def _check_pod_headline(entries: Sequence[Mapping[str, Any]], reasons: Mapping[str, int], unchecked: Mapping[str, int]) -> str:
     admitted = sum(1 for e in entries if e["status"] == "admitted")
     rejected = sum(1 for e in entries if e["status"] == "rejected")
     cannot = sum(1 for e in entries if e["status"] == "cannot_check")
@@ -496,10 +510,4 @@ def check_pod_report(results: Mapping[str, Any], topologies: Mapping[str, Any], 
         len(entries))
     if crashed:
         headline += "; the kubelet crashes (panic) on %d: %s" % (len(crashed), ", ".join(crashed))
-    return _finish("check_pod", "Pod admission check", entries, headline,
-                   extra={"admitted": [e["host"] for e in entries if e["status"] == "admitted"],
-                          "rejected": [e["host"] for e in entries if e["status"] == "rejected"],
-                          "cannot_check": [e["host"] for e in entries if e["status"] == "cannot_check"],
-                          "invalid_pod": [e["host"] for e in invalid],
-                          "crashed": crashed,
-                          "reasons": reasons})
+    return headline

@@ -27,7 +27,6 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admissio
     InvalidPodInput,
     pods_from_documents,
 )
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission_table import format_table
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.alignment import DRAObjects, pod_alignment
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.devicemanager_inputs import DeviceInventory
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.hugepages_truth import RUNTIME_FAILURE, Backing
@@ -35,7 +34,8 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.pod impo
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.resource_fit import ResourceFit
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.kubelet_cost import pod_cost
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.running_pods import combine, listed_pods, resource_fit_for_node, state_pods
-from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import KubeletAssumption, host_kubelet_version
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import KubeletAssumption, probe_host_kubelet
+from ansible_collections.numaguard.kubelet.plugins.module_utils._report.admission_table import run_message
 from ansible_collections.numaguard.kubelet.plugins.module_utils._report.classes import hardware_class
 
 if TYPE_CHECKING:  # looked for and judged only on a node with running pods (issue 12)
@@ -49,8 +49,8 @@ def module_kwargs() -> Dict[str, Any]:
 
 def run(module: Any) -> None:
     params = dict(module.params)
-    if not params.get("kubelet_version") and (params.get("root") or "/") == "/":
-        params["host_kubelet_version"] = host_kubelet_version(module)
+    params["host_kubelet_version"] = probe_host_kubelet(module, params.get("kubelet_version"), params.get("root"),
+                                                        params.get("topology"))
     try:
         result = run_check(params)
     except InvalidPodInput as exc:
@@ -105,16 +105,55 @@ def _restore_states(config, mem_path, mem_text, cpu_path, cpu_text):
     checkpoint code is imported only when there is a file to read (issue 12: fresh-process cost)."""
     memory_checkpoint = cpu_checkpoint = None
     if mem_text is not None:
-        # imported here: no state file, no checkpoint code compiled (20 KB each; issue 12)
         from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.checkpoint import restore_memory_manager_state
 
         memory_checkpoint = restore_memory_manager_state(mem_text, config.get("memoryManagerPolicy") or "None", mem_path)
     if cpu_text is not None:
-        # imported here: as above
         from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.cpumanager.checkpoint import restore_cpu_manager_state
 
         cpu_checkpoint = restore_cpu_manager_state(cpu_text, config.get("cpuManagerPolicy") or "none", cpu_path)
     return memory_checkpoint, cpu_checkpoint
+
+
+def _running_pods(params, kubelet, sources, cpu_checkpoint, memory_checkpoint, allocations):
+    """The pods running on the node: the ``running_pods`` option combined with the state files."""
+    listed, inactive = None, 0
+    if params.get("running_pods") is not None:
+        listed, inactive = listed_pods(params["running_pods"], feature_gates=kubelet.gates)
+    state_read = [name for name in ("cpu_manager_state", "memory_manager_state", "device_allocations")
+                  if not str(sources.get(name, "")).startswith(("absent", "ignored"))]
+    running = combine(listed, state_pods(cpu_checkpoint, memory_checkpoint, allocations), inactive, state_read)
+    sources["running_pods"] = "option" if listed is not None else "state files only"
+    return running
+
+
+def _check_pod(params, simulator, running, backing, node, dra, config, index, label, manifest):
+    """One pod's result: a resize of a running pod judged as the kubelet judges a resize, else an
+    admission (with its DRA alignment and whether the OS can back its hugepages)."""
+    try:
+        pod = simulator.pod_from_manifest(manifest, index)
+    except InvalidPod as exc:
+        raise InvalidPodInput("%s: %s" % (label, exc))
+    except ValueError as exc:
+        raise AdmissionInputError("%s: %s" % (label, exc))
+    match = None
+    if params.get("running_pods") is not None or running.pods:  # only a running pod can be resized
+        from ansible_collections.numaguard.kubelet.plugins.module_utils._host.resize import find_resized
+
+        match = find_resized(manifest, pod, params.get("running_pods"), running, simulator.feature_gates)
+    if match is not None:
+        result = _resize_result(simulator, pod, match, config)
+        result.update(source=label, runtime=None, runtime_shortfalls=[])
+        return result
+    result = simulator.admit(pod)
+    result["source"] = label
+    result["alignment"] = pod_alignment(manifest, pod_requests(pod), result, node,
+                                        simulator.device_manager.inventory, dra)
+    # hugepages truth: the state's counters admitted it; can the OS back its pages?
+    shortfalls = backing.charge(simulator.memory_map()) if result["admitted"] else []
+    result["runtime"] = RUNTIME_FAILURE if shortfalls else None
+    result["runtime_shortfalls"] = shortfalls
+    return result
 
 
 def run_check(params):
@@ -137,13 +176,7 @@ def run_check(params):
     allocations = device_allocations(params, root, root_dir, sources)
     kubelet = KubeletAssumption.resolve(params.get("kubelet_version"), params.get("host_kubelet_version"),
                                         config.get("featureGates"))
-    listed, inactive = None, 0
-    if params.get("running_pods") is not None:
-        listed, inactive = listed_pods(params["running_pods"], feature_gates=kubelet.gates)
-    state_read = [name for name in ("cpu_manager_state", "memory_manager_state", "device_allocations")
-                  if not str(sources.get(name, "")).startswith(("absent", "ignored"))]
-    running = combine(listed, state_pods(cpu_checkpoint, memory_checkpoint, allocations), inactive, state_read)
-    sources["running_pods"] = "option" if listed is not None else "state files only"
+    running = _running_pods(params, kubelet, sources, cpu_checkpoint, memory_checkpoint, allocations)
     fit = resource_fit_for_node(topology, config, running, DeviceInventory.from_spec(devices),
                                 capacity, hugepages, params.get("node_allocatable"))
     sources["resource_fit"] = {
@@ -163,32 +196,7 @@ def run_check(params):
     results = []
     backing = Backing(topology, simulator.memory_map())
     for index, (label, manifest) in enumerate(pods):
-        try:
-            pod = simulator.pod_from_manifest(manifest, index)
-        except InvalidPod as exc:
-            raise InvalidPodInput("%s: %s" % (label, exc))
-        except ValueError as exc:
-            raise AdmissionInputError("%s: %s" % (label, exc))
-        match = None
-        if params.get("running_pods") is not None or running.pods:  # only a running pod can be resized
-            # imported here: a run without running pods does not compile the resize rules (13 KB)
-            from ansible_collections.numaguard.kubelet.plugins.module_utils._host.resize import find_resized
-
-            match = find_resized(manifest, pod, params.get("running_pods"), running, simulator.feature_gates)
-        if match is not None:
-            result = _resize_result(simulator, pod, match, config)
-            result.update(source=label, runtime=None, runtime_shortfalls=[])
-            results.append(result)
-            continue
-        result = simulator.admit(pod)
-        result["source"] = label
-        result["alignment"] = pod_alignment(manifest, pod_requests(pod), result, node,
-                                            simulator.device_manager.inventory, dra)
-        # hugepages truth: the state's counters admitted it; can the OS back its pages?
-        shortfalls = backing.charge(simulator.memory_map()) if result["admitted"] else []
-        result["runtime"] = RUNTIME_FAILURE if shortfalls else None
-        result["runtime_shortfalls"] = shortfalls
-        results.append(result)
+        results.append(_check_pod(params, simulator, running, backing, node, dra, config, index, label, manifest))
     run = {"pods": results, "memory": simulator.memory_map(), "pinning": simulator.pinning(),
            "node": node, "sources": sources, "running_pods": running.to_dict(),
            "node_allocatable": simulator.resource_fit.summary(), "kubelet_warnings": list(simulator.kubelet.warnings),
@@ -198,14 +206,7 @@ def run_check(params):
         run["state_after"] = simulator.state_after(
             cpu_version=getattr(cpu_checkpoint, "version", None) if cpu_checkpoint is not None else None,
             memory_version=getattr(memory_checkpoint, "version", None) if memory_checkpoint is not None else None)
-    run["msg"] = format_table(run) + "".join(
-        "\n%s/%s: %s: %s" % (r["namespace"], r["name"], RUNTIME_FAILURE, "; ".join(r["runtime_shortfalls"]))
-        for r in results if r["runtime"]) + "".join("\n" + w for w in run["alignment_warnings"])
-    if any(r.get("resize") for r in results):
-        # imported here: only a resize compiles the fleet view's text (admission_report, 8 KB)
-        from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission_report import describe_resize
-
-        run["msg"] += "".join("\n" + describe_resize(r) for r in results if r.get("resize"))
+    run["msg"] = run_message(run)
     run["table"] = run["msg"].split("\n")
     return run
 
@@ -214,7 +215,6 @@ def _resize_result(simulator: Any, pod: Any, match: ResizeMatch, config: Dict[st
     """The result of a pod that resizes a running one: judged by the kubelet's resize rules, never
     admitted as a new pod. The result has every field of an admission result (no containers, merges
     or NUMA nodes: the managers' handling of a resize is not simulated) plus ``resize``."""
-    # imported here: only a resize compiles the resize rules (13 KB)
     from ansible_collections.numaguard.kubelet.plugins.module_utils._host.resize import judge_resize
 
     resize = judge_resize(match, pod, simulator.kubelet, config.get("cpuManagerPolicy") or "none",

@@ -23,7 +23,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._host.kubelet_pa
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.sysfs import SysfsError, read_topology
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import InvalidTopology, Topology
 from ansible_collections.numaguard.kubelet.plugins.module_utils._io import write_file
-from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import KubeletAssumption, VersionError, host_kubelet_version
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import KubeletAssumption, VersionError, probe_host_kubelet
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.backup import path_problem
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.config import KubeletConfigError, mask_credentials, nesting_exceeds
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.fields import MANAGED_FIELDS
@@ -41,11 +41,6 @@ MAX_SETTINGS_DEPTH = 16
 def found_running_without_config_dir(found):
     """True when the located kubelet runs (flags read from /proc) but has no --config-dir."""
     return bool(found) and found.get("running") and found.get("source") == "cmdline" and not found.get("config_dir")
-
-
-def detect_kubelet_version(module):
-    """``kubelet --version`` output of the host, or None."""
-    return host_kubelet_version(module)
 
 
 def write_config(module: Any, path: str, text: str, mode_bits: str) -> None:
@@ -84,6 +79,49 @@ def module_kwargs() -> Dict[str, Any]:
 
 def run(module: Any) -> None:
     p = module.params
+    _check_options(module)
+    locations = _locations(module)
+
+    try:
+        # the module changes the live host's own kubelet: its version decides, whatever topology validates
+        kubelet_version = KubeletAssumption.resolve(p["kubelet_version"], probe_host_kubelet(module, p["kubelet_version"]))
+    except VersionError as exc:
+        module.fail_json(msg=str(exc), errors=[str(exc)], locations=locations)
+
+    topology = _host_topology(module, locations)
+
+    try:
+        plan = plan_change(
+            p["settings"], mode=p["mode"], path=p["path"], config=locations["config"], config_dir=locations["config_dir"],
+            root_dir=locations["root_dir"], kubelet_version=kubelet_version, topology=topology,
+            reservation_validator=kubelet_reservation_validator(kubelet_version),
+        )
+    except SettingsError as exc:
+        module.fail_json(msg="invalid kubelet settings: %s" % "; ".join(exc.errors), errors=exc.errors,
+                         locations=locations, **kubelet_version.result())
+    except KubeletConfigError as exc:
+        module.fail_json(msg=str(exc), errors=[str(exc)], locations=locations)
+
+    # the kubelet configuration's credentials (staticPodURLHeader, ...) never leave the host:
+    # masked in the returned content, and hidden by Ansible wherever else they would appear
+    # (the diff of a merge, a message)
+    module.no_log_values.update(plan["credentials"])
+    for warning in plan["warnings"]:
+        module.warn(warning)
+    result = _result(module, plan, locations, kubelet_version)
+    if plan["changed"] and not module.check_mode:
+        if p["backup"] and plan["before"] is not None:
+            result["backup_file"] = module.backup_local(plan["path"])
+        try:
+            write_config(module, plan["path"], plan["after"], p["mode_bits"])
+        except OSError as exc:
+            module.fail_json(msg="cannot write %s: %s" % (plan["path"], exc.strerror or exc), **result)
+    module.exit_json(**result)
+
+
+def _check_options(module: Any) -> None:
+    """Refuse a bad ``mode_bits``, an empty path and inputs nested too deep."""
+    p = module.params
     try:
         int(p["mode_bits"], 8)
     except ValueError:
@@ -101,12 +139,16 @@ def run(module: Any) -> None:
         if p[option] is not None and nesting_exceeds(p[option], MAX_SETTINGS_DEPTH):
             module.fail_json(msg="%s: nests deeper than %d levels; refusing it" % (option, MAX_SETTINGS_DEPTH))
 
-    config, config_dir, root_dir = p["config"], p["config_dir"], p["root_dir"]
+
+def _running_kubelet(module: Any) -> Dict[str, Any]:
+    """The running kubelet as ``locate_kubelet`` finds it ({} when none can be trusted), with a
+    warning for each untrusted process and each managed field its flags override."""
+    p = module.params
     try:
         found = locate_kubelet("/")
     except KubeletPathsError as exc:
         # kubelets that disagree on their files: only pinned paths are an answer
-        if not (config and config_dir and root_dir):
+        if not (p["config"] and p["config_dir"] and p["root_dir"]):
             module.fail_json(msg=str(exc))
         module.warn("%s (the pinned paths are used)" % exc)
         found = {}
@@ -121,6 +163,15 @@ def run(module: Any) -> None:
         module.warn("the running kubelet (pid %s) sets --%s on its command line; flags override the configuration files, "
                     "so move them into the configuration (see the flags return value) or change them in the unit"
                     % (found.get("pid"), ", --".join(overriding)))
+    return found
+
+
+def _locations(module: Any) -> Dict[str, Any]:
+    """The kubelet's config, config_dir and root_dir: pinned by the options, else the running
+    kubelet's, else the defaults; a drop-in for a kubelet without --config-dir is refused."""
+    p = module.params
+    config, config_dir, root_dir = p["config"], p["config_dir"], p["root_dir"]
+    found = _running_kubelet(module)
     if not (config and config_dir and root_dir):
         if not config:
             config = found.get("config")
@@ -136,42 +187,26 @@ def run(module: Any) -> None:
             module.fail_json(msg=message + "; add --config-dir=%s to its flags first, pass config_dir explicitly if you "
                              "are changing the flags, or use mode: merge" % config_dir, locations=locations)
         module.warn(message + "; make sure it is restarted with --config-dir=%s" % config_dir)
+    return locations
 
+
+def _host_topology(module: Any, locations: Dict[str, Any]) -> Any:
+    """The topology the host checks use (``topology``, else sysfs), None with ``validate_host: false``."""
+    p = module.params
+    if not p["validate_host"]:
+        return None
     try:
-        kubelet_version = KubeletAssumption.resolve(
-            p["kubelet_version"], None if p["kubelet_version"] else detect_kubelet_version(module))
-    except VersionError as exc:
-        module.fail_json(msg=str(exc), errors=[str(exc)], locations=locations)
+        if p["topology"]:
+            return Topology.from_facts(p["topology"])
+        return read_topology(p["sysfs_root"])
+    except (SysfsError, InvalidTopology) as exc:
+        module.fail_json(msg="cannot read the host's NUMA topology for validation: %s "
+                             "(set validate_host: false to skip the host checks)" % exc, locations=locations)
+    return None
 
-    topology = None
-    if p["validate_host"]:
-        try:
-            if p["topology"]:
-                topology = Topology.from_facts(p["topology"])
-            else:
-                topology = read_topology(p["sysfs_root"])
-        except (SysfsError, InvalidTopology) as exc:
-            module.fail_json(msg="cannot read the host's NUMA topology for validation: %s "
-                                 "(set validate_host: false to skip the host checks)" % exc, locations=locations)
 
-    try:
-        plan = plan_change(
-            p["settings"], mode=p["mode"], path=p["path"], config=config, config_dir=config_dir,
-            root_dir=root_dir, kubelet_version=kubelet_version, topology=topology,
-            reservation_validator=kubelet_reservation_validator(kubelet_version),
-        )
-    except SettingsError as exc:
-        module.fail_json(msg="invalid kubelet settings: %s" % "; ".join(exc.errors), errors=exc.errors,
-                         locations=locations, **kubelet_version.result())
-    except KubeletConfigError as exc:
-        module.fail_json(msg=str(exc), errors=[str(exc)], locations=locations)
-
-    # the kubelet configuration's credentials (staticPodURLHeader, ...) never leave the host:
-    # masked in the returned content, and hidden by Ansible wherever else they would appear
-    # (the diff of a merge, a message)
-    module.no_log_values.update(plan["credentials"])
-    for warning in plan["warnings"]:
-        module.warn(warning)
+def _result(module: Any, plan: Dict[str, Any], locations: Dict[str, Any], kubelet_version: Any) -> Dict[str, Any]:
+    """The module's result for a plan (before any write)."""
     result = dict(
         changed=plan["changed"],
         needs_write=plan["changed"],
@@ -194,11 +229,4 @@ def run(module: Any) -> None:
         result["diff"] = dict(before=plan["before"] or "", after=plan["after"],
                               before_header=plan["path"] if plan["before"] is not None else "%s (absent)" % plan["path"],
                               after_header=plan["path"])
-    if plan["changed"] and not module.check_mode:
-        if p["backup"] and plan["before"] is not None:
-            result["backup_file"] = module.backup_local(plan["path"])
-        try:
-            write_config(module, plan["path"], plan["after"], p["mode_bits"])
-        except OSError as exc:
-            module.fail_json(msg="cannot write %s: %s" % (plan["path"], exc.strerror or exc), **result)
-    module.exit_json(**result)
+    return result

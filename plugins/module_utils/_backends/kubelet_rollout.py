@@ -25,7 +25,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._backends.kubele
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.sysfs import SysfsError, read_topology
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import InvalidTopology, Topology
 from ansible_collections.numaguard.kubelet.plugins.module_utils._io import write_file
-from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import KubeletAssumption, VersionError, host_kubelet_version
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import KubeletAssumption, VersionError, probe_host_kubelet
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config import rollout
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.backup import (
     DEFAULT_KUBELET_DIRS,
@@ -334,16 +334,59 @@ def transaction(p: Dict[str, Any], host: Host, detect_version: Optional[Callable
     return result
 
 
-def run(p: Dict[str, Any], run_command: Callable[..., Any], check_mode: bool,
-        detect_version: Optional[Callable[[], Optional[str]]] = None,
-        atomic_move: Optional[Callable[[str, str], None]] = None) -> Dict[str, Any]:
-    """Do ``p["operation"]``; returns the module result (raises BackupError / LockHeld)."""
+def _check_paths(p: Dict[str, Any]) -> None:
+    """The bounds of the options and the paths given (raises BackupError)."""
     check_bounds(p)
     check_path("state_dir", p["state_dir"])
     for index, value in enumerate(p["kubelet_dirs"] or []):
         check_path("kubelet_dirs[%d]" % index, value)
     if p.get("pause_dir"):
         check_path("pause_dir", p["pause_dir"])
+
+
+def _status(p: Dict[str, Any], host: Any, result: Dict[str, Any]) -> Dict[str, Any]:
+    """operation=status: the lock, the journal, whether the plan is current (and the health)."""
+    state_dir = p["state_dir"]
+    lock = rollout.lock_state(state_dir)
+    holder = rollout.lock_holder(state_dir) if lock["held"] else None
+    journal = rollout.read_journal(state_dir)
+    result.update(lock_holder=holder, lock_held=lock["held"], stale_lock=None if lock["held"] else lock["record"],
+                  journal=journal,
+                  locked_by_other=holder is not None and bool(holder) and holder.get("change_id") != p.get("change_id"),
+                  pending=journal is not None and bool(journal) and journal.get("status") == rollout.IN_PROGRESS,
+                  plan_current=rollout.plan_is_current(p["plan_inputs"]) if p.get("plan_inputs") is not None else None)
+    if p.get("health_url"):
+        result["health"] = host.probe()
+    _pause(p, "status")
+    return result
+
+
+def _step(p: Dict[str, Any], check_mode: bool, result: Dict[str, Any]) -> Dict[str, Any]:
+    """operation=step: record a step of the change in the journal (under the holder's lock)."""
+    if not p.get("step") or not p.get("change_id"):
+        raise BackupError("step and change_id: required by operation=step")
+    if check_mode:
+        return result
+    state_dir = p["state_dir"]
+    rollout.require_holder(state_dir, p["change_id"])
+    fields: Dict[str, Any] = {}
+    if p["step"] == "begin":
+        fields.update(_holder(p))
+        fields["intended"] = p.get("intended") or {}
+        fields["backup_dir"] = p.get("backup_dir")
+    elif p.get("backup_dir"):
+        fields["backup_dir"] = p["backup_dir"]
+    result["journal"] = rollout.record_step(state_dir, p["change_id"], p["step"], fields)
+    result["changed"] = True
+    _pause(p, p["step"])
+    return result
+
+
+def run(p: Dict[str, Any], run_command: Callable[..., Any], check_mode: bool,
+        detect_version: Optional[Callable[[], Optional[str]]] = None,
+        atomic_move: Optional[Callable[[str, str], None]] = None) -> Dict[str, Any]:
+    """Do ``p["operation"]``; returns the module result (raises BackupError / LockHeld)."""
+    _check_paths(p)
     state_dir = p["state_dir"]
     operation = p["operation"]
     if operation in ("status", "begin", "transaction"):
@@ -354,18 +397,7 @@ def run(p: Dict[str, Any], run_command: Callable[..., Any], check_mode: bool,
     result: Dict[str, Any] = {"changed": False, "state_dir": state_dir}
 
     if operation == "status":
-        lock = rollout.lock_state(state_dir)
-        holder = rollout.lock_holder(state_dir) if lock["held"] else None
-        journal = rollout.read_journal(state_dir)
-        result.update(lock_holder=holder, lock_held=lock["held"], stale_lock=None if lock["held"] else lock["record"],
-                      journal=journal,
-                      locked_by_other=holder is not None and bool(holder) and holder.get("change_id") != p.get("change_id"),
-                      pending=journal is not None and bool(journal) and journal.get("status") == rollout.IN_PROGRESS,
-                      plan_current=rollout.plan_is_current(p["plan_inputs"]) if p.get("plan_inputs") is not None else None)
-        if p.get("health_url"):
-            result["health"] = host.probe()
-        _pause(p, "status")
-        return result
+        return _status(p, host, result)
 
     if operation == "transaction":
         if check_mode:
@@ -407,22 +439,7 @@ def run(p: Dict[str, Any], run_command: Callable[..., Any], check_mode: bool,
         return result
 
     if operation == "step":
-        if not p.get("step") or not p.get("change_id"):
-            raise BackupError("step and change_id: required by operation=step")
-        if check_mode:
-            return result
-        rollout.require_holder(state_dir, p["change_id"])
-        fields: Dict[str, Any] = {}
-        if p["step"] == "begin":
-            fields.update(_holder(p))
-            fields["intended"] = p.get("intended") or {}
-            fields["backup_dir"] = p.get("backup_dir")
-        elif p.get("backup_dir"):
-            fields["backup_dir"] = p["backup_dir"]
-        result["journal"] = rollout.record_step(state_dir, p["change_id"], p["step"], fields)
-        result["changed"] = True
-        _pause(p, p["step"])
-        return result
+        return _step(p, check_mode, result)
 
     if operation == "wait_healthy":
         health = host.wait_healthy()
@@ -454,7 +471,7 @@ def run_module(module: Any) -> None:
     failures become ``fail_json`` (a lock held by another run names its holder)."""
     try:
         result = run(module.params, module.run_command, module.check_mode,
-                     lambda: host_kubelet_version(module), getattr(module, "atomic_move", None))
+                     lambda: probe_host_kubelet(module), getattr(module, "atomic_move", None))
         if result.pop("failed", False):
             module.fail_json(**result)
         module.exit_json(**result)

@@ -24,7 +24,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._host.sysfs impo
 )
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import InvalidTopology
 from ansible_collections.numaguard.kubelet.plugins.module_utils._io import read_file_if_exists
-from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import KubeletAssumption, VersionError, host_kubelet_version
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import KubeletAssumption, VersionError, probe_host_kubelet
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.config import (
     KubeletConfigError,
     load_kubelet_config,
@@ -92,10 +92,8 @@ def run(module: Any) -> None:
         config = None
         if p["kubelet_config"] or p["kubelet_config_dir"]:
             config = load_kubelet_config(p["kubelet_config"], p["kubelet_config_dir"])
-        host_version = None
-        if not p["kubelet_version"] and p["topology"] is None and p["root"] == "/":
-            host_version = host_kubelet_version(module)
-        kubelet = KubeletAssumption.resolve(p["kubelet_version"], host_version, (config or {}).get("featureGates"))
+        kubelet = KubeletAssumption.resolve(p["kubelet_version"], probe_host_kubelet(module, p["kubelet_version"], p["root"], p["topology"]),
+                                            (config or {}).get("featureGates"))
         state, state_file, state_warning = _state_text(p["memory_manager_state"])
         if p["memory_capacity"] is not None:
             capacity = p["memory_capacity"]

@@ -380,17 +380,3 @@ def pod_alignment(manifest: Any,
         claims.append(entry)
     return {"topology_manager_policy": tm_policy, "aligned": aligned, "not_aligned": not_aligned,
             "claims": claims, "warnings": warnings}
-
-
-def summary_line(alignment: Mapping[str, Any]) -> str:
-    """A short text of the devices the kubelet does not align (DRA claims, extended resources without
-    topology), for report lines; "" when there are none. Shared-pool CPUs and memory are left out:
-    the pod's QoS class already says so."""
-    shown = []
-    for item in alignment.get("not_aligned") or []:
-        why = str(item.get("why") or "")
-        if why == WHY_DRA:
-            shown.append("%s (DRA)" % item.get("resource"))
-        elif why in (WHY_NO_PLUGIN, WHY_NO_TOPOLOGY):
-            shown.append("%s (no topology)" % item.get("resource"))
-    return "not NUMA-aligned by the kubelet: " + ", ".join(shown) if shown else ""

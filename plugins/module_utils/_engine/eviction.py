@@ -235,8 +235,3 @@ def describe_threshold(threshold: Threshold, capacity_bytes: int) -> str:
 
 def _fraction_text(value: Fraction) -> str:
     return repr(float(value))
-
-
-def as_dict(settings: EvictionSettings) -> Dict[str, Any]:
-    return {"effective": dict(settings.effective), "source": settings.source,
-            "zeroed_defaults": list(settings.zeroed_defaults)}

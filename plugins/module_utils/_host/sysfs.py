@@ -200,15 +200,6 @@ def parse_list(path: str, content: str, limit: int = NR_CPUS_LIMIT, what: str = 
         raise SysfsError("%s: expected a %s list like '0-3,8', got %s" % (path, what, _shown(content)))
 
 
-def read_cpulist(path: str, limit: int = NR_CPUS_LIMIT, what: str = "CPU") -> FrozenSet[int]:
-    return parse_list(path, read_text(path), limit, what)
-
-
-def read_mask(path: str, limit: int = NR_CPUS_LIMIT, what: str = "CPU") -> FrozenSet[int]:
-    """A kernel bitmap (``00000000,0000f00f``: 32-bit hex words, most significant first)."""
-    return _parse_mask(path, read_text(path), limit, what)
-
-
 def _parse_mask(path: str, content: str, limit: int = NR_CPUS_LIMIT, what: str = "CPU") -> FrozenSet[int]:
     text = _clean(content)
     if not text:
@@ -581,75 +572,11 @@ def read_topology(root: str = "/", warnings: Optional[List[str]] = None) -> Topo
 
     node_root = reader.node_root
     node_names = _numbered(node_root, _NODE_NAME, MAX_NUMNODES) if os.path.isdir(node_root) else {}
-    node_ids = tuple(sorted(node_names))
     owner: Dict[int, int] = {}
-    nodes: List[NumaNode] = []
-    if node_ids:
-        possible = reader.node_list("possible")
-        online_nodes = reader.node_list("online")
-        has_cpu = reader.node_list("has_cpu")
-        has_memory = reader.node_list("has_memory")
-        reader.node_list("has_normal_memory")
-        if online_nodes is not None and online_nodes != frozenset(node_ids):
-            reader.warn(os.path.join(node_root, "online"),
-                        "lists node(s) %s but the node directories are %s; used the directories"
-                        % (_fmt(sorted(online_nodes)), _fmt(list(node_ids))))
-        members: Dict[int, FrozenSet[int]] = {}
-        for node_id in node_ids:
-            node_dir = os.path.join(node_root, node_names[node_id])
-            members[node_id] = reader.node_cpus(node_dir)
-            for cpu_id in sorted(members[node_id] & online):
-                if cpu_id in owner:
-                    raise SysfsError("%s: CPU %d is also listed by node %d" % (node_dir, cpu_id, owner[cpu_id]))
-                owner[cpu_id] = node_id
-        stray = sorted(online - frozenset(owner))
-        unassigned: List[int] = []
-        for cpu_id in stray:
-            linked = reader.cpu_node_link(cpu_id, present[cpu_id])
-            if linked is not None and linked in members:
-                owner[cpu_id] = linked
-                members[linked] = members[linked] | frozenset([cpu_id])
-                reader.warn(os.path.join(cpu_root, present[cpu_id], "node" + str(linked)),
-                            "online CPU %d is in no node's CPU list; used this link (node %s)" % (cpu_id, linked))
-            else:
-                unassigned.append(cpu_id)
-        if unassigned:
-            reader.warn(node_root, "online CPU(s) %s belong to no NUMA node (no node lists them, no cpuN/nodeM "
-                                   "link); left out of every node, as cadvisor does (the kubelet cannot use them)"
-                        % _fmt(unassigned))
-        others = [("possible", possible), ("online", online_nodes)]
-        for node_id in node_ids:
-            node_dir = os.path.join(node_root, node_names[node_id])
-            meminfo = parse_meminfo(os.path.join(node_dir, "meminfo"), node_id)
-            node_cpus = tuple(sorted(c for c in members[node_id] & online if owner.get(c) == node_id))
-            nodes.append(NumaNode(
-                id=node_id,
-                cpus=node_cpus,
-                memory_total_bytes=meminfo["MemTotal"],
-                memory_free_bytes=min(meminfo.get("MemFree", 0), meminfo["MemTotal"]),
-                hugepages=read_hugepage_pools(os.path.join(node_dir, "hugepages")),
-                distances=reader.distances(node_dir, node_ids, others)))
-        with_cpu = frozenset(n.id for n in nodes if n.cpus)
-        if has_cpu is not None and has_cpu != with_cpu:
-            reader.warn(os.path.join(node_root, "has_cpu"), "lists node(s) %s, but online CPUs are on node(s) %s; "
-                        "used the CPUs found" % (_fmt(sorted(has_cpu)), _fmt(sorted(with_cpu))))
-        with_memory = frozenset(n.id for n in nodes if n.memory_total_bytes)
-        if has_memory is not None and has_memory != with_memory:
-            reader.warn(os.path.join(node_root, "has_memory"), "lists node(s) %s, but nodes with MemTotal > 0 are "
-                        "%s; used the node meminfo files" % (_fmt(sorted(has_memory)), _fmt(sorted(with_memory))))
+    if node_names:
+        nodes = _read_nodes(reader, node_names, present, online, owner)
     else:
-        if os.path.isdir(node_root):
-            reader.warn(node_root, "has no node<N> directory; one node 0 with every online CPU, /proc/meminfo's "
-                                   "memory and the global hugepage pools (as a kernel without NUMA)")
-        meminfo = parse_meminfo(os.path.join(root, MEMINFO))
-        for cpu_id in online:
-            owner[cpu_id] = 0
-        nodes.append(NumaNode(
-            id=0, cpus=tuple(sorted(online)),
-            memory_total_bytes=meminfo["MemTotal"],
-            memory_free_bytes=min(meminfo.get("MemFree", 0), meminfo["MemTotal"]),
-            hugepages=read_hugepage_pools(os.path.join(root, HUGEPAGES_DIR)),
-            distances={0: 10}))
+        nodes = [_one_node(reader, root, online, owner)]
 
     cpus: List[CPU] = []
     for cpu_id in sorted(present):
@@ -666,6 +593,93 @@ def read_topology(root: str = "/", warnings: Optional[List[str]] = None) -> Topo
         return Topology(nodes=tuple(nodes), cpus=tuple(cpus))
     except InvalidTopology as exc:
         raise SysfsError("%s: inconsistent topology: %s" % (root, exc))
+
+
+def _read_nodes(reader: Any, node_names: Dict[int, str], present: Dict[int, str], online: FrozenSet[int],
+                owner: Dict[int, int]) -> List[NumaNode]:
+    """The node<N> directories as NUMA nodes; ``owner`` gets each online CPU's node."""
+    node_root = reader.node_root
+    node_ids = tuple(sorted(node_names))
+    possible = reader.node_list("possible")
+    online_nodes = reader.node_list("online")
+    has_cpu = reader.node_list("has_cpu")
+    has_memory = reader.node_list("has_memory")
+    reader.node_list("has_normal_memory")
+    if online_nodes is not None and online_nodes != frozenset(node_ids):
+        reader.warn(os.path.join(node_root, "online"),
+                    "lists node(s) %s but the node directories are %s; used the directories"
+                    % (_fmt(sorted(online_nodes)), _fmt(list(node_ids))))
+    members = _node_members(reader, node_names, present, online, owner)
+    others = [("possible", possible), ("online", online_nodes)]
+    nodes: List[NumaNode] = []
+    for node_id in node_ids:
+        node_dir = os.path.join(node_root, node_names[node_id])
+        meminfo = parse_meminfo(os.path.join(node_dir, "meminfo"), node_id)
+        node_cpus = tuple(sorted(c for c in members[node_id] & online if owner.get(c) == node_id))
+        nodes.append(NumaNode(
+            id=node_id,
+            cpus=node_cpus,
+            memory_total_bytes=meminfo["MemTotal"],
+            memory_free_bytes=min(meminfo.get("MemFree", 0), meminfo["MemTotal"]),
+            hugepages=read_hugepage_pools(os.path.join(node_dir, "hugepages")),
+            distances=reader.distances(node_dir, node_ids, others)))
+    with_cpu = frozenset(n.id for n in nodes if n.cpus)
+    if has_cpu is not None and has_cpu != with_cpu:
+        reader.warn(os.path.join(node_root, "has_cpu"), "lists node(s) %s, but online CPUs are on node(s) %s; "
+                    "used the CPUs found" % (_fmt(sorted(has_cpu)), _fmt(sorted(with_cpu))))
+    with_memory = frozenset(n.id for n in nodes if n.memory_total_bytes)
+    if has_memory is not None and has_memory != with_memory:
+        reader.warn(os.path.join(node_root, "has_memory"), "lists node(s) %s, but nodes with MemTotal > 0 are "
+                    "%s; used the node meminfo files" % (_fmt(sorted(has_memory)), _fmt(sorted(with_memory))))
+    return nodes
+
+
+def _node_members(reader: Any, node_names: Dict[int, str], present: Dict[int, str], online: FrozenSet[int],
+                  owner: Dict[int, int]) -> Dict[int, FrozenSet[int]]:
+    """Each node's CPUs (its cpu list, then cpuN/nodeM links for online CPUs no list names);
+    ``owner`` gets each online CPU's node."""
+    node_root = reader.node_root
+    members: Dict[int, FrozenSet[int]] = {}
+    for node_id in sorted(node_names):
+        node_dir = os.path.join(node_root, node_names[node_id])
+        members[node_id] = reader.node_cpus(node_dir)
+        for cpu_id in sorted(members[node_id] & online):
+            if cpu_id in owner:
+                raise SysfsError("%s: CPU %d is also listed by node %d" % (node_dir, cpu_id, owner[cpu_id]))
+            owner[cpu_id] = node_id
+    stray = sorted(online - frozenset(owner))
+    unassigned: List[int] = []
+    for cpu_id in stray:
+        linked = reader.cpu_node_link(cpu_id, present[cpu_id])
+        if linked is not None and linked in members:
+            owner[cpu_id] = linked
+            members[linked] = members[linked] | frozenset([cpu_id])
+            reader.warn(os.path.join(reader.cpu_root, present[cpu_id], "node" + str(linked)),
+                        "online CPU %d is in no node's CPU list; used this link (node %s)" % (cpu_id, linked))
+        else:
+            unassigned.append(cpu_id)
+    if unassigned:
+        reader.warn(node_root, "online CPU(s) %s belong to no NUMA node (no node lists them, no cpuN/nodeM "
+                               "link); left out of every node, as cadvisor does (the kubelet cannot use them)"
+                    % _fmt(unassigned))
+    return members
+
+
+def _one_node(reader: Any, root: str, online: FrozenSet[int], owner: Dict[int, int]) -> NumaNode:
+    """No node<N> directory: one node 0 with every online CPU (a kernel without NUMA)."""
+    node_root = reader.node_root
+    if os.path.isdir(node_root):
+        reader.warn(node_root, "has no node<N> directory; one node 0 with every online CPU, /proc/meminfo's "
+                               "memory and the global hugepage pools (as a kernel without NUMA)")
+    meminfo = parse_meminfo(os.path.join(root, MEMINFO))
+    for cpu_id in online:
+        owner[cpu_id] = 0
+    return NumaNode(
+        id=0, cpus=tuple(sorted(online)),
+        memory_total_bytes=meminfo["MemTotal"],
+        memory_free_bytes=min(meminfo.get("MemFree", 0), meminfo["MemTotal"]),
+        hugepages=read_hugepage_pools(os.path.join(root, HUGEPAGES_DIR)),
+        distances={0: 10})
 
 
 def read_system_memory(root: str = "/", warnings: Optional[List[str]] = None,

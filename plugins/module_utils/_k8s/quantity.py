@@ -455,3 +455,21 @@ def quantity_bytes(text):
 def format_bytes(value):
     """The canonical BinarySI string for an integer number of bytes (5473566720 -> '5220Mi')."""
     return canonical_string(Quantity.from_int(value, BINARY_SI))
+
+
+_HUMAN_UNITS = (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10))
+
+
+def human_bytes(value, unit=None):
+    """Bytes for humans, the one formatter of reports and screen lines: binary units with one
+    decimal, rounded half up in integers (``15.6 GiB``, ``-1.0 MiB``, ``512 B``); ``unit``
+    (``"GiB"``, ...) fixes the unit instead of taking the largest that fits; None is ``-``.
+    Exact bytes stay in the data; :func:`format_bytes` is the kubelet's quantity text."""
+    if value is None:
+        return "-"
+    value = int(value)
+    for name, size in _HUMAN_UNITS:
+        if name == unit or (unit is None and abs(value) >= size):
+            tenths = (abs(value) * 10 + size // 2) // size
+            return "%s%d.%d %s" % ("-" if value < 0 else "", tenths // 10, tenths % 10, name)
+    return "%d B" % value

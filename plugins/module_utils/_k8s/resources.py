@@ -13,7 +13,7 @@ from __future__ import absolute_import, annotations, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import format_bytes
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import InvalidQuantity, format_bytes, parse_quantity
 
 CPU = "cpu"
 MEMORY = "memory"
@@ -38,3 +38,20 @@ def is_memory_type(name: str) -> bool:
 def hugepage_resource_name(page_size_bytes: int) -> str:
     """``hugepages-`` + the canonical BinarySI page size (2097152 -> ``hugepages-2Mi``)."""
     return HUGEPAGES_PREFIX + format_bytes(page_size_bytes)
+
+
+def hugepage_size(name: str) -> str:
+    """The page size of a hugepages resource name as written (``hugepages-2Mi`` -> ``2Mi``); other
+    names unchanged."""
+    return name[len(HUGEPAGES_PREFIX):] if is_hugepages(name) else name
+
+
+def hugepage_size_bytes(name: str) -> int:
+    """The page size of a hugepages resource name in bytes (``hugepages-2Mi`` -> 2097152); 0 when
+    ``name`` is not one or its size is not a quantity."""
+    if not is_hugepages(name):
+        return 0
+    try:
+        return max(0, parse_quantity(hugepage_size(name)).value())
+    except InvalidQuantity:
+        return 0

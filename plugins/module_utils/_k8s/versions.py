@@ -403,8 +403,9 @@ class KubeletAssumption:
     def resolve(cls, option_value: Any = None, host_version: Any = None,
                 configured_gates: Optional[Mapping[str, Any]] = None,
                 unknown_because: str = UNKNOWN_ON_HOST) -> KubeletAssumption:
-        """The module default: the option when given, else the host's ``kubelet --version``
-        output, else NEWEST_RELEASED. Raises VersionError for an unusable option value; an
+        """The one resolution order (docs/kubelet-versions.md): the option when given, else the
+        host's ``kubelet --version`` output (:func:`probe_host_kubelet` decides whether to ask),
+        else NEWEST_RELEASED. Raises VersionError for an unusable option value; an
         unparsable host output falls back to the default with a warning naming it."""
         if option_value not in (None, ""):
             return cls(parse_kubelet_version(option_value), "option", configured_gates, str(option_value).strip())
@@ -448,6 +449,21 @@ class KubeletAssumption:
         output.update(self.result())
         output["warnings"] = list(self.warnings) + list(output.get("warnings") or [])
         return output
+
+
+def reads_live_host(root: Any = "/", topology: Any = None) -> bool:
+    """Whether a module's inputs are the live host's own: ``root`` is ``/`` (or unset) and no
+    ``topology`` option replaces the host's. Only then is the host's kubelet the one decided for."""
+    return (root or "/") == "/" and topology is None
+
+
+def probe_host_kubelet(module: Any, option_value: Any = None, root: Any = "/", topology: Any = None) -> Optional[str]:
+    """The host's ``kubelet --version`` output when the resolution needs it, else None: only when
+    no ``kubelet_version`` is given and the module reads the live host (:func:`reads_live_host`).
+    The one place a module asks the host (``module``: an AnsibleModule, or None on the controller)."""
+    if option_value not in (None, "") or module is None or not reads_live_host(root, topology):
+        return None
+    return host_kubelet_version(module)
 
 
 def host_kubelet_version(module: Any) -> Optional[str]:

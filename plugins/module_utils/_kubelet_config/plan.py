@@ -239,65 +239,12 @@ def plan_change(settings: Dict[str, Any], mode: str = "dropin", path: Optional[s
         raise KubeletConfigError("kubelet config file %s does not exist (option config)" % config)
     dropin_paths = list_dropins(config_dir) if config_dir and os.path.isdir(config_dir) else []
 
-    if mode == "dropin":
-        if not path:
-            path = os.path.join(config_dir or DEFAULT_CONFIG_DIR, DEFAULT_DROPIN_NAME)
-        if not path.endswith(".conf"):
-            raise KubeletConfigError("drop-in path %s must end in .conf or the kubelet ignores it (option path)" % path)
-        if config_dir and not _inside(path, config_dir):
-            raise KubeletConfigError("drop-in path %s is not inside the kubelet drop-in directory %s" % (path, config_dir))
-        content = {"apiVersion": KUBELET_API_VERSIONS[0], "kind": KUBELET_KIND}
-        content.update(wanted)
-        before = _read_optional(path)
-        after = dump_yaml(content)
-        changed = before != after
-    else:
-        if not path:
-            path = config
-        if not path:
-            raise KubeletConfigError("merge mode needs the kubelet config file: set option path (or config)")
-        before = _read_optional(path)
-        existing = parse_config_text(before, path) if before is not None else {}
-        content = desired_main(existing, wanted)
-        changed = before is None or existing != content
-        after = before if before is not None and not changed else dump_yaml(content)
+    path, content, before, after, changed = _planned_file(mode, path, config, config_dir, wanted)
 
     read_docs: List[Any] = [main_doc, content] + ([parse_config_text(before, path)] if before is not None and mode == "merge" else [])
-    if config_dir and _inside(path, config_dir):
-        # the file is (or becomes) a drop-in: main config + drop-ins with this one replaced
-        old_docs = [read_config_file(p, what="drop-in kubelet config file") for p in dropin_paths]
-        read_docs.extend(old_docs)
-        new_paths = sorted(set(os.path.abspath(p) for p in dropin_paths) | {os.path.abspath(path)},
-                           key=lambda p: _walk_key(p, config_dir))
-        new_docs = [parse_config_text(after, path, "drop-in kubelet config file") if p == os.path.abspath(path)
-                    else read_config_file(p, what="drop-in kubelet config file") for p in new_paths]
-        old_effective = effective_config(main_doc, old_docs)
-        new_effective = effective_config(main_doc, new_docs)
-    elif mode == "dropin":
-        # no drop-in directory known: the file is the only drop-in
-        new_paths = [os.path.abspath(path)]
-        old_effective = effective_config(main_doc, [])
-        new_effective = effective_config(main_doc, [content])
-    else:
-        # merge mode on a file outside the drop-in directory: it is the kubelet's main config
-        new_paths = [os.path.abspath(p) for p in dropin_paths]
-        docs = [read_config_file(p, what="drop-in kubelet config file") for p in new_paths]
-        read_docs.extend(docs)
-        old_effective = effective_config(parse_config_text(before, path) if before is not None else None, docs)
-        new_effective = effective_config(content, docs)
-
-    overridden = []
-    for key, value in wanted.items():
-        if not _applied(new_effective, key, value):
-            later = [p for p in new_paths if p != os.path.abspath(path)
-                     and key in read_config_file(p, what="drop-in kubelet config file")]
-            overridden.append("%s is overridden by %s" % (key, ", ".join(later) or "another drop-in"))
-    if overridden:
-        if mode == "dropin" or _inside(path, config_dir or "/nonexistent"):
-            hint = "drop-ins apply in file-name order, so rename %s to sort after them or remove the field there" % os.path.basename(path)
-        else:
-            hint = "drop-ins override the main config: use mode dropin or remove the field from those drop-ins"
-        raise SettingsError(["%s; %s" % (o, hint) for o in overridden])
+    new_paths, old_effective, new_effective = _effective_configs(mode, path, config_dir, dropin_paths, main_doc, content,
+                                                                 before, after, read_docs)
+    _refuse_overridden(wanted, new_effective, new_paths, mode, path, config_dir)
 
     errors, warnings = startup_check(settings, new_effective, kubelet_version, topology, reservation_validator)
     if errors:
@@ -328,3 +275,72 @@ def plan_change(settings: Dict[str, Any], mode: str = "dropin", path: Optional[s
         "inputs": input_snapshot([path] + ([config] if config else []) + list(dropin_paths)
                                  + [os.path.join(root_dir, n) for n in STATE_FILES], [config_dir] if config_dir else []),
     }
+
+
+def _planned_file(mode: str, path: Optional[str], config: Optional[str], config_dir: Optional[str],
+                  wanted: Dict[str, Any]) -> Tuple[str, Dict[str, Any], Optional[str], str, bool]:
+    """The file the change writes: (path, content, before, after, changed)."""
+    if mode == "dropin":
+        if not path:
+            path = os.path.join(config_dir or DEFAULT_CONFIG_DIR, DEFAULT_DROPIN_NAME)
+        if not path.endswith(".conf"):
+            raise KubeletConfigError("drop-in path %s must end in .conf or the kubelet ignores it (option path)" % path)
+        if config_dir and not _inside(path, config_dir):
+            raise KubeletConfigError("drop-in path %s is not inside the kubelet drop-in directory %s" % (path, config_dir))
+        content = {"apiVersion": KUBELET_API_VERSIONS[0], "kind": KUBELET_KIND}
+        content.update(wanted)
+        before = _read_optional(path)
+        after = dump_yaml(content)
+        return path, content, before, after, before != after
+    if not path:
+        path = config
+    if not path:
+        raise KubeletConfigError("merge mode needs the kubelet config file: set option path (or config)")
+    before = _read_optional(path)
+    existing = parse_config_text(before, path) if before is not None else {}
+    content = desired_main(existing, wanted)
+    changed = before is None or existing != content
+    after = before if before is not None and not changed else dump_yaml(content)
+    return path, content, before, after, changed
+
+
+def _effective_configs(mode: str, path: str, config_dir: Optional[str], dropin_paths: List[str], main_doc: Any,
+                       content: Dict[str, Any], before: Optional[str], after: str,
+                       read_docs: List[Any]) -> Tuple[List[str], Dict[str, Any], Dict[str, Any]]:
+    """(the drop-ins after the change, the effective configuration before, after); the documents
+    read are added to ``read_docs``."""
+    if config_dir and _inside(path, config_dir):
+        # the file is (or becomes) a drop-in: main config + drop-ins with this one replaced
+        old_docs = [read_config_file(p, what="drop-in kubelet config file") for p in dropin_paths]
+        read_docs.extend(old_docs)
+        new_paths = sorted(set(os.path.abspath(p) for p in dropin_paths) | {os.path.abspath(path)},
+                           key=lambda p: _walk_key(p, config_dir))
+        new_docs = [parse_config_text(after, path, "drop-in kubelet config file") if p == os.path.abspath(path)
+                    else read_config_file(p, what="drop-in kubelet config file") for p in new_paths]
+        return new_paths, effective_config(main_doc, old_docs), effective_config(main_doc, new_docs)
+    if mode == "dropin":
+        # no drop-in directory known: the file is the only drop-in
+        return [os.path.abspath(path)], effective_config(main_doc, []), effective_config(main_doc, [content])
+    # merge mode on a file outside the drop-in directory: it is the kubelet's main config
+    new_paths = [os.path.abspath(p) for p in dropin_paths]
+    docs = [read_config_file(p, what="drop-in kubelet config file") for p in new_paths]
+    read_docs.extend(docs)
+    old_effective = effective_config(parse_config_text(before, path) if before is not None else None, docs)
+    return new_paths, old_effective, effective_config(content, docs)
+
+
+def _refuse_overridden(wanted: Dict[str, Any], new_effective: Dict[str, Any], new_paths: List[str], mode: str, path: str,
+                       config_dir: Optional[str]) -> None:
+    """SettingsError when a later file overrides a field the change sets."""
+    overridden = []
+    for key, value in wanted.items():
+        if not _applied(new_effective, key, value):
+            later = [p for p in new_paths if p != os.path.abspath(path)
+                     and key in read_config_file(p, what="drop-in kubelet config file")]
+            overridden.append("%s is overridden by %s" % (key, ", ".join(later) or "another drop-in"))
+    if overridden:
+        if mode == "dropin" or _inside(path, config_dir or "/nonexistent"):
+            hint = "drop-ins apply in file-name order, so rename %s to sort after them or remove the field there" % os.path.basename(path)
+        else:
+            hint = "drop-ins override the main config: use mode dropin or remove the field from those drop-ins"
+        raise SettingsError(["%s; %s" % (o, hint) for o in overridden])

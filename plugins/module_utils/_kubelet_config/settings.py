@@ -347,12 +347,7 @@ def validate_settings(settings: Dict[str, Any],
     for gate, message in sorted(gate_errors(assumed.version, effective.get("featureGates")).items()):
         errors.append("featureGates.%s: %s" % (gate, message))
 
-    cpu_policy = effective.get("cpuManagerPolicy", "none")
-    tm_policy = effective.get("topologyManagerPolicy", "none")
-    mm_policy = effective.get("memoryManagerPolicy", "None")
-    cpu_options = dict((k, option_text(v)) for k, v in (effective.get("cpuManagerPolicyOptions") or {}).items())
-    tm_options = dict((k, option_text(v)) for k, v in (effective.get("topologyManagerPolicyOptions") or {}).items())
-
+    checked = _Checked(effective, assumed, topology)
     for field, allowed in (("cpuManagerPolicy", CPU_POLICIES), ("topologyManagerPolicy", TOPOLOGY_POLICIES),
                            ("topologyManagerScope", TOPOLOGY_SCOPES), ("memoryManagerPolicy", MEMORY_POLICIES)):
         if field in effective and effective[field] not in allowed:
@@ -360,117 +355,30 @@ def validate_settings(settings: Dict[str, Any],
                           % (field, effective[field], _FIX_HINT[field]))
 
     # CPU manager
-    if cpu_options:
-        if cpu_policy != "static":
-            errors.append(
-                "cpuManagerPolicyOptions: %s set but cpuManagerPolicy is %r; the none policy cannot apply cpu "
-                "policy options: remove the options or use cpuManagerPolicy: static" % (", ".join(sorted(cpu_options)), cpu_policy)
-            )
-        _check_options("cpu", cpu_options, assumed, errors, warnings)
-        for first, second in CPU_INCOMPATIBLE_OPTIONS:
-            if _GO_BOOL.get(cpu_options.get(first, "false")) and _GO_BOOL.get(cpu_options.get(second, "false")):
-                errors.append(
-                    "cpuManagerPolicyOptions: static policy options %s and %s can not be used at the same time; drop one"
-                    % (first, second)
-                )
-        if _GO_BOOL.get(cpu_options.get("align-by-socket", "false")):
-            _align_by_socket_errors(tm_policy, topology, errors)
-
-    reserved_cpus = None
-    raw_reserved = effective.get("reservedSystemCPUs")
-    if raw_reserved not in (None, ""):
-        try:
-            reserved_cpus = parse_go_cpuset(str(raw_reserved))
-        except InvalidCPUSet as exc:
-            errors.append("reservedSystemCPUs: unable to parse reserved-cpus list: %s (%r); use a CPU list without "
-                          "spaces such as 0-1,32-33" % (exc, raw_reserved))
-    if cpu_policy == "static" and raw_reserved in (None, ""):
-        if _cpu_reserved_milli(effective, errors) <= 0:
-            errors.append(
-                "cpuManagerPolicy: static: the static policy requires systemreserved.cpu + kubereserved.cpu to be "
-                "greater than zero; set reservedSystemCPUs (e.g. '0') or kubeReserved/systemReserved cpu"
-            )
-    hugepages_reservable = assumed.enabled(SYSTEM_RESERVED_HUGEPAGES)
-    for field in ("kubeReserved", "systemReserved"):
-        for resource, value in sorted((effective.get(field) or {}).items()):
-            if not reservable(resource, hugepages_reservable):
-                errors.append("%s.%s: only %s can be reserved" % (field, resource, ", ".join(RESERVABLE_RESOURCES)))
-                continue
-            try:
-                if parse_quantity(value).sign() < 0:
-                    errors.append("%s.%s: %r is negative" % (field, resource, value))
-            except InvalidQuantity as exc:
-                errors.append("%s.%s: %s" % (field, resource, exc))
-
-    # distribute-cpus-across-numa + full-pcpus-only looped forever (holding the CPU manager lock)
-    # when free CPUs per NUMA node are not whole cores; fixed in 1.37 (kubernetes/kubernetes#140730)
-    if (cpu_policy == "static" and _GO_BOOL.get(cpu_options.get("full-pcpus-only", "false"))
-            and _GO_BOOL.get(cpu_options.get("distribute-cpus-across-numa", "false"))
-            and not behaviour(DISTRIBUTE_FULL_PCPUS_LOOP_FIXED, assumed.version)):
-        partial = _partial_cores(topology, reserved_cpus) if topology is not None else None
-        if topology is None or partial:
-            detail = ("reservedSystemCPUs %s leave(s) part of core(s) %s free" % (raw_reserved, partial) if partial else
-                      "check that reservedSystemCPUs cover whole cores (no host topology to check)")
-            warnings.append(
-                "cpuManagerPolicyOptions: distribute-cpus-across-numa with full-pcpus-only can make kubelet %d.%d loop "
-                "forever in pod admission, holding the CPU manager lock, when a NUMA node's free CPUs are not whole "
-                "cores (fixed in 1.37, kubernetes/kubernetes#140730); %s" % (assumed.minor + (detail,)))
+    _check_cpu_options(checked, errors, warnings)
+    reserved_cpus = _reserved_cpus(checked, errors)
+    _check_reserved_maps(checked, errors)
+    _check_distribute_loop(checked, reserved_cpus, warnings)
 
     # Topology manager
-    if tm_options:
-        if tm_policy == "none":
+    if checked.tm_options:
+        if checked.tm_policy == "none":
             warnings.append("topologyManagerPolicyOptions are ignored while topologyManagerPolicy is none")
-        _check_options("topology", tm_options, assumed, errors, warnings)
+        _check_options("topology", checked.tm_options, assumed, errors, warnings)
 
     # Memory manager
-    if mm_policy == "Static":
+    if checked.mm_policy == "Static":
         errors.extend(static_reserved_memory_errors(effective.get("reservedMemory")))
     elif effective.get("reservedMemory"):
-        warnings.append("reservedMemory is only used by memoryManagerPolicy: Static (it is %r)" % mm_policy)
+        warnings.append("reservedMemory is only used by memoryManagerPolicy: Static (it is %r)" % checked.mm_policy)
 
     # Host checks
     if topology is not None:
-        online = frozenset(topology.online_cpus())
-        if reserved_cpus is not None and not reserved_cpus <= online:
-            errors.append(
-                "reservedSystemCPUs: reserved-cpus: %s is not a subset of online-cpus: %s; CPUs %s do not exist or are offline on this host"
-                % (raw_reserved, format_cpuset(online), format_cpuset(reserved_cpus - online))
-            )
-        if reserved_cpus is not None and reserved_cpus == online and cpu_policy == "static":
-            errors.append(
-                "reservedSystemCPUs: %s reserves every online CPU; the static policy would have no CPU to give exclusively"
-                % raw_reserved
-            )
-        if tm_policy != "none":
-            limit = DEFAULT_MAX_NUMA_NODES
-            text = tm_options.get("max-allowable-numa-nodes")
-            try:
-                limit = go_atoi(text) if text is not None else limit
-            except ValueError:  # reported by the option check
-                pass
-            count = len(topology.node_ids())
-            if count > limit:
-                errors.append(
-                    "topologyManagerPolicy: %s: unsupported on machines with more than %d NUMA Nodes (this host has %d); "
-                    "set topologyManagerPolicyOptions.max-allowable-numa-nodes: \"%d\" or topologyManagerPolicy: none"
-                    % (tm_policy, limit, count, count)
-                )
-            if _GO_BOOL.get(tm_options.get("prefer-closest-numa-nodes", "false")):
-                try:  # NewNUMAInfo, under every policy: the engine's rule
-                    NUMAInfo.from_topology(topology, True)
-                except NumaguardError as exc:
-                    errors.append("topologyManagerPolicyOptions.prefer-closest-numa-nodes: %s" % exc)
-        if mm_policy == "Static":
-            try:
-                reservations = parse_reserved_memory_config(effective.get("reservedMemory"), "reservedMemory")
-            except ReservationSyntaxError:
-                reservations = []  # reported by the Static check above
-            errors.extend("reservedMemory: %s" % finding
-                          for finding in reserved_numa_node_findings(reservations, topology.node_ids(), POLICY_STATIC))
+        _check_host(checked, reserved_cpus, errors)
     if reservation_validator is not None and not errors:
         found = reservation_validator(effective, topology)
         found_errors, found_warnings = found if isinstance(found, tuple) else (found, [])
-        if mm_policy == "Static" or effective.get("reservedMemory"):
+        if checked.mm_policy == "Static" or effective.get("reservedMemory"):
             errors.extend(found_errors)
             warnings.extend(found_warnings)
         else:
@@ -487,6 +395,137 @@ def validate_settings(settings: Dict[str, Any],
                 "or set mergeDefaultEvictionSettings: true" % ", ".join(missing)
             )
     return errors, warnings
+
+
+class _Checked:
+    """What :func:`validate_settings`' steps read: the effective configuration's policies and
+    option texts, the kubelet assumed and the host topology (None: no host)."""
+
+    def __init__(self, effective: Dict[str, Any], assumed: Any, topology: Any) -> None:
+        self.effective = effective
+        self.assumed = assumed
+        self.topology = topology
+        self.cpu_policy = effective.get("cpuManagerPolicy", "none")
+        self.tm_policy = effective.get("topologyManagerPolicy", "none")
+        self.mm_policy = effective.get("memoryManagerPolicy", "None")
+        self.cpu_options = dict((k, option_text(v)) for k, v in (effective.get("cpuManagerPolicyOptions") or {}).items())
+        self.tm_options = dict((k, option_text(v)) for k, v in (effective.get("topologyManagerPolicyOptions") or {}).items())
+        self.raw_reserved = effective.get("reservedSystemCPUs")
+
+
+def _check_cpu_options(checked: _Checked, errors: List[str], warnings: List[str]) -> None:
+    cpu_options = checked.cpu_options
+    if not cpu_options:
+        return
+    if checked.cpu_policy != "static":
+        errors.append(
+            "cpuManagerPolicyOptions: %s set but cpuManagerPolicy is %r; the none policy cannot apply cpu "
+            "policy options: remove the options or use cpuManagerPolicy: static" % (", ".join(sorted(cpu_options)), checked.cpu_policy)
+        )
+    _check_options("cpu", cpu_options, checked.assumed, errors, warnings)
+    for first, second in CPU_INCOMPATIBLE_OPTIONS:
+        if _GO_BOOL.get(cpu_options.get(first, "false")) and _GO_BOOL.get(cpu_options.get(second, "false")):
+            errors.append(
+                "cpuManagerPolicyOptions: static policy options %s and %s can not be used at the same time; drop one"
+                % (first, second)
+            )
+    if _GO_BOOL.get(cpu_options.get("align-by-socket", "false")):
+        _align_by_socket_errors(checked.tm_policy, checked.topology, errors)
+
+
+def _reserved_cpus(checked: _Checked, errors: List[str]) -> Any:
+    """``reservedSystemCPUs`` as a CPU set (None: unset or invalid), and the static policy's
+    need for reserved CPUs."""
+    reserved_cpus = None
+    raw_reserved = checked.raw_reserved
+    if raw_reserved not in (None, ""):
+        try:
+            reserved_cpus = parse_go_cpuset(str(raw_reserved))
+        except InvalidCPUSet as exc:
+            errors.append("reservedSystemCPUs: unable to parse reserved-cpus list: %s (%r); use a CPU list without "
+                          "spaces such as 0-1,32-33" % (exc, raw_reserved))
+    if checked.cpu_policy == "static" and raw_reserved in (None, ""):
+        if _cpu_reserved_milli(checked.effective, errors) <= 0:
+            errors.append(
+                "cpuManagerPolicy: static: the static policy requires systemreserved.cpu + kubereserved.cpu to be "
+                "greater than zero; set reservedSystemCPUs (e.g. '0') or kubeReserved/systemReserved cpu"
+            )
+    return reserved_cpus
+
+
+def _check_reserved_maps(checked: _Checked, errors: List[str]) -> None:
+    """kubeReserved and systemReserved: reservable resources, non-negative quantities."""
+    hugepages_reservable = checked.assumed.enabled(SYSTEM_RESERVED_HUGEPAGES)
+    for field in ("kubeReserved", "systemReserved"):
+        for resource, value in sorted((checked.effective.get(field) or {}).items()):
+            if not reservable(resource, hugepages_reservable):
+                errors.append("%s.%s: only %s can be reserved" % (field, resource, ", ".join(RESERVABLE_RESOURCES)))
+                continue
+            try:
+                if parse_quantity(value).sign() < 0:
+                    errors.append("%s.%s: %r is negative" % (field, resource, value))
+            except InvalidQuantity as exc:
+                errors.append("%s.%s: %s" % (field, resource, exc))
+
+
+def _check_distribute_loop(checked: _Checked, reserved_cpus: Any, warnings: List[str]) -> None:
+    """distribute-cpus-across-numa + full-pcpus-only looped forever (holding the CPU manager lock)
+    when free CPUs per NUMA node are not whole cores; fixed in 1.37 (kubernetes/kubernetes#140730)."""
+    cpu_options, assumed, topology = checked.cpu_options, checked.assumed, checked.topology
+    if (checked.cpu_policy == "static" and _GO_BOOL.get(cpu_options.get("full-pcpus-only", "false"))
+            and _GO_BOOL.get(cpu_options.get("distribute-cpus-across-numa", "false"))
+            and not behaviour(DISTRIBUTE_FULL_PCPUS_LOOP_FIXED, assumed.version)):
+        partial = _partial_cores(topology, reserved_cpus) if topology is not None else None
+        if topology is None or partial:
+            detail = ("reservedSystemCPUs %s leave(s) part of core(s) %s free" % (checked.raw_reserved, partial) if partial else
+                      "check that reservedSystemCPUs cover whole cores (no host topology to check)")
+            warnings.append(
+                "cpuManagerPolicyOptions: distribute-cpus-across-numa with full-pcpus-only can make kubelet %d.%d loop "
+                "forever in pod admission, holding the CPU manager lock, when a NUMA node's free CPUs are not whole "
+                "cores (fixed in 1.37, kubernetes/kubernetes#140730); %s" % (assumed.minor + (detail,)))
+
+
+def _check_host(checked: _Checked, reserved_cpus: Any, errors: List[str]) -> None:
+    """The checks that need the host: reserved CPUs online, the NUMA node limit, distances, and
+    the reservedMemory node ids."""
+    topology, raw_reserved, tm_policy, tm_options = checked.topology, checked.raw_reserved, checked.tm_policy, checked.tm_options
+    online = frozenset(topology.online_cpus())
+    if reserved_cpus is not None and not reserved_cpus <= online:
+        errors.append(
+            "reservedSystemCPUs: reserved-cpus: %s is not a subset of online-cpus: %s; CPUs %s do not exist or are offline on this host"
+            % (raw_reserved, format_cpuset(online), format_cpuset(reserved_cpus - online))
+        )
+    if reserved_cpus is not None and reserved_cpus == online and checked.cpu_policy == "static":
+        errors.append(
+            "reservedSystemCPUs: %s reserves every online CPU; the static policy would have no CPU to give exclusively"
+            % raw_reserved
+        )
+    if tm_policy != "none":
+        limit = DEFAULT_MAX_NUMA_NODES
+        text = tm_options.get("max-allowable-numa-nodes")
+        try:
+            limit = go_atoi(text) if text is not None else limit
+        except ValueError:  # reported by the option check
+            pass
+        count = len(topology.node_ids())
+        if count > limit:
+            errors.append(
+                "topologyManagerPolicy: %s: unsupported on machines with more than %d NUMA Nodes (this host has %d); "
+                "set topologyManagerPolicyOptions.max-allowable-numa-nodes: \"%d\" or topologyManagerPolicy: none"
+                % (tm_policy, limit, count, count)
+            )
+        if _GO_BOOL.get(tm_options.get("prefer-closest-numa-nodes", "false")):
+            try:  # NewNUMAInfo, under every policy: the engine's rule
+                NUMAInfo.from_topology(topology, True)
+            except NumaguardError as exc:
+                errors.append("topologyManagerPolicyOptions.prefer-closest-numa-nodes: %s" % exc)
+    if checked.mm_policy == "Static":
+        try:
+            reservations = parse_reserved_memory_config(checked.effective.get("reservedMemory"), "reservedMemory")
+        except ReservationSyntaxError:
+            reservations = []  # reported by the Static check above
+        errors.extend("reservedMemory: %s" % finding
+                      for finding in reserved_numa_node_findings(reservations, topology.node_ids(), POLICY_STATIC))
 
 
 # --------------------------------------------------------------------------------------------

@@ -24,9 +24,9 @@ except ImportError:  # pragma: no cover
     pass
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._errors import NumaguardError
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.resources import hugepage_size_bytes
 
 _SIZE = re.compile(r"^hugepages-(\d+)(Ki|Mi|Gi|Ti)?$")
-_UNITS = {"Ki": 1 << 10, "Mi": 1 << 20, "Gi": 1 << 30, "Ti": 1 << 40, None: 1}
 CLASS_PREFIX = "numa_"
 
 
@@ -34,16 +34,13 @@ class HardwareClassError(NumaguardError):
     """Facts that do not describe a topology (names the field)."""
 
 
-def _short_size(resource: str) -> str:
+def _page_token(resource: str) -> str:
+    """A hugepage size as a class name writes it (``hugepages-2Mi`` -> ``2m``): a name token, not
+    text for humans (that is ``_k8s.quantity.human_bytes`` / ``_k8s.resources.hugepage_size``)."""
     match = _SIZE.match(resource)
     if not match:
         return re.sub(r"[^a-z0-9]", "", resource.lower())
     return (match.group(1) + (match.group(2) or "")[:1]).lower()
-
-
-def _size(resource: str) -> int:
-    match = _SIZE.match(resource)
-    return int(match.group(1)) * _UNITS[match.group(2)] if match else 0
 
 
 def short_fingerprint(fingerprint: Any) -> str:
@@ -70,8 +67,8 @@ def hardware_class(facts: Mapping[str, Any]) -> Dict[str, str]:
         for name, pool in (node.get("hugepages") or {}).items():
             pages = pool.get("total_pages", 0) if isinstance(pool, Mapping) else 0
             if isinstance(pages, int) and pages > 0:
-                sizes[str(name)] = _size(str(name))
-    pages = "_".join(_short_size(n) for n in sorted(sizes, key=lambda n: (sizes[n], n))) or "nohp"
+                sizes[str(name)] = hugepage_size_bytes(str(name))
+    pages = "_".join(_page_token(n) for n in sorted(sizes, key=lambda n: (sizes[n], n))) or "nohp"
     name = "%s%dn_%dc_%s" % (CLASS_PREFIX, len(nodes), cpus, pages)
     short = short_fingerprint(facts.get("fingerprint"))
     group = name if short == "-" else "%s_%s" % (name, short)

@@ -22,9 +22,8 @@ __metaclass__ = type
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._errors import NumaguardError
-from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.resources import HUGEPAGES_PREFIX, is_hugepages
-
-GIB = 1024 ** 3
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import human_bytes
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.resources import hugepage_size
 
 #: Inventory groups that say nothing about machine class.
 IGNORED_GROUPS = ("all", "ungrouped")
@@ -32,12 +31,6 @@ IGNORED_GROUPS = ("all", "ungrouped")
 
 class FleetReportError(NumaguardError):
     """Input that is not a usable fact dict or host list; the message names host and field."""
-
-
-def gib(value: int) -> str:
-    """Bytes as GiB with one decimal, rounded half up with integers (no float): ``'192.0 GiB'``."""
-    tenths = (int(value) * 10 + GIB // 2) // GIB
-    return "%d.%d GiB" % divmod(tenths, 10)
 
 
 def _short(fingerprint: Optional[str]) -> str:
@@ -77,10 +70,6 @@ def _pools(raw: Any, host: str, where: str) -> List[Tuple[str, int, int]]:
     return pools
 
 
-def _short_size(resource: str) -> str:
-    return resource[len(HUGEPAGES_PREFIX):] if is_hugepages(resource) else resource
-
-
 def summarise_host(name: str, facts: Mapping[str, Any]) -> Dict[str, Any]:
     """One host's summary: counts, per-node lines data and a one-line shape for comparisons."""
     if not isinstance(facts, Mapping):
@@ -111,9 +100,9 @@ def summarise_host(name: str, facts: Mapping[str, Any]) -> Dict[str, Any]:
     memory = sum(n["memory_total_bytes"] for n in nodes)
     cpu_count = sum(n["cpu_count"] for n in nodes)
     cpu_nodes = sum(1 for n in nodes if n["cpu_count"])
-    pages = ", ".join("%s x%d" % (_short_size(r), totals[r]) for r in sorted(totals, key=lambda r: _size_bytes(facts, r)))
+    pages = ", ".join("%s x%d" % (hugepage_size(r), totals[r]) for r in sorted(totals, key=lambda r: _size_bytes(facts, r)))
     shape = "%d node%s (%d with CPUs), %d CPUs, %s, hugepages %s" % (
-        len(nodes), "" if len(nodes) == 1 else "s", cpu_nodes, cpu_count, gib(memory), pages or "none")
+        len(nodes), "" if len(nodes) == 1 else "s", cpu_nodes, cpu_count, human_bytes(memory, "GiB"), pages or "none")
     raw_kubelet = facts.get("kubelet")
     kubelet = raw_kubelet if isinstance(raw_kubelet, Mapping) else {}
     return {
@@ -305,10 +294,10 @@ def render_lines(order: Sequence[str],
         width = max([len(t) for t in cpu_texts] + [4])
         id_width = max(len("%d" % n["id"]) for n in summary["nodes"]) if summary["nodes"] else 1
         for node, cpus in zip(summary["nodes"], cpu_texts):
-            mem = "%s (%s free)" % (gib(node["memory_total_bytes"]), gib(node["memory_free_bytes"]).split()[0])
-            used = ["%s %d (%d free)" % (_short_size(p["resource"]), p["total_pages"], p["free_pages"])
+            mem = "%s (%s free)" % (human_bytes(node["memory_total_bytes"], "GiB"), human_bytes(node["memory_free_bytes"], "GiB").split()[0])
+            used = ["%s %d (%d free)" % (hugepage_size(p["resource"]), p["total_pages"], p["free_pages"])
                     for p in node["hugepages"] if p["total_pages"]]
-            unused = [_short_size(p["resource"]) for p in node["hugepages"] if not p["total_pages"]]
+            unused = [hugepage_size(p["resource"]) for p in node["hugepages"] if not p["total_pages"]]
             if unused:
                 used.append("%s none" % "/".join(unused))
             lines.append("    node %*d  %-*s  %-22s  hugepages %s"

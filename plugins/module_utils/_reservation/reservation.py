@@ -50,6 +50,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.node_all
     node_capacity,
 )
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.reservation_flags import ReservationSyntaxError, parse_resource_map
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.startup import REFUSES, startup_verdict
 from ansible_collections.numaguard.kubelet.plugins.module_utils._errors import NumaguardError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import Topology
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset import (
@@ -71,7 +72,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.resources i
     MEMORY,
     is_memory_type,
 )
-from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import NEWEST_RELEASED, gate_enabled
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import NEWEST_RELEASED, KubeletAssumption, gate_enabled
 from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.findings import (
     ERROR,
     WARNING,
@@ -145,10 +146,6 @@ def _type_order(name: str) -> Tuple[int, int, str]:
     except InvalidQuantity:
         size = -1
     return (1, size, name)
-
-
-def _q(value: Optional[Quantity]) -> str:
-    return "0" if value is None else str(value)
 
 
 def _join_ids(ids: Sequence[int]) -> str:
@@ -270,65 +267,191 @@ def validate_reservation(topology: Topology, kube_reserved: Any = None, system_r
     Node Allocatable capacity check). ``kubelet``: the ``_k8s.versions.KubeletAssumption`` whose
     wording and gates apply (default: the newest released kubelet).
     """
-    errors: List[Finding] = []
-    warnings: List[Finding] = []
-    policy = memory_manager_policy if memory_manager_policy is not None else POLICY_NONE
+    found = _Found(memory_manager_policy if memory_manager_policy is not None else POLICY_NONE)
+    policy = found.policy
     capacity = memory_capacity_bytes if memory_capacity_bytes is not None else topology.memory_total_bytes()
 
     # SystemReservedHugepages (KEP-6252): kube/system-reserved may hold hugepages, which then count
     # in the Node Allocatable reservation, so a hugepages reservedMemory entry can balance.
-    if kubelet is not None:
-        hugepages_reservable = kubelet.enabled(SYSTEM_RESERVED_HUGEPAGES)
-    else:
-        hugepages_reservable = gate_enabled(SYSTEM_RESERVED_HUGEPAGES, NEWEST_RELEASED)
+    hugepages_reservable = (kubelet.enabled(SYSTEM_RESERVED_HUGEPAGES) if kubelet is not None
+                            else gate_enabled(SYSTEM_RESERVED_HUGEPAGES, NEWEST_RELEASED))
 
     # 1. parse every input; a syntax error is fatal at kubelet start-up (flag/config parsing).
-    kube = _parse_map(kube_reserved, "kube_reserved", errors, hugepages_reservable)
-    system = _parse_map(system_reserved, "system_reserved", errors, hugepages_reservable)
-    eviction: Optional[EvictionSettings] = None
+    kube = _parse_map(kube_reserved, "kube_reserved", found.errors, hugepages_reservable)
+    system = _parse_map(system_reserved, "system_reserved", found.errors, hugepages_reservable)
+    eviction = _parse_eviction(eviction_hard, merge_default_eviction_settings, found.errors)
+    # a reservation the kubelet cannot parse stops it there: no sum or emptiness check of what was not read
+    reservations, unparsed = _parse_reservations(reserved_memory, found.errors)
+    _check_policy_name(policy, found.errors)
+
+    # 2. KubeletConfiguration validation (validation_reserved_memory.go): fatal for every policy.
+    _check_config_entries(reservations, found)
+    # 3. Memory manager start-up (Static): NUMA ids, per-type sums, non-empty reservation.
+    _check_node_ids_and_sizes(topology, reservations, found)
+
+    inputs_ok = kube is not None and system is not None and eviction is not None
+    allocatable: Dict[str, Quantity] = {}
+    addends: Dict[str, List[AllocatablePart]] = {}
+    if kube is not None and system is not None and eviction is not None:
+        allocatable, addends = node_allocatable_reservation(system, kube, eviction, capacity, _reserved_names(kube, system),
+                                                            _reserved_cpus_count(reserved_cpus), allocatable_ignore_eviction)
+        _append(found.errors, _node_allocatable_capacity(topology, allocatable, capacity, kubelet))
+    expected: Dict[str, Quantity] = dict((n, q) for n, q in allocatable.items() if is_memory_type(n))
+
+    sums = _Sums(reservations, expected, addends, hugepages_reservable, eviction,
+                 check=inputs_ok and not unparsed, host_ids=topology.node_ids())
+    totals = _sum_totals(sums, found)
+
+    if found.static and not unparsed:
+        _append(found.errors, static_needs_reservation(reservations))
+    startup = None
+    if inputs_ok and not unparsed and policy in POLICIES and not allocatable_ignore_eviction and _validates(found.errors):
+        config = startup_config(kube_reserved, system_reserved, eviction_hard, merge_default_eviction_settings,
+                                reservations, policy, reserved_cpus)
+        startup = _kubelet_startup(topology, config, kubelet, capacity, found.errors)
+
+    # 4. Our own checks: per-node capacity (the kubelet subtracts unsigned), memory-only nodes.
+    per_node = _bytes_per_node(reservations)
+    nodes = [_node_row(node, per_node.get(node.id, {}), found) for node in topology.nodes]
+
+    if eviction is not None and eviction.zeroed_defaults:
+        found.warnings.append(_eviction_defaults_dropped(eviction))
+
+    state = None
+    if memory_manager_state is not None:
+        state_findings, state = predict_state(topology, per_node, policy, memory_manager_state, state_file)
+        for state_finding in state_findings:
+            (found.errors if state_finding.severity == ERROR else found.warnings).append(state_finding)
+
+    return ValidationResult(valid=not found.errors, errors=found.errors, warnings=found.warnings, reservations=reservations,
+                            expected=expected, totals=totals, nodes=nodes, policy=str(policy), eviction=eviction,
+                            strategy=strategy, state=state,
+                            extra={"memory_capacity_bytes": capacity, "kubelet_startup": startup})
+
+
+def startup_config(kube_reserved: Any, system_reserved: Any, eviction_hard: Any, merge_default_eviction_settings: bool,
+                   reservations: Sequence[MemoryReservation], policy: Any, reserved_cpus: Any) -> Dict[str, Any]:
+    """The KubeletConfiguration fields a reservation sets, as the kubelet's start-up reads them
+    (unset ones left out: the kubelet's defaults)."""
+    config: Dict[str, Any] = {"memoryManagerPolicy": policy, "reservedMemory": reservations_to_config(reservations),
+                              "mergeDefaultEvictionSettings": bool(merge_default_eviction_settings)}
+    for name, value in (("kubeReserved", kube_reserved), ("systemReserved", system_reserved),
+                        ("evictionHard", eviction_hard), ("reservedSystemCPUs", reserved_cpus)):
+        if value is not None:
+            config[name] = value
+    return config
+
+
+def _kubelet_startup(topology: Topology, config: Mapping[str, Any], kubelet: Any, capacity: int,
+                     errors: List[Finding]) -> Dict[str, Any]:
+    """``startup_verdict`` (the engine's one start-up path) on the reservation's configuration; a
+    refusal no error quotes yet is added to ``errors``. Returns the verdict."""
+    startup = startup_verdict(topology, config, kubelet or KubeletAssumption.resolve(), memory_capacity_bytes=capacity)
+    _append(errors, _startup_finding(startup, errors))
+    return startup
+
+
+def _startup_finding(startup: Mapping[str, Any], errors: Sequence[Finding]) -> Optional[Finding]:
+    """The kubelet's own refusal (``startup_verdict``) as a finding when no error found already
+    quotes it: the verdict is the engine's, the findings add the numbers and the fixes."""
+    message = startup["message"]
+    if startup["verdict"] != REFUSES or any(f.kubelet_message and (f.kubelet_message in message or message in f.kubelet_message)
+                                            for f in errors):
+        return None
+    return Finding("kubelet-startup", ERROR, "the kubelet refuses to start (%s manager): %s" % (startup["manager"], message),
+                   "change the setting the kubelet's message names", message, True)
+
+
+#: KubeletConfiguration validation (validation_reserved_memory.go): the kubelet exits before it builds a manager
+_CONFIG_VALIDATION = frozenset(("reserved-memory-type", "reserved-memory-zero", "reserved-memory-duplicate"))
+
+
+def _validates(errors: Sequence[Finding]) -> bool:
+    """Whether the configuration passes the kubelet's validation, so that it reaches its managers."""
+    return not any(f.fatal and f.rule in _CONFIG_VALIDATION for f in errors)
+
+
+def _bytes_per_node(reservations: Sequence[MemoryReservation]) -> Dict[int, Dict[str, int]]:
+    """Bytes reserved per NUMA node and type (convertReserved: later entries overwrite earlier ones)."""
+    per_node: Dict[int, Dict[str, int]] = {}
+    for reservation in reservations:
+        for name, quantity in reservation.limits_map().items():
+            per_node.setdefault(reservation.numa_node, {})[name] = quantity.value()
+    return per_node
+
+
+def _append(findings: List[Finding], finding: Optional[Finding]) -> None:
+    if finding is not None:
+        findings.append(finding)
+
+
+def _reserved_names(kube: Mapping[str, Quantity], system: Mapping[str, Quantity]) -> List[str]:
+    """The resources of the Node Allocatable reservation: cpu, memory and the hugepages reserved."""
+    return [CPU, MEMORY] + sorted(set(n for n in list(kube) + list(system) if n.startswith(HUGEPAGES_PREFIX)))
+
+
+class _Found:
+    """The findings of one validation, and where a rule the memory manager enforces only under
+    Static goes: an error under Static, a warning under None (it bites on a switch)."""
+
+    def __init__(self, policy: Any) -> None:
+        self.policy = policy
+        self.static = policy == POLICY_STATIC
+        self.sev = ERROR if self.static else WARNING
+        self.under_none = _under_none(policy)
+        self.errors: List[Finding] = []
+        self.warnings: List[Finding] = []
+
+    def static_rule(self, finding: Finding) -> None:
+        (self.errors if self.static else self.warnings).append(finding)
+
+
+def _parse_eviction(eviction_hard: Any, merge_defaults: bool, errors: List[Finding]) -> Optional[EvictionSettings]:
     try:
-        eviction = effective_eviction_hard(eviction_hard, merge_default_eviction_settings, "eviction_hard")
+        return effective_eviction_hard(eviction_hard, merge_defaults, "eviction_hard")
     except ReservationSyntaxError as exc:
         errors.append(Finding("eviction-hard-syntax", ERROR, str(exc), "fix the evictionHard value; the kubelet "
                               "refuses to start with it", exc.kubelet_message, True))
-    reservations: List[MemoryReservation] = []
-    # a reservation the kubelet cannot parse stops it there: no sum or emptiness check of what was not read
-    unparsed = False
-    if reserved_memory is not None:
-        if isinstance(reserved_memory, list) and all(isinstance(r, MemoryReservation) for r in reserved_memory):
-            reservations = list(reserved_memory)
-        else:
-            try:
-                reservations = parse_reserved_memory(reserved_memory, "reserved_memory")
-            except ReservationSyntaxError as exc:
-                fix = ("write each NUMA node as <id>:<type>=<quantity>[,<type>=<quantity>], nodes separated by ';' "
-                       "and no spaces, e.g. 0:memory=3Gi;1:memory=2148Mi")
-                if isinstance(reserved_memory, str):
-                    # a string is the flag's form; a KubeletConfiguration (kubelet_numa_settings) takes only a list
-                    fix += (" (the --reserved-memory flag's form; in a KubeletConfiguration such as kubelet_numa_settings "
-                            "reservedMemory is a list, e.g. [{numaNode: 0, limits: {memory: 3Gi}}])")
-                errors.append(Finding("reserved-memory-syntax", ERROR, str(exc), fix, exc.kubelet_message, True))
-                reservations = []
-                unparsed = True
+        return None
 
-    if policy not in POLICIES:
-        message = "unknown policy: %s" % go_quote(str(policy))
-        fix = "use None or Static (case-sensitive)"
-        for known in POLICIES:
-            if str(policy).lower() == known.lower():
-                fix = "policy names are case-sensitive: write %s" % known
-        if str(policy) == "BestEffort":
-            fix = "BestEffort exists only for Windows nodes; use None or Static"
-        errors.append(Finding("memory-manager-policy", ERROR, "memoryManagerPolicy %s: %s" % (go_quote(str(policy)), message),
-                              fix, message, True))
-    static = policy == POLICY_STATIC
-    # Rules the memory manager enforces only with Static are warnings under None (they bite on a switch).
-    sev = ERROR if static else WARNING
-    under_none = _under_none(policy)
 
-    # 2. KubeletConfiguration validation (validation_reserved_memory.go): fatal for every policy.
-    host_ids = topology.node_ids()
-    host_sizes = topology.hugepage_sizes()
+def _parse_reservations(reserved_memory: Any, errors: List[Finding]) -> Tuple[List[MemoryReservation], bool]:
+    """The reservations, and whether the kubelet could not parse them (then there are none)."""
+    if reserved_memory is None:
+        return [], False
+    if isinstance(reserved_memory, list) and all(isinstance(r, MemoryReservation) for r in reserved_memory):
+        return list(reserved_memory), False
+    try:
+        return parse_reserved_memory(reserved_memory, "reserved_memory"), False
+    except ReservationSyntaxError as exc:
+        fix = ("write each NUMA node as <id>:<type>=<quantity>[,<type>=<quantity>], nodes separated by ';' "
+               "and no spaces, e.g. 0:memory=3Gi;1:memory=2148Mi")
+        if isinstance(reserved_memory, str):
+            # a string is the flag's form; a KubeletConfiguration (kubelet_numa_settings) takes only a list
+            fix += (" (the --reserved-memory flag's form; in a KubeletConfiguration such as kubelet_numa_settings "
+                    "reservedMemory is a list, e.g. [{numaNode: 0, limits: {memory: 3Gi}}])")
+        errors.append(Finding("reserved-memory-syntax", ERROR, str(exc), fix, exc.kubelet_message, True))
+        return [], True
+
+
+def _check_policy_name(policy: Any, errors: List[Finding]) -> None:
+    if policy in POLICIES:
+        return
+    message = "unknown policy: %s" % go_quote(str(policy))
+    fix = "use None or Static (case-sensitive)"
+    for known in POLICIES:
+        if str(policy).lower() == known.lower():
+            fix = "policy names are case-sensitive: write %s" % known
+    if str(policy) == "BestEffort":
+        fix = "BestEffort exists only for Windows nodes; use None or Static"
+    errors.append(Finding("memory-manager-policy", ERROR, "memoryManagerPolicy %s: %s" % (go_quote(str(policy)), message),
+                          fix, message, True))
+
+
+def _check_config_entries(reservations: Sequence[MemoryReservation], found: _Found) -> None:
+    """validation_reserved_memory.go: each entry's types, zeros and duplicates (fatal for every
+    policy), and each quantity as the kubelet converts it."""
+    errors = found.errors
     seen: Dict[int, Dict[str, bool]] = {}
     for reservation in reservations:
         node_id = reservation.numa_node
@@ -357,55 +480,61 @@ def validate_reservation(topology: Topology, kube_reserved: Any = None, system_r
                 errors.append(Finding("reserved-memory-duplicate", ERROR, message,
                                       "merge the %s entries of NUMA node %d into one" % (name, node_id), message, True))
             seen[node_id][name] = True
-            finding = reserved_quantity_finding(node_id, name, quantity, policy)
+            finding = reserved_quantity_finding(node_id, name, quantity, found.policy)
             if finding is not None:
-                (errors if finding.severity == ERROR else warnings).append(finding)
+                (errors if finding.severity == ERROR else found.warnings).append(finding)
 
-    # 3. Memory manager start-up (Static): NUMA ids, per-type sums, non-empty reservation.
-    for finding in reserved_numa_node_findings(reservations, host_ids, policy):
-        (errors if static else warnings).append(finding)
+
+def _check_node_ids_and_sizes(topology: Topology, reservations: Sequence[MemoryReservation], found: _Found) -> None:
+    """The memory manager's start-up: every NUMA node and hugepage size named exists on the host."""
+    host_sizes = topology.hugepage_sizes()
+    for finding in reserved_numa_node_findings(reservations, topology.node_ids(), found.policy):
+        found.static_rule(finding)
     for reservation in reservations:
         for name in reservation.limits_map():
             if name.startswith(HUGEPAGES_PREFIX) and name not in host_sizes:
-                (errors if static else warnings).append(Finding(
-                    "reserved-memory-hugepage-size", sev,
+                found.static_rule(Finding(
+                    "reserved-memory-hugepage-size", found.sev,
                     "reservedMemory for NUMA node %d names %s, which is not a hugepage size of this host "
                     "(host sizes: %s)%s.%s" % (reservation.numa_node, name, ", ".join(host_sizes) or "none",
-                                               _suggest_size(name, host_sizes), under_none),
-                    "remove %s from reservedMemory" % name, None, static))
+                                               _suggest_size(name, host_sizes), found.under_none),
+                    "remove %s from reservedMemory" % name, None, found.static))
 
-    allocatable: Dict[str, Quantity] = {}
-    addends: Dict[str, List[AllocatablePart]] = {}
-    inputs_ok = kube is not None and system is not None and eviction is not None
-    if inputs_ok and kube is not None and system is not None:  # (inputs_ok says so; mypy does not see it)
-        names = [CPU, MEMORY] + sorted(set(n for n in list(kube) + list(system) if n.startswith(HUGEPAGES_PREFIX)))
-        allocatable, addends = node_allocatable_reservation(system, kube, eviction, capacity, names,
-                                                            _reserved_cpus_count(reserved_cpus),
-                                                            allocatable_ignore_eviction)
-    expected: Dict[str, Quantity] = dict((n, q) for n, q in allocatable.items() if is_memory_type(n))
-    if inputs_ok:
-        finding = _node_allocatable_capacity(topology, allocatable, capacity, kubelet)
-        if finding is not None:
-            errors.append(finding)
 
+@dataclass
+class _Sums:
+    """What the per-type sum rule compares: the reservations against Node Allocatable."""
+
+    reservations: Sequence[MemoryReservation]
+    expected: Mapping[str, Quantity]
+    addends: Mapping[str, List[AllocatablePart]]
+    hugepages_reservable: bool
+    eviction: Optional[EvictionSettings]
+    check: bool  # the inputs parsed: the kubelet gets as far as the sums
+    host_ids: Sequence[int]
+
+
+def _sum_totals(sums: _Sums, found: _Found) -> Dict[str, Dict[str, Any]]:
+    """``validateReservedMemory`` per memory type: the totals (with the equation) and a finding per
+    type that does not balance."""
     by_type: Dict[str, List[Tuple[int, Quantity]]] = {}
-    for reservation in reservations:
+    for reservation in sums.reservations:
         for name, quantity in reservation.limits_map().items():
             if is_memory_type(name):
                 by_type.setdefault(name, []).append((reservation.numa_node, quantity))
-    types = sorted(set(by_type) | set(expected), key=_type_order)
+    types = sorted(set(by_type) | set(sums.expected), key=_type_order)
     if MEMORY not in types:
         types.insert(0, MEMORY)
     totals: Dict[str, Dict[str, Any]] = {}
-    sums = total_memory_type_reserved(reservations)  # getTotalMemoryTypeReserved, the one sum rule
+    reserved_sums = total_memory_type_reserved(sums.reservations)  # getTotalMemoryTypeReserved, the one sum rule
     for name in types:
         entries = by_type.get(name, [])
         # validateReservedMemory's comparison and message, the engine's one
-        reserved_total, wanted, sum_message = memory_type_sum_check(name, sums.get(name), expected.get(name))
+        reserved_total, wanted, sum_message = memory_type_sum_check(name, reserved_sums.get(name), sums.expected.get(name))
         balanced = sum_message is None
         left_side = " + ".join("%s (node %d)" % (q, n) for n, q in entries) or "nothing"
-        if name == MEMORY or hugepages_reservable:
-            right = " + ".join("%s %s" % (p.label, p.quantity) for p in addends.get(name, [])) or "nothing"
+        if name == MEMORY or sums.hugepages_reservable:
+            right = " + ".join("%s %s" % (p.label, p.quantity) for p in sums.addends.get(name, [])) or "nothing"
         else:
             right = "nothing (kube-reserved and system-reserved cannot hold hugepages)"
         equation = "%s: reservedMemory %s = %s; Node Allocatable %s = %s: %s" % (
@@ -417,118 +546,104 @@ def validate_reservation(topology: Topology, kube_reserved: Any = None, system_r
             "balanced": balanced, "difference_bytes": wanted.value() - reserved_total.value(),
             "equation": equation,
         }
-        if name == MEMORY or (hugepages_reservable and addends.get(name)):
+        if name == MEMORY or (sums.hugepages_reservable and sums.addends.get(name)):
             totals[name]["parts"] = dict((p.label.split(" ")[0] if not p.label.startswith("hard") else "hard-eviction",
-                                          str(p.quantity)) for p in addends.get(name, []))
-        if sum_message is None or not inputs_ok or unparsed:
+                                          str(p.quantity)) for p in sums.addends.get(name, []))
+        if sum_message is None or not sums.check:
             continue
-        if not static and not reservations:
+        if not found.static and not sums.reservations:
             # the kubelet checks the sums only under Static (memory_manager.go NewManager: policy None never
             # calls getSystemReservedMemory): with nothing written there is nothing to warn about
             continue
-        if name.startswith(HUGEPAGES_PREFIX) and hugepages_reservable:
-            rule = "reserved-memory-sum"
-            diff = wanted.value() - reserved_total.value()
-            detail = ("with the SystemReservedHugepages feature gate, Node Allocatable for %s is kube-reserved + "
-                      "system-reserved (eviction never holds hugepages): reservedMemory sums to %d bytes, Node "
-                      "Allocatable to %d bytes" % (name, reserved_total.value(), wanted.value()))
-            fix = ("make the %s entries of reservedMemory sum to %s, or change %s in kubeReserved/systemReserved"
-                   % (name, wanted, name))
-        elif name.startswith(HUGEPAGES_PREFIX):
-            rule = "reserved-memory-hugepages"
-            detail = ("kube-reserved and system-reserved cannot hold hugepages (the kubelet accepts only cpu, memory, "
-                      "ephemeral-storage and pid there), so Node Allocatable for %s is always 0 and a hugepages entry "
-                      "in reservedMemory can never balance" % name)
-            fix = ("remove %s from reservedMemory; keep pods off those hugepages by not pre-allocating them on that "
-                   "node instead" % name)
-        else:
-            rule = "reserved-memory-sum"
-            diff = wanted.value() - reserved_total.value()
-            detail = ("reservedMemory sums to %d bytes, Node Allocatable to %d bytes: %s %s"
-                      % (reserved_total.value(), wanted.value(), format_bytes(abs(diff)),
-                         "short" if diff > 0 else "too much"))
-            fix = _sum_fix(reservations, diff, wanted, host_ids, eviction)
-        (errors if static else warnings).append(Finding(
-            rule, sev, "%s (%s; %s).%s" % (sum_message, equation, detail, under_none), fix, sum_message, static))
+        rule, detail, fix = _sum_finding_text(sums, name, reserved_total, wanted)
+        found.static_rule(Finding(rule, found.sev, "%s (%s; %s).%s" % (sum_message, equation, detail, found.under_none),
+                                  fix, sum_message, found.static))
+    return totals
 
-    if static and not unparsed:
-        needs = static_needs_reservation(reservations)
-        if needs is not None:
-            errors.append(needs)
 
-    # 4. Our own checks: per-node capacity (the kubelet subtracts unsigned), memory-only nodes.
-    per_node: Dict[int, Dict[str, int]] = {}
-    for reservation in reservations:  # convertReserved: later entries overwrite earlier ones
-        for name, quantity in reservation.limits_map().items():
-            per_node.setdefault(reservation.numa_node, {})[name] = quantity.value()
-    nodes = []
-    for node in topology.nodes:
-        reserved = per_node.get(node.id, {})
-        huge = _hugepage_bytes(node)
-        mem = reserved.get(MEMORY, 0)
-        left = node.memory_total_bytes - mem - huge
-        if left < 0:
-            excess = mem + huge - node.memory_total_bytes  # -left, spelled so that pylint 2.x (core 2.16) sees an int
-            (errors if static else warnings).append(Finding(
-                "node-capacity", sev,
-                "NUMA node %d: reserved memory %s + hugepages %s = %s exceeds the node's memory %s by %s; the kubelet "
-                "computes allocatable = total - reserved - hugepages in unsigned 64-bit arithmetic and would start "
-                "with a wrapped-around allocatable of %d bytes instead of refusing.%s"
-                % (node.id, format_bytes(mem), format_bytes(huge), format_bytes(mem + huge),
-                   format_bytes(node.memory_total_bytes), format_bytes(excess), left % _UINT64, under_none),
-                "move %s of the reservation to another NUMA node (strategy spread or proportional does this), or "
-                "pre-allocate fewer hugepages on node %d" % (format_bytes(excess), node.id), None, False))
-        for name, value in sorted(reserved.items()):
-            if name.startswith(HUGEPAGES_PREFIX) and name in node.hugepages:
-                pool = node.hugepages[name]
-                pool_bytes = pool.page_size_bytes * pool.total_pages
-                if value > pool_bytes:
-                    (errors if static else warnings).append(Finding(
-                        "node-capacity", sev,
-                        "NUMA node %d: reserved %s %s exceeds the node's %s pool of %s (%d pages); the kubelet would "
-                        "compute a wrapped-around allocatable.%s" % (node.id, name, format_bytes(value), name,
-                                                                     format_bytes(pool_bytes), pool.total_pages, under_none),
-                        "remove %s from reservedMemory" % name, None, False))
-        if reserved and node.memory_only:
-            warnings.append(Finding(
-                "memory-only-node", WARNING,
-                "NUMA node %d has no CPUs (memory-only, e.g. CXL or HBM) but gets reservedMemory %s; the kubelet "
-                "allows it, but system daemons and the kubelet rarely allocate there, so the reservation may not "
-                "protect them." % (node.id, ",".join("%s=%s" % (k, format_bytes(v)) for k, v in sorted(reserved.items()))),
-                "prefer NUMA nodes with CPUs (strategy node0 or reserved_cpus)", None, False))
-        nodes.append({
-            "id": node.id, "cpus": format_cpuset(node.cpus), "memory_only": node.memory_only,
-            "memory_total_bytes": node.memory_total_bytes, "hugepages_bytes": huge,
-            "reserved": dict((k, format_bytes(v) if v >= 0 else "%d" % v) for k, v in sorted(reserved.items())),
-            "reserved_memory_bytes": mem,
-            "guaranteed_memory_bytes": left,
-            "guaranteed_memory": format_bytes(left) if left >= 0 else "-" + format_bytes(-left),
-        })
+def _sum_finding_text(sums: _Sums, name: str, reserved_total: Quantity, wanted: Quantity) -> Tuple[str, str, str]:
+    """(rule, detail, fix) of a memory type whose sum does not balance."""
+    diff = wanted.value() - reserved_total.value()
+    if name.startswith(HUGEPAGES_PREFIX) and sums.hugepages_reservable:
+        detail = ("with the SystemReservedHugepages feature gate, Node Allocatable for %s is kube-reserved + "
+                  "system-reserved (eviction never holds hugepages): reservedMemory sums to %d bytes, Node "
+                  "Allocatable to %d bytes" % (name, reserved_total.value(), wanted.value()))
+        fix = ("make the %s entries of reservedMemory sum to %s, or change %s in kubeReserved/systemReserved"
+               % (name, wanted, name))
+        return "reserved-memory-sum", detail, fix
+    if name.startswith(HUGEPAGES_PREFIX):
+        detail = ("kube-reserved and system-reserved cannot hold hugepages (the kubelet accepts only cpu, memory, "
+                  "ephemeral-storage and pid there), so Node Allocatable for %s is always 0 and a hugepages entry "
+                  "in reservedMemory can never balance" % name)
+        fix = ("remove %s from reservedMemory; keep pods off those hugepages by not pre-allocating them on that "
+               "node instead" % name)
+        return "reserved-memory-hugepages", detail, fix
+    detail = ("reservedMemory sums to %d bytes, Node Allocatable to %d bytes: %s %s"
+              % (reserved_total.value(), wanted.value(), format_bytes(abs(diff)),
+                 "short" if diff > 0 else "too much"))
+    return "reserved-memory-sum", detail, _sum_fix(sums.reservations, diff, wanted, sums.host_ids, sums.eviction)
 
-    if eviction is not None and eviction.zeroed_defaults:
-        dropped = list(eviction.zeroed_defaults)
-        memory_note = ""
-        if "memory.available" in dropped:
-            memory_note = (" In particular memory.available is unset, so the memory hard-eviction threshold is 0 and "
-                           "reservedMemory must NOT include the usual 100Mi.")
-        warnings.append(Finding(
-            "eviction-defaults-dropped", WARNING,
-            "evictionHard sets only %s and mergeDefaultEvictionSettings is false, so the kubelet drops its defaults "
-            "for %s (they become 0).%s" % (
-                ", ".join(sorted(eviction.effective)) or "nothing", ", ".join(dropped), memory_note),
-            "list every signal you want in evictionHard (defaults: memory.available<100Mi, nodefs.available<10%, "
-            "nodefs.inodesFree<5%, imagefs.available<15%, imagefs.inodesFree<5%) or set "
-            "mergeDefaultEvictionSettings: true", None, False))
 
-    state = None
-    if memory_manager_state is not None:
-        state_findings, state = predict_state(topology, per_node, policy, memory_manager_state, state_file)
-        for state_finding in state_findings:
-            (errors if state_finding.severity == ERROR else warnings).append(state_finding)
+def _node_row(node: Any, reserved: Mapping[str, int], found: _Found) -> Dict[str, Any]:
+    """One NUMA node of the result, with our own checks on it: its reservation plus hugepages fits
+    it (the kubelet subtracts unsigned) and a memory-only node's reservation."""
+    huge = _hugepage_bytes(node)
+    mem = reserved.get(MEMORY, 0)
+    left = node.memory_total_bytes - mem - huge
+    under_none = found.under_none
+    if left < 0:
+        excess = mem + huge - node.memory_total_bytes  # -left, spelled so that pylint 2.x (core 2.16) sees an int
+        found.static_rule(Finding(
+            "node-capacity", found.sev,
+            "NUMA node %d: reserved memory %s + hugepages %s = %s exceeds the node's memory %s by %s; the kubelet "
+            "computes allocatable = total - reserved - hugepages in unsigned 64-bit arithmetic and would start "
+            "with a wrapped-around allocatable of %d bytes instead of refusing.%s"
+            % (node.id, format_bytes(mem), format_bytes(huge), format_bytes(mem + huge),
+               format_bytes(node.memory_total_bytes), format_bytes(excess), left % _UINT64, under_none),
+            "move %s of the reservation to another NUMA node (strategy spread or proportional does this), or "
+            "pre-allocate fewer hugepages on node %d" % (format_bytes(excess), node.id), None, False))
+    for name, value in sorted(reserved.items()):
+        if name.startswith(HUGEPAGES_PREFIX) and name in node.hugepages:
+            pool = node.hugepages[name]
+            pool_bytes = pool.page_size_bytes * pool.total_pages
+            if value > pool_bytes:
+                found.static_rule(Finding(
+                    "node-capacity", found.sev,
+                    "NUMA node %d: reserved %s %s exceeds the node's %s pool of %s (%d pages); the kubelet would "
+                    "compute a wrapped-around allocatable.%s" % (node.id, name, format_bytes(value), name,
+                                                                 format_bytes(pool_bytes), pool.total_pages, under_none),
+                    "remove %s from reservedMemory" % name, None, False))
+    if reserved and node.memory_only:
+        found.warnings.append(Finding(
+            "memory-only-node", WARNING,
+            "NUMA node %d has no CPUs (memory-only, e.g. CXL or HBM) but gets reservedMemory %s; the kubelet "
+            "allows it, but system daemons and the kubelet rarely allocate there, so the reservation may not "
+            "protect them." % (node.id, ",".join("%s=%s" % (k, format_bytes(v)) for k, v in sorted(reserved.items()))),
+            "prefer NUMA nodes with CPUs (strategy node0 or reserved_cpus)", None, False))
+    return {
+        "id": node.id, "cpus": format_cpuset(node.cpus), "memory_only": node.memory_only,
+        "memory_total_bytes": node.memory_total_bytes, "hugepages_bytes": huge,
+        "reserved": dict((k, format_bytes(v) if v >= 0 else "%d" % v) for k, v in sorted(reserved.items())),
+        "reserved_memory_bytes": mem,
+        "guaranteed_memory_bytes": left,
+        "guaranteed_memory": format_bytes(left) if left >= 0 else "-" + format_bytes(-left),
+    }
 
-    return ValidationResult(valid=not errors, errors=errors, warnings=warnings, reservations=reservations,
-                            expected=expected, totals=totals, nodes=nodes, policy=str(policy), eviction=eviction,
-                            strategy=strategy, state=state, extra={"memory_capacity_bytes": capacity})
+
+def _eviction_defaults_dropped(eviction: EvictionSettings) -> Finding:
+    dropped = list(eviction.zeroed_defaults)
+    memory_note = ""
+    if "memory.available" in dropped:
+        memory_note = (" In particular memory.available is unset, so the memory hard-eviction threshold is 0 and "
+                       "reservedMemory must NOT include the usual 100Mi.")
+    return Finding(
+        "eviction-defaults-dropped", WARNING,
+        "evictionHard sets only %s and mergeDefaultEvictionSettings is false, so the kubelet drops its defaults "
+        "for %s (they become 0).%s" % (
+            ", ".join(sorted(eviction.effective)) or "nothing", ", ".join(dropped), memory_note),
+        "list every signal you want in evictionHard (defaults: memory.available<100Mi, nodefs.available<10%, "
+        "nodefs.inodesFree<5%, imagefs.available<15%, imagefs.inodesFree<5%) or set "
+        "mergeDefaultEvictionSettings: true", None, False)
 
 
 def _reserved_cpus_count(reserved_cpus: Any) -> Optional[int]:

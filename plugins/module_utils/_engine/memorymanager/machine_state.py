@@ -422,15 +422,3 @@ def pod_entries_from_plain(plain: Any, where: str = "pod_entries") -> Dict[str, 
             value = value.get("memoryBlocks", value.get("memory_blocks"))
         wrapped[pod_uid] = {"memoryBlocks": value}
     return dict((pod_uid, per_pod["memoryBlocks"]) for pod_uid, per_pod in entries_from_plain(wrapped, where).items())
-
-
-def group_totals(state: Mapping[int, NUMANodeState],
-                 node_id: int,
-                 resource: str) -> Tuple[int, int]:
-    """(free, reserved) summed over the NUMA group of ``node_id`` (the numbers that must agree)."""
-    free = reserved = 0
-    for member in state[node_id].cells or ():
-        table = state[member].memory_map[resource]
-        free = u64(free + table.free)
-        reserved = u64(reserved + table.reserved)
-    return free, reserved

@@ -134,3 +134,17 @@ def test_check_report_mode_never_raises():
     assert good["valid"] and good["flag"] == "0:memory=1124Mi"
     xml = reserved_memory_junit({"h": bad_json})
     assert 'errors="1"' in xml and "cannot check: topology is not valid JSON" in xml
+
+
+def test_equation_only_has_no_startup_verdict_but_a_known_topology_has_one():
+    # issue 21: the start-up verdict needs a machine; the stand-in nodes of the equation are not one
+    args = dict(kube_reserved="memory=4Gi", system_reserved="memory=1Gi", eviction_hard={},
+                reserved_memory="0:memory=3Gi;5:memory=2Gi", memory_manager_policy="Static", kubelet_version="1.37")
+    result = reserved_memory_check(None, **args)
+    assert result["valid"] and result["kubelet_startup"] is None
+    assert "kubelet-startup" not in [f["rule"] for f in result["findings"]]
+    topology = {"nodes": [{"id": 0, "cpus": [0, 1], "memory_total_bytes": 16 << 30, "memory_free_bytes": 1 << 30,
+                           "hugepages": {}, "distances": {"0": 10}}]}
+    result = reserved_memory_check(topology, errors="report", **args)
+    assert result["valid"] is False
+    assert result["kubelet_startup"]["verdict"] == "refuses" and result["kubelet_startup"]["manager"] == "memory"

@@ -13,10 +13,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import human_bytes
 from ansible_collections.numaguard.kubelet.plugins.module_utils._report.fleet import (
     FleetReportError,
     fleet_report,
-    gib,
     summarise_host,
 )
 
@@ -61,7 +61,7 @@ CXL = _facts("sha256:cccccccccccc3333", [_node(0, range(0, 8), 256, 0, 0), _node
     (201723228160, "187.9 GiB"),
 ])
 def test_gib(value, text):
-    assert gib(value) == text
+    assert human_bytes(value, "GiB") == text
 
 
 def test_summary_of_a_two_socket_host():

@@ -70,14 +70,15 @@ RULES = [
     ("numa_report options", lambda: sites(r"_VALID_ARGS\s*=\s*frozenset\(\("), 0),
     # 10. one JUnit writer for the reports
     ("JUnit writer", lambda: sites(r"^def render_junit\("), 1),
-]
-
-#: rules of issue 21 still in more than one home (the test says how many; fix, then move up)
-NOT_YET = [
-    # 11. bytes for humans: report.human_bytes, admission_report._gib, two _short_size
-    ("bytes for humans", lambda: sites(r"^def (human_bytes|_gib|_short_size)\(")),
-    # 12. when to probe the host's kubelet version: three backends decide
-    ("kubelet version probing", lambda: sites(r"host_kubelet_version\(module\)")),
+    # 11. bytes for humans: one formatter (a unit fixed by its argument); one text for a hugepage
+    # size; one page-size parser (the kubelet's own quantity text is format_bytes, rule of _k8s)
+    ("bytes for humans", lambda: sites(r"^def (human_bytes|gib|_gib)\(|\"%d\.%d [GMK]iB\""), 1),
+    ("hugepage size text", lambda: sites(r"^def (_short_size|hugepage_size)\("), 1),
+    ("hugepage page size in bytes", lambda: sites(r"^def (hugepage_size_bytes|page_bytes|_size)\(|^_UNITS\s*="), 1),
+    # 12. when to probe the host's kubelet version: one call, behind one condition, one resolution order
+    ("kubelet version probing", lambda: sites(r"host_kubelet_version\(module\)"), 1),
+    ("kubelet version probe condition", lambda: files(r"^def (reads_live_host|probe_host_kubelet)\(|\[.root.\]\)? == \"/\"|or \"/\"\) == \"/\""), 1),
+    ("kubelet version resolution", lambda: sites(r"^    def resolve\(cls, option_value"), 1),
 ]
 
 
@@ -85,10 +86,3 @@ NOT_YET = [
 def test_one_definition(name, find, count):
     found = find()
     assert len(found) == count, "%s: %d sites, want %d: %s" % (name, len(found), count, ", ".join(found))
-
-
-@pytest.mark.parametrize("name, find", NOT_YET, ids=[r[0] for r in NOT_YET])
-@pytest.mark.xfail(strict=True, reason="issue 21: still more than one home")
-def test_one_definition_not_yet(name, find):
-    found = find()
-    assert len(found) == 1, "%s: %d homes: %s" % (name, len(found), ", ".join(found))

@@ -252,3 +252,35 @@ def test_none_policy_merge_is_the_empty_hint_and_empty_topologies_start():
         nodes = ()
     for policy in ("best-effort", "restricted", "single-numa-node"):
         assert topology_manager_from_config(Empty(), {"topologyManagerPolicy": policy}).policy.name == policy
+
+
+class _Module:
+    """The two AnsibleModule methods host_kubelet_version uses; counts the probes."""
+
+    def __init__(self, output="Kubernetes v1.34.2\n"):
+        self.output = output
+        self.probes = 0
+
+    def get_bin_path(self, name):
+        return "/usr/bin/kubelet"
+
+    def run_command(self, args):
+        self.probes += 1
+        return 0, self.output, ""
+
+
+@pytest.mark.parametrize("option, root, topology, probes", [
+    (None, "/", None, True),
+    ("", None, None, True),          # unset root is the live host
+    ("1.31", "/", None, False),      # the option wins: the host is not asked
+    (None, "/snapshot", None, False),  # a snapshot's kubelet is not this host's
+    (None, "/", {"nodes": []}, False),  # a topology option replaces the host's
+])
+def test_probe_host_kubelet_asks_the_host_only_when_the_module_reads_it(option, root, topology, probes):
+    module = _Module()
+    found = v.probe_host_kubelet(module, option, root, topology)
+    assert module.probes == (1 if probes else 0)
+    assert found == ("Kubernetes v1.34.2" if probes else None)
+    kubelet = v.KubeletAssumption.resolve(option, found)
+    assert kubelet.source == ("option" if option else "host" if probes else "default")
+    assert v.probe_host_kubelet(None, option, root, topology) is None  # the controller has no host to ask

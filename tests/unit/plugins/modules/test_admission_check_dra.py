@@ -15,7 +15,6 @@ import copy
 import pytest
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._backends.admission_check import run_check
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission_report import describe_pod
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.alignment import (
     STANDARD_NUMA_ATTRIBUTE,
     WHY_DRA,
@@ -24,6 +23,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.alignmen
     device_numa_node,
 )
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.sysfs import read_topology
+from ansible_collections.numaguard.kubelet.plugins.module_utils._report.admission import describe_pod
 from ansible_collections.numaguard.kubelet.plugins.plugin_utils.report import check_pod_report
 from ansible_collections.numaguard.kubelet.tests.fleet import topologies
 

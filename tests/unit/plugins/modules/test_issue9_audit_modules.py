@@ -16,8 +16,8 @@ import json
 import pytest
 from ansible.module_utils.common import warnings as ansible_warnings
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._backends import kubelet_config as kubelet_config_backend
 from ansible_collections.numaguard.kubelet.plugins.module_utils._backends import reserved_memory as reserved_memory_backend
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s import versions
 from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.reservation import topology_from_any
 from ansible_collections.numaguard.kubelet.plugins.modules import kubelet_config, reserved_memory
 from ansible_collections.numaguard.kubelet.tests.unit.plugins.modules.test_kubelet_config_module import (  # noqa: F401  # pylint: disable=unused-import
@@ -73,7 +73,7 @@ def without_version(fixture_paths, **changes):
 
 def test_kubelet_config_without_a_version_or_a_kubelet_binary_assumes_the_newest_release_and_warns(
         capsys, paths, monkeypatch):  # noqa: F811 (the imported fixture)
-    monkeypatch.setattr(kubelet_config_backend, "detect_kubelet_version", lambda module: None)
+    monkeypatch.setattr(versions, "host_kubelet_version", lambda module: None)
     result = run(kubelet_config, capsys, without_version(paths))
     assert not result.get("failed"), result
     assert result["kubelet_version_source"] == "default" and result["kubelet_version"] == "1.37"
@@ -83,7 +83,7 @@ def test_kubelet_config_without_a_version_or_a_kubelet_binary_assumes_the_newest
 
 def test_kubelet_config_takes_the_host_version_and_the_gates_of_the_config_file(
         capsys, paths, monkeypatch):  # noqa: F811 (the imported fixture)
-    monkeypatch.setattr(kubelet_config_backend, "detect_kubelet_version", lambda module: "Kubernetes v1.36.1")
+    monkeypatch.setattr(versions, "host_kubelet_version", lambda module: "Kubernetes v1.36.1")
     with open(paths["config"], "a") as handle:
         handle.write("featureGates:\n  AllAlpha: true\n")
     result = run(kubelet_config, capsys, without_version(paths))
@@ -97,7 +97,7 @@ def test_reserved_memory_on_the_live_host_takes_kubelet_version_and_the_files_ga
     topo, capacity = topology_from_any(topology())
     monkeypatch.setattr(reserved_memory_backend, "read_topology", lambda root: topo)
     monkeypatch.setattr(reserved_memory_backend, "read_system_memory", lambda root: {"memory_total_bytes": capacity})
-    monkeypatch.setattr(reserved_memory_backend, "host_kubelet_version", lambda module: "Kubernetes v1.36.0")
+    monkeypatch.setattr(versions, "host_kubelet_version", lambda module: "Kubernetes v1.36.0")
     config = tmp_path / "kubelet.yaml"
     config.write_text(HEADER + "featureGates:\n  AllBeta: false\n")
     result = run(reserved_memory, capsys, {"root": "/", "kubelet_config": str(config), "kube_reserved": "memory=1Gi",

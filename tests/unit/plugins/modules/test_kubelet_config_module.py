@@ -14,6 +14,7 @@ import os
 import pytest
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._backends import kubelet_config as kubelet_config_backend
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s import versions
 from ansible_collections.numaguard.kubelet.plugins.modules import kubelet_config
 from ansible_collections.numaguard.kubelet.tests.unit.plugins.modules.module_args import patch_module_args
 
@@ -113,7 +114,7 @@ def test_dropin_refused_when_running_kubelet_has_no_config_dir(capsys, paths, mo
 
 
 def test_kubelet_version_detected_from_the_binary(capsys, paths, monkeypatch):
-    monkeypatch.setattr(kubelet_config_backend, "detect_kubelet_version", lambda module: "v1.30.2")
+    monkeypatch.setattr(versions, "host_kubelet_version", lambda module: "v1.30.2")
     args = dict(paths, settings={"topologyManagerPolicy": "restricted", "topologyManagerPolicyOptions": {"max-allowable-numa-nodes": 9}})
     del args["kubelet_version"]
     result = run(kubelet_config, capsys, args)

@@ -129,7 +129,7 @@ def test_rejected_pod_is_released_before_the_next():
 
 
 def test_format_table_explains_topology_rejections():
-    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission_table import explain_merge, format_table
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._report.admission_table import explain_merge, format_table
     cpu_hints = [{"numa_affinity": [0], "preferred": True}, {"numa_affinity": [0, 1], "preferred": False}]
     memory_hints = {"memory": [{"numa_affinity": [0, 1], "preferred": False}], "hugepages-1Gi": []}
     merge = {"containers": ["c"], "admit": False, "merged_hint": {"numa_affinity": [0, 1], "preferred": False},

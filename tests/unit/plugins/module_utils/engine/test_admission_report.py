@@ -10,7 +10,7 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission_report import AdmissionReportError, admission_report, describe_pod
+from ansible_collections.numaguard.kubelet.plugins.module_utils._report.admission import AdmissionReportError, admission_report, describe_pod
 
 ADMITTED = {"name": "db", "namespace": "shop", "admitted": True, "reason": "", "message": "", "numa_nodes": [1],
             "containers": [{"name": "c", "cpus": "4-5", "devices": {"nvidia.com/gpu": ["gpu1"]},

@@ -2,13 +2,13 @@
 # Copyright: numaguard.kubelet contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The admission_check module's own text: the table of a run's pods (its ``msg``) and the lines
+"""The admission_check module's own text: its ``msg`` (the table of a run's pods) and the lines
 it explains rejections and crashes with.
 
-Why a file of its own: every admission_check run writes this table on the host, and the module
-compiles its module_utils from source per run; the fleet view (:mod:`admission_report`, used on
-the controller by the ``admission_report`` filter and the reports) is not compiled by a run
-(issue 24). :mod:`admission_report` uses the lines below too.
+Why a file of its own: every admission_check run writes this text on the host, and a module
+compiles its module_utils from source per run; the fleet view (:mod:`admission`, used on the
+controller by the ``admission_report`` filter and the reports) is not compiled by a run
+(issue 24). :mod:`admission` uses these lines too.
 """
 
 from __future__ import absolute_import, annotations, division, print_function
@@ -30,6 +30,35 @@ def crash_line(pod: Mapping[str, Any]) -> str:
             name, crash.get("pod"), crash.get("panic") or "?")
     return "%s crashes the kubelet: panic: %s (prefer-closest-numa-nodes on sparse NUMA ids: the kubelet reads the " \
            "distance list by node id, numa_info.go CalculateAverageFor)" % (name, crash.get("panic") or "?")
+
+
+def describe_resize(pod: Mapping[str, Any]) -> str:
+    """One line for a pod result that resizes a running pod (``pod["resize"]``)."""
+    name = "%s/%s" % (pod.get("namespace", "default"), pod.get("name", "?"))
+    resize = pod.get("resize") or {}
+    of = resize.get("of") or {}
+    running = "%s/%s" % (of.get("namespace"), of.get("name")) if of.get("name") else "uid %s" % of.get("uid")
+    verdict = str(resize.get("verdict") or "?").replace("_", " ")
+    head = "%s resize of %s: %s (kubelet %s)" % (name, running, verdict, resize.get("kubelet_version") or "?")
+    if resize.get("reason") or resize.get("message"):
+        return "%s: %s" % (head, ": ".join(str(p) for p in (resize.get("reason"), resize.get("message")) if p))
+    if pod.get("verdict") == "cannot_check":
+        return "%s, cannot check the fit: %s" % (head, pod.get("cannot_check") or "")
+    if not pod.get("admitted"):
+        return "%s, does not fit: %s: %s" % (head, pod.get("reason") or "?", pod.get("message") or "")
+    if resize.get("verdict") == "feasible":
+        return "%s, fits (the managers' re-allocation is not simulated)" % head
+    return head
+
+
+def run_message(run: Mapping[str, Any]) -> str:
+    """admission_check's ``msg``: :func:`format_table`, then each admitted pod whose hugepages the
+    OS cannot back, the DRA alignment warnings and each resize."""
+    pods = run.get("pods") or []
+    text = format_table(run) + "".join(
+        "\n%s/%s: %s: %s" % (r["namespace"], r["name"], r["runtime"], "; ".join(r["runtime_shortfalls"]))
+        for r in pods if r.get("runtime")) + "".join("\n" + w for w in run.get("alignment_warnings") or [])
+    return text + "".join("\n" + describe_resize(r) for r in pods if r.get("resize"))
 
 
 def format_table(run: Mapping[str, Any]) -> str:

@@ -19,40 +19,28 @@ try:
 except ImportError:  # pragma: no cover
     pass
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission_table import crash_line, explain_merge
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.alignment import summary_line
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.alignment import WHY_DRA, WHY_NO_PLUGIN, WHY_NO_TOPOLOGY
 from ansible_collections.numaguard.kubelet.plugins.module_utils._errors import NumaguardError
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import format_bytes
+from ansible_collections.numaguard.kubelet.plugins.module_utils._report.admission_table import crash_line, describe_resize, explain_merge
 
 
 class AdmissionReportError(NumaguardError):
     """Input that is not a set of admission_check results."""
 
 
-def _gib(size: int) -> str:
-    if size % (1 << 30) == 0:
-        return "%dGi" % (size >> 30)
-    if size % (1 << 20) == 0:
-        return "%dMi" % (size >> 20)
-    return "%d" % size
-
-
-def describe_resize(pod: Mapping[str, Any]) -> str:
-    """One line for a pod result that resizes a running pod (``pod["resize"]``)."""
-    name = "%s/%s" % (pod.get("namespace", "default"), pod.get("name", "?"))
-    resize = pod.get("resize") or {}
-    of = resize.get("of") or {}
-    running = "%s/%s" % (of.get("namespace"), of.get("name")) if of.get("name") else "uid %s" % of.get("uid")
-    verdict = str(resize.get("verdict") or "?").replace("_", " ")
-    head = "%s resize of %s: %s (kubelet %s)" % (name, running, verdict, resize.get("kubelet_version") or "?")
-    if resize.get("reason") or resize.get("message"):
-        return "%s: %s" % (head, ": ".join(str(p) for p in (resize.get("reason"), resize.get("message")) if p))
-    if pod.get("verdict") == "cannot_check":
-        return "%s, cannot check the fit: %s" % (head, pod.get("cannot_check") or "")
-    if not pod.get("admitted"):
-        return "%s, does not fit: %s: %s" % (head, pod.get("reason") or "?", pod.get("message") or "")
-    if resize.get("verdict") == "feasible":
-        return "%s, fits (the managers' re-allocation is not simulated)" % head
-    return head
+def summary_line(alignment: Mapping[str, Any]) -> str:
+    """A short text of the devices the kubelet does not align (DRA claims, extended resources without
+    topology), for report lines; "" when there are none. Shared-pool CPUs and memory are left out:
+    the pod's QoS class already says so."""
+    shown = []
+    for item in alignment.get("not_aligned") or []:
+        why = str(item.get("why") or "")
+        if why == WHY_DRA:
+            shown.append("%s (DRA)" % item.get("resource"))
+        elif why in (WHY_NO_PLUGIN, WHY_NO_TOPOLOGY):
+            shown.append("%s (no topology)" % item.get("resource"))
+    return "not NUMA-aligned by the kubelet: " + ", ".join(shown) if shown else ""
 
 
 def _why_unaligned(pod: Mapping[str, Any], node: Mapping[str, Any]) -> str:
@@ -94,7 +82,7 @@ def _describe_pod(pod: Mapping[str, Any], node: Optional[Mapping[str, Any]] = No
             key = "%s on %s" % (block.get("type"), ",".join(str(n) for n in block.get("numa_affinity", [])))
             memory[key] = memory.get(key, 0) + int(block.get("size", 0))
     for key in sorted(memory):
-        parts.append("%s %s" % (_gib(memory[key]), key))
+        parts.append("%s %s" % (format_bytes(memory[key]), key))
     for container in pod.get("containers", []):
         for resource, ids in sorted((container.get("devices") or {}).items()):
             parts.append("%s %s" % (resource, ",".join(ids)))
@@ -164,6 +152,3 @@ def admission_report(results: Mapping[str, Any],
         for pod in entry["pods"]:
             lines.append("%s: %s" % (host, pod["line"]))
     return report
-
-
-# ---- one admission_check run as text (the module's msg and table) -------------------------
