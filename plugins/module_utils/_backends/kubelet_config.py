@@ -17,7 +17,7 @@ __metaclass__ = type
 
 import hashlib
 import os
-from typing import Any, Dict
+from typing import Any, Dict, Tuple
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.kubelet_paths import KubeletPathsError, locate_kubelet
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.sysfs import SysfsError, read_topology
@@ -87,7 +87,23 @@ def run(module: Any) -> None:
         int(p["mode_bits"], 8)
     except ValueError:
         module.fail_json(msg="mode_bits: %r is not an octal permission such as 0644" % p["mode_bits"])
+    result, plan = plan_result(module, p)
+    if plan["changed"] and not module.check_mode:
+        if p["backup"] and plan["before"] is not None:
+            result["backup_file"] = module.backup_local(plan["path"])
+        try:
+            write_config(module, plan["path"], plan["after"], p["mode_bits"])
+        except OSError as exc:
+            module.fail_json(msg="cannot write %s: %s" % (plan["path"], exc.strerror or exc), **result)
+    module.exit_json(**result)
 
+
+def plan_result(module: Any, p: Dict[str, Any]) -> Tuple[Dict[str, Any], Dict[str, Any]]:
+    """The module's result for the options ``p`` (kubelet_config's names) and the plan behind it,
+    writing nothing: the kubelet located, its version resolved, the host's topology read, the
+    change planned and validated. Errors end the module (``module.fail_json``); the plan's
+    credentials are added to ``module.no_log_values``. kubelet_rollout's ``operation=status``
+    returns the same result as its ``plan`` (one module call for the role's preflight, issue 22)."""
     for option in ("path", "config", "config_dir", "root_dir", "sysfs_root"):
         # "" is refused, not treated as unset: an empty templated variable must never turn into
         # a write to the host's default kubelet directory
@@ -193,11 +209,4 @@ def run(module: Any) -> None:
         result["diff"] = dict(before=plan["before"] or "", after=plan["after"],
                               before_header=plan["path"] if plan["before"] is not None else "%s (absent)" % plan["path"],
                               after_header=plan["path"])
-    if plan["changed"] and not module.check_mode:
-        if p["backup"] and plan["before"] is not None:
-            result["backup_file"] = module.backup_local(plan["path"])
-        try:
-            write_config(module, plan["path"], plan["after"], p["mode_bits"])
-        except OSError as exc:
-            module.fail_json(msg="cannot write %s: %s" % (plan["path"], exc.strerror or exc), **result)
-    module.exit_json(**result)
+    return result, plan

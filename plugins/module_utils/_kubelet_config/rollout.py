@@ -421,6 +421,15 @@ def finish(state_dir: str, change_id: str, status: str, reason: str = "") -> Opt
     return write_journal(state_dir, journal)
 
 
+def plan_dirs(plan: Dict[str, Any]) -> List[str]:
+    """The kubelet directories a change may touch, from kubelet_config's plan: its root and drop-in
+    directories and the directories of the main config and of the file it writes."""
+    locations = plan.get("locations") or {}
+    found = [locations.get("root_dir"), locations.get("config_dir"), os.path.dirname(locations.get("config") or ""),
+             os.path.dirname(plan.get("path") or "")]
+    return list(dict.fromkeys(d for d in found if d))
+
+
 def sha256_or_none(path: str) -> Optional[str]:
     try:
         return sha256_file(path) if os.path.isfile(path) else None

@@ -18,6 +18,8 @@ import pytest
 from ansible_collections.numaguard.kubelet.plugins.module_utils._backends import kubelet_rollout as backend
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config import rollout
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.backup import BackupError
+from ansible_collections.numaguard.kubelet.plugins.modules import kubelet_rollout as kubelet_rollout_module
+from ansible_collections.numaguard.kubelet.tests.unit.plugins.modules.module_args import patch_module_args
 
 ME = {"change_id": "20260101T120000Z-ctl-3", "controller": "ctl", "pid": 3, "started": "2026-01-01T12:00:00Z"}
 OTHER = {"change_id": "20260101T100000Z-ctl-1", "controller": "ctl", "pid": 1, "started": "2026-01-01T10:00:00Z"}
@@ -215,3 +217,44 @@ def test_every_retry_and_delay_is_bounded(host, option, value, message):
     with pytest.raises(BackupError) as err:
         backend.run(params(root, retries=1000, delay=600), kubelet.run_command, False)
     assert "waits longer than 3600 seconds" in str(err.value)
+
+
+
+def _run_module(capsys, p, check_mode=True, diff=True):
+    """The real module (AnsibleModule) with ``p``; the service commands are true/false."""
+    args = dict((k, v) for k, v in p.items() if v is not None)
+    args.update(service_status_cmd="true", _ansible_check_mode=check_mode, _ansible_diff=diff)
+    with patch_module_args(args):
+        with pytest.raises(SystemExit):
+            kubelet_rollout_module.main()
+    return json.loads(capsys.readouterr().out)
+
+
+def test_status_with_settings_plans_and_reads_the_status_in_one_call(host, capsys, monkeypatch):
+    """The role's preflight is one module call per host: the plan kubelet_config would return in
+    check mode, its diff, and the lock / journal / health, the /configz expectation being the fields
+    in force now and the backup root checked against the planned locations' directories."""
+    root, _kubelet = host
+    seen = {}
+    real_run = backend.run
+    monkeypatch.setattr(backend, "run", lambda p, *args: seen.update(p) or real_run(p, *args))
+    p = params(root, operation="status", kubelet_dirs=list(backend.DEFAULT_KUBELET_DIRS))
+    result = _run_module(capsys, p)
+    assert not result.get("failed"), result
+    plan = result["plan"]
+    assert plan["needs_write"] and plan["path"] == str(dropin(root)) and plan["reset"]["cpu_manager_state"] is True
+    assert plan["effective"]["cpuManagerPolicy"] == "static" and plan["previous"]["cpuManagerPolicy"] == "none"
+    assert "diff" not in plan and "cpuManagerPolicy: static" in result["diff"]["after"]
+    assert result["health"]["healthy"] and result["lock_held"] is False and result["journal"] is None
+    assert seen["expected"] == plan["previous"] and seen["kubelet_dirs"] == [str(root), str(root / "conf.d")]
+    assert not dropin(root).exists() and not os.path.exists(p["state_dir"])  # nothing written
+    # without settings: the status alone, as before
+    alone = _run_module(capsys, params(root, operation="status", settings=None))
+    assert "plan" not in alone and "diff" not in alone and alone["health"]["healthy"]
+
+
+def test_status_with_settings_the_kubelet_refuses_fails_with_kubelet_configs_message(host, capsys):
+    root, _kubelet = host
+    result = _run_module(capsys, params(root, operation="status", settings={"cpuManagerPolicy": "dynamic"}))
+    assert result["failed"] and result["msg"].startswith("invalid kubelet settings: ") and "dynamic" in result["msg"]
+    assert "health" not in result  # planning comes first: a bad plan reads nothing else
