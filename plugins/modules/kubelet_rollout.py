@@ -81,7 +81,11 @@ options:
     description: When the run started, UTC (filled in by the action plugin).
     type: str
   take_over:
-    description: Change id of a lock known to be stale; only a lock with exactly this change id is replaced.
+    description:
+      - Change id of a lock known to be stale; only a lock with exactly this change id is replaced.
+      - A live O(operation=transaction) holding it is asked (SIGTERM) to restore what it changed and let go; the take-over
+        waits at most that transaction's worst-case rollback time (C(release_within) of its lock record, from its
+        O(retries) and O(delay)), then fails saying the flock is still held.
     type: str
   service_start_cmd:
     description: Command starting the kubelet (split into words, no shell).

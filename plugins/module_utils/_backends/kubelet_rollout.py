@@ -40,7 +40,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.config import KubeletConfigError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.plan import kubelet_reservation_validator, plan_change
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.settings import SettingsError
-from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.transaction import OwnedLock, Transaction
+from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.transaction import HTTP_TIMEOUT, OwnedLock, Transaction, release_bound
 
 #: kubelet_config's options that operation=transaction takes as they are (its plan is made under the lock).
 PLAN_OPTIONS = ("path", "config", "config_dir", "root_dir", "kubelet_version", "validate_host", "sysfs_root", "topology", "mode_bits")
@@ -118,7 +118,7 @@ class Host:
             if parts.scheme not in ("http", "https") or not parts.hostname:
                 raise ValueError("not an http(s) URL: %r" % url)
             connection_type = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
-            connection = connection_type(parts.hostname, parts.port, timeout=5)
+            connection = connection_type(parts.hostname, parts.port, timeout=HTTP_TIMEOUT)
             try:
                 connection.request("GET", (parts.path or "/") + ("?" + parts.query if parts.query else ""))
                 answer = connection.getresponse()
@@ -310,7 +310,7 @@ def transaction(p: Dict[str, Any], host: Host, detect_version: Optional[Callable
     except ValueError:
         raise BackupError("mode_bits: %r is not an octal permission such as 0644" % p["mode_bits"])
     plan = _plan_now(p, detect_version)
-    lock = OwnedLock(p["state_dir"], _holder(p), p["lock_lease"])
+    lock = OwnedLock(p["state_dir"], _holder(p), p["lock_lease"], release_bound(p["retries"], p["delay"]))
     lock.take(p.get("take_over"))
 
     def write(path: str, text: str) -> None:

@@ -109,7 +109,7 @@ def write_fd(fd: int, record: Optional[Dict[str, Any]]) -> None:
 
 def try_flock(fd: int, mode: int, wait: float) -> bool:
     """flock ``fd`` (LOCK_EX or LOCK_SH), retrying up to ``wait`` seconds; whether it was got."""
-    deadline = time.time() + wait
+    deadline = time.monotonic() + wait  # a wall-clock jump neither ends nor stretches the wait
     while True:
         try:
             fcntl.flock(fd, mode | fcntl.LOCK_NB)
@@ -117,7 +117,7 @@ def try_flock(fd: int, mode: int, wait: float) -> bool:
         except OSError as exc:
             if exc.errno not in (errno.EAGAIN, errno.EACCES):
                 raise
-        if time.time() >= deadline:
+        if time.monotonic() >= deadline:
             return False
         time.sleep(0.05)
 
