@@ -123,8 +123,9 @@ class ActionModule(ActionBase):
         from ansible_collections.numaguard.kubelet.plugins.plugin_utils.rollout_decision import decide as conclude
         from ansible_collections.numaguard.kubelet.plugins.plugin_utils.rollout_decision import readmit_args, summary_line
 
+        decide = decide if isinstance(decide, dict) else {}
         planned = result.get("plan")
-        plan = planned if isinstance(planned, dict) else decide.get("plan") if isinstance(decide, dict) else None
+        plan = planned if isinstance(planned, dict) else decide.get("plan")
         if not isinstance(plan, dict):
             result.update(failed=True, msg="decide: give plan (kubelet_config's result) or settings, and options")
             return
@@ -139,8 +140,9 @@ class ActionModule(ActionBase):
             readmit = self._execute_module(module_name="numaguard.kubelet.admission_check", module_args=args, task_vars=task_vars)
             result["readmit"] = readmit
             if readmit.get("failed") or readmit.get("unreachable"):
-                result.update(failed=True, unreachable=readmit.get("unreachable"),
-                              msg="re-admission check with the new configuration: %s" % readmit.get("msg", "failed"))
+                result.update(failed=True, msg="re-admission check with the new configuration: %s" % readmit.get("msg", "failed"))
+                if readmit.get("unreachable"):
+                    result["unreachable"] = True
                 return
             display.display("%s: re-admission check (fresh %s, no drain): %s" % (
                 host, " and ".join(args["readmit"]["reset"]), "; ".join((readmit.get("readmit") or {}).get("summary") or []) or "done"))
