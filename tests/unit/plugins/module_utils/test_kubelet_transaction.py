@@ -348,3 +348,16 @@ def test_status_with_settings_the_kubelet_refuses_fails_with_kubelet_configs_mes
     result = _run_module(capsys, params(root, operation="status", settings={"cpuManagerPolicy": "dynamic"}))
     assert result["failed"] and result["msg"].startswith("invalid kubelet settings: ") and "dynamic" in result["msg"]
     assert "health" not in result  # planning comes first: a bad plan reads nothing else
+
+
+def test_status_with_settings_never_returns_the_kubelets_credentials(host, capsys):
+    """The plan's credentials (staticPodURLHeader) stay on the host, in the plan, its diff and
+    anything else the status returns, as kubelet_config's own result (issue 23)."""
+    root, _kubelet = host
+    secret = "Bearer s3cr3t-t0ken-value"
+    (root / "config.yaml").write_text(MAIN + "staticPodURL: https://pods.example/m\nstaticPodURLHeader:\n  Authorization: [\"%s\"]\n"
+                                      % secret)
+    result = _run_module(capsys, params(root, operation="status", config_mode="merge"))
+    assert not result.get("failed"), result
+    assert secret not in json.dumps(result) and "s3cr3t" not in json.dumps(result)
+    assert result["plan"]["content"]["staticPodURLHeader"] == {"Authorization": ["********"]}
