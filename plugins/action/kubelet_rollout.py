@@ -23,9 +23,9 @@ import time
 from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.rollout import start_ticks
+from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.rollout import plan_dirs, start_ticks
 from ansible_collections.numaguard.kubelet.plugins.plugin_utils.rollout_decision import decide as conclude
-from ansible_collections.numaguard.kubelet.plugins.plugin_utils.rollout_decision import drain_note, summary_fact, summary_line
+from ansible_collections.numaguard.kubelet.plugins.plugin_utils.rollout_decision import drain_note, readmit_args, summary_fact, summary_line
 
 display = Display()
 
@@ -50,15 +50,6 @@ def controller_identity():
     safe = re.sub(r"[^A-Za-z0-9.]+", "-", controller.split(".")[0])[:40] or "controller"
     return {"change_id": "%s-%s-%d" % (stamp, safe, pid), "controller": controller, "pid": pid,
             "pid_start": ticks or "", "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(began or time.time()))}
-
-
-def plan_dirs(plan):
-    """The kubelet directories a change may touch, from kubelet_config's plan: its root and drop-in
-    directories and the directories of the main config and of the file it writes."""
-    locations = plan.get("locations") or {}
-    found = [locations.get("root_dir"), locations.get("config_dir"), os.path.dirname(locations.get("config") or ""),
-             os.path.dirname(plan.get("path") or "")]
-    return list(dict.fromkeys(d for d in found if d))
 
 
 def holder_is_dead(holder, identity):
@@ -129,15 +120,36 @@ class ActionModule(ActionBase):
         return result
 
     def _decide(self, result, host, decide, task_vars):
-        """operation=status with ``decide`` (plan, readmit, options): the preflight's conclusion as facts."""
-        if not isinstance(decide, dict) or not isinstance(decide.get("plan"), dict):
-            result.update(failed=True, msg="decide: give plan (kubelet_config's result), readmit and options")
+        """operation=status with ``decide`` (options; readmit_check or readmit; plan unless the module
+        planned ``settings``): the preflight's conclusion as facts."""
+        decide = decide if isinstance(decide, dict) else {}
+        planned = result.get("plan")
+        plan = planned if isinstance(planned, dict) else decide.get("plan")
+        if not isinstance(plan, dict):
+            result.update(failed=True, msg="decide: give plan (kubelet_config's result) or settings, and options")
             return
+        check_mode = bool(self._play_context.check_mode)
         readmit = decide.get("readmit")
         if isinstance(readmit, dict) and (readmit.get("skipped") or "readmit" not in readmit):
             readmit = None
-        decision = conclude(host, decide["plan"], result, readmit, dict(decide.get("options") or {}, state_dir=result.get("state_dir")),
-                            bool(self._play_context.check_mode))
+        check = decide.get("readmit_check")
+        args = readmit_args(plan, check) if isinstance(check, dict) else None
+        if args is not None:
+            # the re-admission check runs on the host (its running pods, its topology), read-only
+            readmit = self._execute_module(module_name="numaguard.kubelet.admission_check", module_args=args, task_vars=task_vars)
+            result["readmit"] = readmit
+            if readmit.get("failed") or readmit.get("unreachable"):
+                result.update(failed=True, msg="re-admission check with the new configuration: %s" % readmit.get("msg", "failed"))
+                if readmit.get("unreachable"):
+                    result["unreachable"] = True
+                return
+            display.display("%s: re-admission check (fresh %s, no drain): %s" % (
+                host, " and ".join(args["readmit"]["reset"]), "; ".join((readmit.get("readmit") or {}).get("summary") or []) or "done"))
+        if isinstance(planned, dict):
+            # kubelet_config's old preflight task: changed in check mode when the file would change (so --diff shows it)
+            result["changed"] = check_mode and bool(planned.get("needs_write"))
+        decision = conclude(host, plan, result, readmit, dict(decide.get("options") or {}, state_dir=result.get("state_dir")),
+                            check_mode)
         result["decision"] = decision
         display.display("%s: %s" % (host, decision["explain"]))
         if decision["warning"]:
@@ -146,9 +158,11 @@ class ActionModule(ActionBase):
             result.update(failed=True, msg=decision["refuse"])
             return
         facts = {"kubelet_numa_preflight": "ok", "kubelet_numa_decision": decision, "kubelet_numa_decided_at": time.time()}
+        if isinstance(planned, dict):
+            facts["kubelet_numa_plan"] = planned  # what the change (change.yml) reads: path, locations, kubelet_version
         if decision["summary"]:
             facts["kubelet_numa_summary"] = decision["summary"]
-            display.display(summary_line(decision["summary"], bool(self._play_context.check_mode)))
+            display.display(summary_line(decision["summary"], check_mode))
         result["ansible_facts"] = facts
 
     def _report(self, result, host, report):

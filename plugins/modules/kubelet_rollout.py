@@ -38,7 +38,12 @@ description:
     of another run finished since this run's preflight read the journal (O(preflight_journal)) fences it before anything.
     Configuration as intended and a healthy kubelet whose state files the kubelet would refuse at its next start is not
     converged, refused with the reason, or repaired with O(repair_state).
-  - O(operation=status) reads the lock, the journal and the health, changing nothing (used in check mode).
+  - O(operation=status) reads the lock, the journal and the health, changing nothing (used in check mode). With
+    O(settings) it also plans them as M(numaguard.kubelet.kubelet_config) in check mode does (the same options, O(config_mode)
+    for its O(numaguard.kubelet.kubelet_config#module:mode), O(path), O(config), O(config_dir), O(root_dir),
+    O(kubelet_version), O(validate_host), O(sysfs_root), O(topology)) in the same module process, returns that result as
+    RV(plan) (with C(--diff), its diff is the task's) and, without O(expected), compares O(configz_url) with the
+    fields in force now (the plan's C(previous)); so the kubelet_numa role's preflight is one module call per host.
   - O(operation=step) records the step reached; O(operation=finish) closes the journal and releases the lock;
     O(operation=release) only releases it; O(operation=wait_healthy) waits until the kubelet is healthy.
   - Healthy means the service status command exits 0 AND O(health_url) answers C(ok) AND, where O(configz_url)
@@ -76,7 +81,11 @@ options:
     description: When the run started, UTC (filled in by the action plugin).
     type: str
   take_over:
-    description: Change id of a lock known to be stale; only a lock with exactly this change id is replaced.
+    description:
+      - Change id of a lock known to be stale; only a lock with exactly this change id is replaced.
+      - A live O(operation=transaction) holding it is asked (SIGTERM) to restore what it changed and let go; the take-over
+        waits at most that transaction's worst-case rollback time (C(release_within) of its lock record, from its
+        O(retries) and O(delay)), then fails saying the flock is still held.
     type: str
   service_start_cmd:
     description: Command starting the kubelet (split into words, no shell).
@@ -94,7 +103,9 @@ options:
     description: The kubelet's C(/configz) URL; when it does not answer 200 the check is skipped (reported as unreachable).
     type: str
   expected:
-    description: Managed KubeletConfiguration fields that must be in force (compared with C(/configz)).
+    description:
+      - Managed KubeletConfiguration fields that must be in force (compared with C(/configz)).
+      - O(operation=status) with O(settings) - default the planned C(previous) (the fields of the files as they are).
     type: dict
   retries:
     description: Health probes after the first before O(operation=wait_healthy) (and a recovery) gives up. 0 to 1000.
@@ -144,7 +155,9 @@ options:
         RV(plan_current), whether those inputs are unchanged, so that a plan made earlier in the run can be reused.
     type: dict
   settings:
-    description: O(operation=transaction) - the KubeletConfiguration fields to manage (as M(numaguard.kubelet.kubelet_config)).
+    description:
+      - O(operation=transaction) and O(operation=status) (then also planned) - the KubeletConfiguration fields to manage
+        (as M(numaguard.kubelet.kubelet_config)).
     type: dict
   config_mode:
     description: O(operation=transaction) - C(dropin) (own file in the drop-in directory) or C(merge) (the main file).
@@ -214,7 +227,8 @@ attributes:
     support: full
     description: O(operation=begin) reports the lock holder, what would be recovered and the health, and takes nothing.
   diff_mode:
-    support: none
+    support: partial
+    details: O(operation=status) with O(settings) returns the diff of the planned configuration file.
     description: No diff.
 """
 
@@ -275,6 +289,13 @@ plan_current:
 health:
   description: C(healthy), C(active), C(healthz), C(configz) (as intended, mismatch, unreachable, not checked), C(problems).
   returned: operation=status (with health_url), begin, wait_healthy
+  type: dict
+plan:
+  description:
+    - The result M(numaguard.kubelet.kubelet_config) returns in check mode for O(settings) and the plan options
+      (C(needs_write), C(path), C(content), C(effective), C(previous), C(reset), C(state_files), C(locations),
+      C(kubelet_version), ...), without its C(diff).
+  returned: operation=status with settings
   type: dict
 released:
   description: Whether the lock was released.

@@ -4,7 +4,8 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """The kubelet_numa role's per-host decisions, in Python (issue 22): what the preflight concludes
 from the plan, the lock/journal/health status and the re-admission check, and the summary of a
-transaction. Used by the kubelet_rollout action plugin (operation=status with ``decide``, and
+transaction. Used by the kubelet_rollout action plugin (operation=status with ``decide``, which also runs the
+re-admission check when :func:`readmit_args` says it is needed, and
 operation=transaction with ``report``); the facts it returns are what apply.yml and the
 rollout_summary filter read.
 """
@@ -31,6 +32,36 @@ def _locked_refusal(host, status, break_lock, state_dir):
             "%s/rollout.lock). If that run is dead, clear the lock as docs/rollout.md says (kubelet_numa_break_lock=%s)."
             % (host, holder.get("pid", "?"), holder.get("controller", "?"), started, held, holder.get("change_id", "?"),
                state_dir, holder.get("change_id", "?")))
+
+
+def readmit_args(plan, check):
+    """The admission_check module's options for the role's re-admission check, or None when it is
+    not needed: a change that resets a state file without a drain (the running pods stay and the
+    kubelet re-admits each of them from a fresh state).
+
+    ``plan``: kubelet_config's result; ``check``: the role's inputs - ``enabled``
+    (kubelet_numa_readmit_check), ``repair_state``, ``drain``, ``sysfs_root``, ``kubelet_version`` (the
+    role's, used when the plan resolved none), ``root_dir`` (the role's, when the plan located none),
+    ``running_pods`` (None: the module reads the host's) and ``max_orders``. The admission engine then
+    decides as the host's kubelet version (the plan resolved it)."""
+    reset = _reset_keys(plan)
+    if not check.get("enabled", True) or not reset or check.get("drain"):
+        return None
+    if not (plan.get("needs_write") or check.get("repair_state")):
+        return None
+    locations = plan.get("locations") or {}
+    args = {
+        "root": check.get("sysfs_root") or "/",
+        "kubelet_config": plan.get("effective") or {},
+        "kubelet_flags": {"root-dir": locations.get("root_dir") or check.get("root_dir") or "/var/lib/kubelet"},
+        "readmit": {"start": "fresh", "reset": reset, "max_orders": check.get("max_orders", 100)},
+    }
+    version = plan.get("kubelet_version") or check.get("kubelet_version")
+    if version:
+        args["kubelet_version"] = version
+    if check.get("running_pods") is not None:
+        args["running_pods"] = check["running_pods"]
+    return args
 
 
 def decide(host, plan, status, readmit, options, check_mode):

@@ -17,7 +17,7 @@ __metaclass__ = type
 
 import hashlib
 import os
-from typing import Any, Dict
+from typing import Any, Dict, Tuple
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.kubelet_paths import KubeletPathsError, locate_kubelet
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.sysfs import SysfsError, read_topology
@@ -79,17 +79,36 @@ def module_kwargs() -> Dict[str, Any]:
 
 def run(module: Any) -> None:
     p = module.params
-    _check_options(module)
-    locations = _locations(module)
+    try:
+        int(p["mode_bits"], 8)
+    except ValueError:
+        module.fail_json(msg="mode_bits: %r is not an octal permission such as 0644" % p["mode_bits"])
+    result, plan = plan_result(module, p)
+    if plan["changed"] and not module.check_mode:
+        if p["backup"] and plan["before"] is not None:
+            result["backup_file"] = module.backup_local(plan["path"])
+        try:
+            write_config(module, plan["path"], plan["after"], p["mode_bits"])
+        except OSError as exc:
+            module.fail_json(msg="cannot write %s: %s" % (plan["path"], exc.strerror or exc), **result)
+    module.exit_json(**result)
 
+
+def plan_result(module: Any, p: Dict[str, Any]) -> Tuple[Dict[str, Any], Dict[str, Any]]:
+    """The module's result for the options ``p`` (kubelet_config's names) and the plan behind it,
+    writing nothing: the kubelet located, its version resolved, the host's topology read, the
+    change planned and validated. Errors end the module (``module.fail_json``); the plan's
+    credentials are added to ``module.no_log_values``. kubelet_rollout's ``operation=status``
+    returns the same result as its ``plan`` (one module call for the role's preflight, issue 22)."""
+    _check_inputs(module, p)
+    locations = _locations(module, p)
     try:
         # the module changes the live host's own kubelet: its version decides, whatever topology validates
         kubelet_version = KubeletAssumption.resolve(p["kubelet_version"], probe_host_kubelet(module, p["kubelet_version"]))
     except VersionError as exc:
         module.fail_json(msg=str(exc), errors=[str(exc)], locations=locations)
 
-    topology = _host_topology(module, locations)
-
+    topology = _host_topology(module, p, locations)
     try:
         plan = plan_change(
             p["settings"], mode=p["mode"], path=p["path"], config=locations["config"], config_dir=locations["config_dir"],
@@ -108,25 +127,11 @@ def run(module: Any) -> None:
     module.no_log_values.update(plan["credentials"])
     for warning in plan["warnings"]:
         module.warn(warning)
-    result = _result(module, plan, locations, kubelet_version)
-    if plan["changed"] and not module.check_mode:
-        if p["backup"] and plan["before"] is not None:
-            result["backup_file"] = module.backup_local(plan["path"])
-        try:
-            write_config(module, plan["path"], plan["after"], p["mode_bits"])
-        except OSError as exc:
-            module.fail_json(msg="cannot write %s: %s" % (plan["path"], exc.strerror or exc), **result)
-    module.exit_json(**result)
+    return _result(module, plan, locations, kubelet_version), plan
 
 
-def _check_options(module: Any) -> None:
-    """Refuse a bad ``mode_bits``, an empty path and inputs nested too deep."""
-    p = module.params
-    try:
-        int(p["mode_bits"], 8)
-    except ValueError:
-        module.fail_json(msg="mode_bits: %r is not an octal permission such as 0644" % p["mode_bits"])
-
+def _check_inputs(module: Any, p: Dict[str, Any]) -> None:
+    """Refuse an empty path and inputs nested too deep."""
     for option in ("path", "config", "config_dir", "root_dir", "sysfs_root"):
         # "" is refused, not treated as unset: an empty templated variable must never turn into
         # a write to the host's default kubelet directory
@@ -140,10 +145,9 @@ def _check_options(module: Any) -> None:
             module.fail_json(msg="%s: nests deeper than %d levels; refusing it" % (option, MAX_SETTINGS_DEPTH))
 
 
-def _running_kubelet(module: Any) -> Dict[str, Any]:
+def _running_kubelet(module: Any, p: Dict[str, Any]) -> Dict[str, Any]:
     """The running kubelet as ``locate_kubelet`` finds it ({} when none can be trusted), with a
     warning for each untrusted process and each managed field its flags override."""
-    p = module.params
     try:
         found = locate_kubelet("/")
     except KubeletPathsError as exc:
@@ -166,12 +170,11 @@ def _running_kubelet(module: Any) -> Dict[str, Any]:
     return found
 
 
-def _locations(module: Any) -> Dict[str, Any]:
+def _locations(module: Any, p: Dict[str, Any]) -> Dict[str, Any]:
     """The kubelet's config, config_dir and root_dir: pinned by the options, else the running
     kubelet's, else the defaults; a drop-in for a kubelet without --config-dir is refused."""
-    p = module.params
     config, config_dir, root_dir = p["config"], p["config_dir"], p["root_dir"]
-    found = _running_kubelet(module)
+    found = _running_kubelet(module, p)
     if not (config and config_dir and root_dir):
         if not config:
             config = found.get("config")
@@ -190,9 +193,8 @@ def _locations(module: Any) -> Dict[str, Any]:
     return locations
 
 
-def _host_topology(module: Any, locations: Dict[str, Any]) -> Any:
+def _host_topology(module: Any, p: Dict[str, Any], locations: Dict[str, Any]) -> Any:
     """The topology the host checks use (``topology``, else sysfs), None with ``validate_host: false``."""
-    p = module.params
     if not p["validate_host"]:
         return None
     try:

@@ -22,6 +22,7 @@ import urllib.parse
 from typing import Any, Callable, Dict, List, Optional
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._backends.kubelet_config import argument_spec as kubelet_config_spec
+from ansible_collections.numaguard.kubelet.plugins.module_utils._backends.kubelet_config import plan_result
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.sysfs import SysfsError, read_topology
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import InvalidTopology, Topology
 from ansible_collections.numaguard.kubelet.plugins.module_utils._io import write_file
@@ -39,7 +40,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.config import KubeletConfigError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.plan import kubelet_reservation_validator, plan_change
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.settings import SettingsError
-from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.transaction import OwnedLock, Transaction
+from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.transaction import HTTP_TIMEOUT, OwnedLock, Transaction, release_bound
 
 #: kubelet_config's options that operation=transaction takes as they are (its plan is made under the lock).
 PLAN_OPTIONS = ("path", "config", "config_dir", "root_dir", "kubelet_version", "validate_host", "sysfs_root", "topology", "mode_bits")
@@ -117,7 +118,7 @@ class Host:
             if parts.scheme not in ("http", "https") or not parts.hostname:
                 raise ValueError("not an http(s) URL: %r" % url)
             connection_type = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
-            connection = connection_type(parts.hostname, parts.port, timeout=5)
+            connection = connection_type(parts.hostname, parts.port, timeout=HTTP_TIMEOUT)
             try:
                 connection.request("GET", (parts.path or "/") + ("?" + parts.query if parts.query else ""))
                 answer = connection.getresponse()
@@ -309,7 +310,7 @@ def transaction(p: Dict[str, Any], host: Host, detect_version: Optional[Callable
     except ValueError:
         raise BackupError("mode_bits: %r is not an octal permission such as 0644" % p["mode_bits"])
     plan = _plan_now(p, detect_version)
-    lock = OwnedLock(p["state_dir"], _holder(p), p["lock_lease"])
+    lock = OwnedLock(p["state_dir"], _holder(p), p["lock_lease"], release_bound(p["retries"], p["delay"]))
     lock.take(p.get("take_over"))
 
     def write(path: str, text: str) -> None:
@@ -466,12 +467,36 @@ def module_kwargs() -> Dict[str, Any]:
     return dict(argument_spec=argument_spec(), supports_check_mode=True)
 
 
+def status_plan(module: Any) -> Optional[Dict[str, Any]]:
+    """operation=status with ``settings``: kubelet_config's result (check mode: nothing is written)
+    for the same options, in the same process as the status (the role's preflight makes one module
+    call per host, issue 22); its ``diff`` (with ``--diff``) becomes the task's. None otherwise."""
+    p = module.params
+    if p["operation"] != "status" or not p.get("settings"):
+        return None
+    options = dict((name, p.get(name)) for name in PLAN_OPTIONS)
+    options.update(settings=p["settings"], mode=p["config_mode"], backup=False)
+    planned, _plan = plan_result(module, options)
+    if p.get("expected") is None:
+        # /configz is compared with the fields in force now: those of the files as they are
+        p["expected"] = planned["previous"]
+    if list(p.get("kubelet_dirs") or ()) == list(DEFAULT_KUBELET_DIRS):
+        # as the action plugin does for a plan it is given: the directories the planned change may touch
+        p["kubelet_dirs"] = rollout.plan_dirs(planned) or p["kubelet_dirs"]
+    return planned
+
+
 def run_module(module: Any) -> None:
     """The module's main: :func:`run` with ``module.params``, ``run_command``, ``check_mode``;
     failures become ``fail_json`` (a lock held by another run names its holder)."""
     try:
+        planned = status_plan(module)
         result = run(module.params, module.run_command, module.check_mode,
                      lambda: probe_host_kubelet(module), getattr(module, "atomic_move", None))
+        if planned is not None:
+            if "diff" in planned:
+                result["diff"] = planned.pop("diff")
+            result["plan"] = planned
         if result.pop("failed", False):
             module.fail_json(**result)
         module.exit_json(**result)

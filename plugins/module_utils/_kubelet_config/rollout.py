@@ -109,7 +109,7 @@ def write_fd(fd: int, record: Optional[Dict[str, Any]]) -> None:
 
 def try_flock(fd: int, mode: int, wait: float) -> bool:
     """flock ``fd`` (LOCK_EX or LOCK_SH), retrying up to ``wait`` seconds; whether it was got."""
-    deadline = time.time() + wait
+    deadline = time.monotonic() + wait  # a wall-clock jump neither ends nor stretches the wait
     while True:
         try:
             fcntl.flock(fd, mode | fcntl.LOCK_NB)
@@ -117,7 +117,7 @@ def try_flock(fd: int, mode: int, wait: float) -> bool:
         except OSError as exc:
             if exc.errno not in (errno.EAGAIN, errno.EACCES):
                 raise
-        if time.time() >= deadline:
+        if time.monotonic() >= deadline:
             return False
         time.sleep(0.05)
 
@@ -419,6 +419,15 @@ def finish(state_dir: str, change_id: str, status: str, reason: str = "") -> Opt
     journal["reason"] = reason
     journal["history"] = (journal.get("history") or [])[-20:] + [{"step": status, "at": now_iso()}]
     return write_journal(state_dir, journal)
+
+
+def plan_dirs(plan: Dict[str, Any]) -> List[str]:
+    """The kubelet directories a change may touch, from kubelet_config's plan: its root and drop-in
+    directories and the directories of the main config and of the file it writes."""
+    locations = plan.get("locations") or {}
+    found = [locations.get("root_dir"), locations.get("config_dir"), os.path.dirname(locations.get("config") or ""),
+             os.path.dirname(plan.get("path") or "")]
+    return list(dict.fromkeys(d for d in found if d))
 
 
 def sha256_or_none(path: str) -> Optional[str]:

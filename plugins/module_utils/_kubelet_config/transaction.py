@@ -52,6 +52,45 @@ class Fenced(BackupError):
     """This process no longer owns the host's change (taken over, lock file replaced or cleared)."""
 
 
+#: Seconds one HTTP GET of a health probe may take (``/healthz``, ``/configz``: connect and read).
+HTTP_TIMEOUT = 5.0
+#: Seconds the service status command is assumed to take at most (``systemctl is-active``).
+STATUS_COMMAND_SECONDS = 10.0
+#: Seconds a stop, start or log command is assumed to take at most (systemd's default
+#: ``TimeoutStartSec`` / ``TimeoutStopSec``).
+SERVICE_COMMAND_SECONDS = 90.0
+#: Seconds allowed for restoring a backup (copies and renames within the kubelet's directories).
+RESTORE_SECONDS = 60.0
+
+
+def release_bound(retries: int, delay: float) -> float:
+    """Worst case, in seconds, between a take-over's SIGTERM and this transaction's release of its
+    flock, for its own ``retries`` and ``delay`` (both option-bounded, so is this): it notices the
+    request at its next fence, which may follow a command in flight and a whole health wait
+    (``retries`` + 1 probes ``delay`` apart, each the status command and two HTTP GETs); then it
+    rolls back: the log, stop and start commands, the restore, and a health wait of the previous
+    configuration. Assumes the service commands return within the allowances above (the module
+    runs them without a timeout)."""
+    probe = STATUS_COMMAND_SECONDS + 2 * HTTP_TIMEOUT
+    wait = (max(0, retries) + 1) * probe + max(0, retries) * max(0.0, delay)
+    return 2 * wait + 4 * SERVICE_COMMAND_SECONDS + RESTORE_SECONDS
+
+
+#: The longest a take-over waits for a holder, whatever its lock record claims: the bound of the
+#: largest retries (1000) and retries x delay (3600 s) the module accepts.
+MAX_RELEASE_WAIT = release_bound(1000, 3.6)
+
+
+def take_over_wait(record: Dict[str, Any], own: float) -> float:
+    """How long a take-over waits for the holder of ``record`` to restore and let go: the bound the
+    holder wrote (``release_within``, its own options), else ``own`` (this run's options, e.g. a
+    record written before the bound was); never more than :data:`MAX_RELEASE_WAIT`."""
+    claimed = record.get("release_within")
+    if isinstance(claimed, (int, float)) and not isinstance(claimed, bool) and claimed >= 0:
+        return min(float(claimed), MAX_RELEASE_WAIT)
+    return min(own, MAX_RELEASE_WAIT)
+
+
 def boot_id() -> str:
     """This boot's id (monotonic clock readings compare only within one boot)."""
     try:
@@ -64,11 +103,13 @@ def boot_id() -> str:
 class OwnedLock:
     """``rollout.lock`` flocked by this very process for its whole life (no holder process)."""
 
-    def __init__(self, state_dir: str, holder: Dict[str, Any], lease: float) -> None:
+    def __init__(self, state_dir: str, holder: Dict[str, Any], lease: float, release_within: float = MAX_RELEASE_WAIT) -> None:
         self.state_dir = state_dir
         self.path = os.path.join(state_dir, rollout.LOCK)
         self.holder = dict(holder)
         self.lease = lease
+        #: this transaction's worst-case time from a take-over's SIGTERM to its release (release_bound)
+        self.release_within = release_within
         self.fd: Optional[int] = None
         self.record: Dict[str, Any] = {}
         self.asked_to_stop: Optional[int] = None
@@ -93,10 +134,13 @@ class OwnedLock:
                     raise rollout.LockHeld("host is locked by another rollout: %s; lock file %s"
                                            % (rollout.describe_holder(shown), self.path), shown)
                 rollout.stop_holder(current)
-                if not rollout.try_flock(fd, fcntl.LOCK_EX, 5.0):
-                    raise rollout.LockHeld("cannot take over the lock of change %s: its flock on %s is still held (holder pid %s "
-                                           "did not go away); find the process with `fuser %s`"
-                                           % (take_over, self.path, current.get("holder_pid", "?"), self.path), current)
+                # a transaction asked to give the host up restores what it changed first: wait for its worst case
+                wait = take_over_wait(current, self.release_within)
+                if not rollout.try_flock(fd, fcntl.LOCK_EX, wait):
+                    raise rollout.LockHeld("cannot take over the lock of change %s: its flock on %s is still held after %.0f s, "
+                                           "the holder's worst-case rollback time (holder pid %s did not go away); find the "
+                                           "process with `fuser %s`"
+                                           % (take_over, self.path, wait, current.get("holder_pid", "?"), self.path), current)
                 self.replaced = current
             elif current is not None and current.get("change_id") != self.holder["change_id"]:
                 self.replaced, self.stale = current, True
@@ -109,7 +153,8 @@ class OwnedLock:
         signal.signal(signal.SIGTERM, self._on_signal)
         signal.signal(signal.SIGHUP, self._on_signal)
         self.record = dict(self.holder, locked_at=rollout.now_iso(), lease=self.lease, holder_pid=os.getpid(),
-                           holder_start=rollout.start_ticks(os.getpid()), boot_id=boot_id(), transaction=True)
+                           holder_start=rollout.start_ticks(os.getpid()), boot_id=boot_id(), transaction=True,
+                           release_within=self.release_within)
         self._write_record()
 
     def _write_record(self) -> None:

@@ -12,12 +12,17 @@ __metaclass__ = type
 import json
 import os
 import signal
+import subprocess
+import sys
+import time
 
 import pytest
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._backends import kubelet_rollout as backend
-from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config import rollout
+from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config import rollout, transaction
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.backup import BackupError
+from ansible_collections.numaguard.kubelet.plugins.modules import kubelet_rollout as kubelet_rollout_module
+from ansible_collections.numaguard.kubelet.tests.unit.plugins.modules.module_args import patch_module_args
 
 ME = {"change_id": "20260101T120000Z-ctl-3", "controller": "ctl", "pid": 3, "started": "2026-01-01T12:00:00Z"}
 OTHER = {"change_id": "20260101T100000Z-ctl-1", "controller": "ctl", "pid": 1, "started": "2026-01-01T10:00:00Z"}
@@ -215,3 +220,144 @@ def test_every_retry_and_delay_is_bounded(host, option, value, message):
     with pytest.raises(BackupError) as err:
         backend.run(params(root, retries=1000, delay=600), kubelet.run_command, False)
     assert "waits longer than 3600 seconds" in str(err.value)
+
+
+
+HOLDER = """
+import fcntl, os, signal, sys, time
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600)
+fcntl.flock(fd, fcntl.LOCK_EX)
+linger = float(sys.argv[2])
+signal.signal(signal.SIGTERM, lambda *_: (time.sleep(linger), os._exit(0)) if linger >= 0 else None)
+print("locked", flush=True)
+while True:
+    time.sleep(0.05)
+"""
+
+
+@pytest.fixture
+def holder(tmp_path):
+    """A live transaction's stand-in: flocks the lock file and writes its record; on SIGTERM it lets
+    go after ``linger`` seconds (never when negative)."""
+    started = []
+
+    def start(state_dir, linger, **record):
+        os.makedirs(state_dir, exist_ok=True)
+        path = os.path.join(state_dir, rollout.LOCK)
+        proc = subprocess.Popen([sys.executable, "-c", HOLDER, path, str(linger)], stdout=subprocess.PIPE, text=True)
+        started.append(proc)
+        assert proc.stdout.readline().strip() == "locked"
+        fd = os.open(path, os.O_RDWR)
+        try:
+            rollout.write_fd(fd, dict(OTHER, holder_pid=proc.pid, holder_start=rollout.start_ticks(proc.pid), transaction=True,
+                                      **record))
+        finally:
+            os.close(fd)
+        return proc
+
+    yield start
+    for proc in started:
+        proc.kill()
+        proc.wait()
+
+
+def test_a_take_over_waits_for_the_holders_worst_case_rollback_time(tmp_path, holder, monkeypatch):
+    """The taker SIGTERMs the live transaction and waits for it as long as that transaction's own
+    worst-case rollback time (release_within in its record, from its retries and delay; bounded),
+    not a fixed few seconds: a holder that restores for longer than 5 s is still waited for."""
+    state = str(tmp_path / "numaguard-backups")
+    assert transaction.release_bound(30, 2.0) == 1780.0  # the role's defaults: 30 probes 2 s apart
+    assert transaction.release_bound(0, 0.0) < transaction.release_bound(30, 2.0) < transaction.release_bound(30, 4.0)
+    assert transaction.release_bound(1000, 3.6) == transaction.MAX_RELEASE_WAIT  # the largest retries x delay accepted
+    waits = []
+    real_flock = rollout.try_flock
+
+    def flock(fd, mode, wait):
+        waits.append(wait)
+        return real_flock(fd, mode, min(wait, 0.3))
+    monkeypatch.setattr(rollout, "try_flock", flock)
+    for record, own, expected in (({"release_within": 42.0}, 77.0, 42.0), ({}, 77.0, 77.0),
+                                  ({"release_within": 1e12}, 77.0, transaction.MAX_RELEASE_WAIT),
+                                  ({"release_within": "soon"}, 77.0, 77.0)):
+        proc = holder(state, -1, **record)  # ignores SIGTERM: never lets go
+        del waits[:]
+        lock = transaction.OwnedLock(state, ME, 60, own)
+        with pytest.raises(rollout.LockHeld) as err:
+            lock.take(OTHER["change_id"])
+        assert waits == [3.0, expected]
+        assert "still held after %.0f s, the holder's worst-case rollback time" % expected in str(err.value)
+        proc.kill()
+        proc.wait()
+    # a holder that needs 6 s to restore and let go (more than the old fixed 5 s) is waited for
+    monkeypatch.setattr(rollout, "try_flock", real_flock)
+    holder(state, 6.0, release_within=30.0)
+    lock = transaction.OwnedLock(state, ME, 60, 77.0)
+    began = time.monotonic()
+    lock.take(OTHER["change_id"])
+    try:
+        assert 5.5 < time.monotonic() - began < 30.0 and lock.replaced["change_id"] == OTHER["change_id"]
+        assert lock.record["release_within"] == 77.0  # its own bound, for the next taker
+    finally:
+        lock.release()
+
+
+def test_a_transaction_records_its_own_worst_case_rollback_time(host):
+    root, kubelet = host
+    p = params(root, retries=3, delay=0.5)
+    seen = []
+    kubelet.on_command["stop"] = lambda: seen.append(json.loads(open(os.path.join(p["state_dir"], rollout.LOCK)).read()))
+    assert backend.run(p, kubelet.run_command, False)["result"] == "applied"
+    assert seen[0]["release_within"] == transaction.release_bound(3, 0.5)
+
+
+def _run_module(capsys, p, check_mode=True, diff=True):
+    """The real module (AnsibleModule) with ``p``; the service commands are true/false."""
+    args = dict((k, v) for k, v in p.items() if v is not None)
+    args.update(service_status_cmd="true", _ansible_check_mode=check_mode, _ansible_diff=diff)
+    with patch_module_args(args):
+        with pytest.raises(SystemExit):
+            kubelet_rollout_module.main()
+    return json.loads(capsys.readouterr().out)
+
+
+def test_status_with_settings_plans_and_reads_the_status_in_one_call(host, capsys, monkeypatch):
+    """The role's preflight is one module call per host: the plan kubelet_config would return in
+    check mode, its diff, and the lock / journal / health, the /configz expectation being the fields
+    in force now and the backup root checked against the planned locations' directories."""
+    root, _kubelet = host
+    seen = {}
+    real_run = backend.run
+    monkeypatch.setattr(backend, "run", lambda p, *args: seen.update(p) or real_run(p, *args))
+    p = params(root, operation="status", kubelet_dirs=list(backend.DEFAULT_KUBELET_DIRS))
+    result = _run_module(capsys, p)
+    assert not result.get("failed"), result
+    plan = result["plan"]
+    assert plan["needs_write"] and plan["path"] == str(dropin(root)) and plan["reset"]["cpu_manager_state"] is True
+    assert plan["effective"]["cpuManagerPolicy"] == "static" and plan["previous"]["cpuManagerPolicy"] == "none"
+    assert "diff" not in plan and "cpuManagerPolicy: static" in result["diff"]["after"]
+    assert result["health"]["healthy"] and result["lock_held"] is False and result["journal"] is None
+    assert seen["expected"] == plan["previous"] and seen["kubelet_dirs"] == [str(root), str(root / "conf.d")]
+    assert not dropin(root).exists() and not os.path.exists(p["state_dir"])  # nothing written
+    # without settings: the status alone, as before
+    alone = _run_module(capsys, params(root, operation="status", settings=None))
+    assert "plan" not in alone and "diff" not in alone and alone["health"]["healthy"]
+
+
+def test_status_with_settings_the_kubelet_refuses_fails_with_kubelet_configs_message(host, capsys):
+    root, _kubelet = host
+    result = _run_module(capsys, params(root, operation="status", settings={"cpuManagerPolicy": "dynamic"}))
+    assert result["failed"] and result["msg"].startswith("invalid kubelet settings: ") and "dynamic" in result["msg"]
+    assert "health" not in result  # planning comes first: a bad plan reads nothing else
+
+
+def test_status_with_settings_never_returns_the_kubelets_credentials(host, capsys):
+    """The plan's credentials (staticPodURLHeader) stay on the host, in the plan, its diff and
+    anything else the status returns, as kubelet_config's own result (issue 23)."""
+    root, _kubelet = host
+    secret = "Bearer s3cr3t-t0ken-value"
+    (root / "config.yaml").write_text(MAIN + "staticPodURL: https://pods.example/m\nstaticPodURLHeader:\n  Authorization: [\"%s\"]\n"
+                                      % secret)
+    result = _run_module(capsys, params(root, operation="status", config_mode="merge"))
+    assert not result.get("failed"), result
+    assert secret not in json.dumps(result) and "s3cr3t" not in json.dumps(result)
+    assert result["plan"]["content"]["staticPodURLHeader"] == {"Authorization": ["********"]}

@@ -11,7 +11,7 @@ __metaclass__ = type
 import pytest
 
 from ansible_collections.numaguard.kubelet.plugins.filter.rollout_batches import rollout_batches
-from ansible_collections.numaguard.kubelet.plugins.plugin_utils.rollout_decision import decide, drain_note, summary_line
+from ansible_collections.numaguard.kubelet.plugins.plugin_utils.rollout_decision import decide, drain_note, readmit_args, summary_line
 
 HEALTHY = {"healthy": True, "problems": [], "active": True}
 OPTIONS = {"repair_state": False, "restart": True, "drain": False, "drain_on_every_change": False, "readmit_on_reject": "fail",
@@ -99,3 +99,24 @@ def test_rollout_batches_cuts_targets_as_serial_does():
     cut = rollout_batches(hostvars, hosts, 2)
     assert cut["batch_of"]["h05"] == 2 and cut["started"] == 10.0
     assert len(rollout_batches(hostvars, hosts, "1%")["batches"]) == 10
+
+
+CHECK = {"enabled": True, "repair_state": False, "drain": False, "sysfs_root": "/", "kubelet_version": "1.31",
+         "root_dir": "/var/lib/kubelet", "running_pods": None, "max_orders": 100}
+
+
+def test_readmission_check_runs_only_for_a_state_reset_without_a_drain_and_decides_as_the_hosts_kubelet():
+    assert readmit_args(plan(needs_write=True), CHECK) is None  # no state file is reset
+    assert readmit_args(plan(needs_write=True, cpu=True), dict(CHECK, drain=True)) is None  # no running pod stays
+    assert readmit_args(plan(needs_write=True, cpu=True), dict(CHECK, enabled=False)) is None
+    assert readmit_args(plan(cpu=True), CHECK) is None  # nothing applies: nothing is reset
+    found = dict(plan(needs_write=True, cpu=True), effective={"cpuManagerPolicy": "static"}, kubelet_version="1.29",
+                 locations={"root_dir": "/data/kubelet"})
+    args = readmit_args(found, CHECK)
+    # the version the plan resolved on the host wins over the role's; the located root dir over the role's
+    assert args == {"root": "/", "kubelet_config": {"cpuManagerPolicy": "static"}, "kubelet_version": "1.29",
+                    "kubelet_flags": {"root-dir": "/data/kubelet"},
+                    "readmit": {"start": "fresh", "reset": ["cpu_manager_state"], "max_orders": 100}}
+    repaired = readmit_args(plan(cpu=True), dict(CHECK, repair_state=True, running_pods=[{"kind": "Pod"}], kubelet_version=""))
+    assert repaired["kubelet_flags"] == {"root-dir": "/var/lib/kubelet"} and repaired["running_pods"] == [{"kind": "Pod"}]
+    assert "kubelet_version" not in repaired  # neither the plan nor the role names one: the module's default
