@@ -235,9 +235,9 @@ memory_capacity_bytes:
   type: int
 kubelet_startup:
   description:
-    - The kubelet's own start-up decision on this reservation (the engine's one start-up path, C(_engine/startup.py)):
-      the Topology, CPU and Memory Managers built in the kubelet's order, then C(validateNodeAllocatable).
-      A refusal no finding words is an error of rule C(kubelet-startup).
+    - The kubelet's own start-up decision on this reservation (the engine's one start-up path, C(_engine/startup.py)),
+      with the Topology, CPU and Memory Managers built in the kubelet's order, then C(validateNodeAllocatable).
+      A refusal that none of the findings already states is an error of rule C(kubelet-startup).
     - Null when the kubelet does not get that far (an input it cannot parse, a configuration its validation refuses)
       or when O(allocatable_ignore_eviction) is set (not modelled by the start-up path).
   returned: always
