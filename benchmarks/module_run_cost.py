@@ -159,7 +159,7 @@ def main():
               % (args.topology, args.kubelet_config, args.runs, args.python,
                  " ".join("%.1f" % x for x in os.getloadavg()), os.environ.get("PYTHONDONTWRITEBYTECODE", "")))
         print("%-8s %8s %9s %8s %10s  %s" % ("payload", "min ms", "median ms", "x ping", "payload KB",
-                                              "collection modules imported (source; compile ms / unmarshal ms here)"))
+                                             "collection modules imported (source; compile ms / unmarshal ms here)"))
         floor = sorted(samples["ping"])[len(samples["ping"]) // 2]
         for name, path, checkout in payloads:
             values = sorted(samples[name])

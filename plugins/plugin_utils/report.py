@@ -61,8 +61,6 @@ class ReportError(ValueError):
     """Input that cannot be turned into a report (names host and field)."""
 
 
-
-
 def _now() -> str:
     return datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 

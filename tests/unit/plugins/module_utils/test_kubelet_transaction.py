@@ -222,7 +222,6 @@ def test_every_retry_and_delay_is_bounded(host, option, value, message):
     assert "waits longer than 3600 seconds" in str(err.value)
 
 
-
 HOLDER = """
 import fcntl, os, signal, sys, time
 fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600)
