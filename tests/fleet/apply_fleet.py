@@ -111,10 +111,10 @@ def adhoc(fleet, pattern, command):
     codes, out = [], []
     for host, proc in procs:
         try:
-            text, _ = proc.communicate(timeout=300)
+            text = proc.communicate(timeout=300)[0]
         except subprocess.TimeoutExpired:
             proc.kill()
-            text, _ = proc.communicate()
+            text = proc.communicate()[0]
         codes.append(proc.returncode)
         out.append("%s | rc=%d >>\n%s" % (host["name"], proc.returncode, text))
     return subprocess.CompletedProcess(["ssh", pattern, command], max(codes), "".join(out), "")
