@@ -12,6 +12,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topology
     SCOPE_CONTAINER,
     TOPOLOGY_AFFINITY_ERROR,
     TOPOLOGY_AFFINITY_MESSAGE,
+    AdmitResult,
     Scope,
     provider_name,
 )
@@ -21,6 +22,11 @@ class ContainerScope(Scope):
     """One merge per container, after the earlier containers are allocated."""
 
     name = SCOPE_CONTAINER
+
+    def admit(self, pod):
+        with AdmitResult(self.name) as result:  # a search out of bounds or a panic ends it (AdmitResult.__exit__)
+            return self._admit(pod, result)
+        return result
 
     def _admit(self, pod, result):
         for container in pod.all_containers():

@@ -9,13 +9,18 @@ from __future__ import absolute_import, annotations, division, print_function
 __metaclass__ = type
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import ZERO_HINT
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.scope import SCOPE_NONE, Scope
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.scope import SCOPE_NONE, AdmitResult, Scope
 
 
 class NoneScope(Scope):
     """Policy none: allocate only, every provider chooses for itself."""
 
     name = SCOPE_NONE
+
+    def admit(self, pod):
+        with AdmitResult(self.name) as result:  # a search out of bounds or a panic ends it (AdmitResult.__exit__)
+            return self._admit(pod, result)
+        return result
 
     def _admit(self, pod, result):
         for container in pod.all_containers():

@@ -19,6 +19,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topology
     SCOPE_POD,
     TOPOLOGY_AFFINITY_ERROR,
     TOPOLOGY_AFFINITY_MESSAGE,
+    AdmitResult,
     Scope,
     provider_name,
     rejection_from_error,
@@ -42,6 +43,11 @@ class PodScope(Scope):
     pod with the gate on, one ``AllocatePod`` per provider)."""
 
     name = SCOPE_POD
+
+    def admit(self, pod):
+        with AdmitResult(self.name) as result:  # a search out of bounds or a panic ends it (AdmitResult.__exit__)
+            return self._admit(pod, result)
+        return result
 
     def _admit(self, pod, result):
         containers = pod.all_containers()
