@@ -18,12 +18,8 @@ class NoneScope(Scope):
     name = SCOPE_NONE
 
     def admit(self, pod):
-        with AdmitResult(self.name) as result:  # a search out of bounds or a panic ends it (AdmitResult.__exit__)
-            return self._admit(pod, result)
-        return result
-
-    def _admit(self, pod, result):
-        for container in pod.all_containers():
-            if not self._allocate(pod, container, ZERO_HINT, result):
-                return result
+        with AdmitResult(self.name) as result:  # an allocation search out of bounds ends it (AdmitResult.__exit__)
+            for container in pod.all_containers():
+                if not self._allocate(pod, container, ZERO_HINT, result):
+                    break
         return result

@@ -50,6 +50,7 @@ class PodScope(Scope):
         return result
 
     def _admit(self, pod, result):
+        """``Admit``'s two paths (see the module docstring)."""
         containers = pod.all_containers()
         provider_hints = [(provider_name(p), p.get_pod_topology_hints(pod)) for p in self.providers]
         merged, admit = self._merge([c.name for c in containers], provider_hints, result)
