@@ -35,7 +35,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.resource
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.kubelet_cost import pod_cost
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.running_pods import combine, listed_pods, resource_fit_for_node, state_pods
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import KubeletAssumption, probe_host_kubelet
-from ansible_collections.numaguard.kubelet.plugins.module_utils._report.admission_table import run_message
+from ansible_collections.numaguard.kubelet.plugins.module_utils._report.admission_table import alignment_warnings, run_message
 from ansible_collections.numaguard.kubelet.plugins.module_utils._report.classes import hardware_class
 
 if TYPE_CHECKING:  # looked for and judged only on a node with running pods (issue 12)
@@ -147,8 +147,8 @@ def _check_pod(params, simulator, running, backing, node, dra, config, index, la
         return result
     result = simulator.admit(pod)
     result["source"] = label
-    result["alignment"] = pod_alignment(manifest, pod_requests(pod), result, node,
-                                        simulator.device_manager.inventory, dra)
+    result["alignment"] = alignment_warnings(pod_alignment(manifest, pod_requests(pod), result, node,
+                                                           simulator.device_manager.inventory, dra))
     # hugepages truth: the state's counters admitted it; can the OS back its pages?
     shortfalls = backing.charge(simulator.memory_map()) if result["admitted"] else []
     result["runtime"] = RUNTIME_FAILURE if shortfalls else None

@@ -49,37 +49,8 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions im
     behaviour,
 )
 
-PROVIDER_NAMES = ("device", "cpu", "memory")
-
-
 #: the kubelet would not start with this machine / configuration / state (``startup.py``)
 AdmissionSetupError = KubeletRefusesToStart
-
-
-class _NamedProvider:
-    """Gives each provider the short name used in results, delegating everything else."""
-
-    def __init__(self, name, provider):
-        self.name = name
-        self.provider = provider
-
-    def get_topology_hints(self, pod, container):
-        return self.provider.get_topology_hints(pod, container)
-
-    def get_pod_topology_hints(self, pod):
-        return self.provider.get_pod_topology_hints(pod)
-
-    def allocate(self, pod, container, affinity):
-        return self.provider.allocate(pod, container, affinity)
-
-    def allocate_pod(self, pod, affinity):
-        """``AllocatePod``; a provider without one does nothing (the device manager's returns nil)."""
-        allocate_pod = getattr(self.provider, "allocate_pod", None)
-        if allocate_pod is not None:
-            allocate_pod(pod, affinity)
-
-    def remove(self, pod_uid, container_name):
-        return self.provider.remove(pod_uid, container_name)
 
 
 def _hint_numa(hint: Optional[TopologyHint]) -> Optional[List[int]]:
@@ -143,12 +114,7 @@ class AdmissionSimulator:
         #: the pod the kubelet panicked at (None: it runs) and the crash; no later pod is admitted
         self.crashed_at: Optional[Pod] = None
         self.crash: Dict[str, str] = {}
-        providers = [_NamedProvider("device", self.device_manager)]
-        providers.append(_NamedProvider("cpu", self.cpu_manager))
-        providers.append(_NamedProvider("memory", self.memory_manager))
-        for provider in providers:
-            self.topology_manager.add_hint_provider(provider)
-        self.providers = providers
+        self.providers = managers.providers
         self._used_uids: set = set()
         if resource_fit is None:
             inventory = self.device_manager.inventory

@@ -254,10 +254,6 @@ def pod_claims(manifest: Any) -> List[Dict[str, Any]]:
 
 # ---- alignment -----------------------------------------------------------------------------------
 
-def _nodes(values: Sequence[int]) -> str:
-    return ",".join(str(v) for v in sorted(set(values)))
-
-
 def _qualified(name: str) -> bool:
     return "/" in name and not name.startswith(("hugepages-", "kubernetes.io/"))
 
@@ -275,7 +271,10 @@ def pod_alignment(manifest: Any,
     ``DeviceInventory``; ``objects``: ResourceClaims and ResourceSlices, when known.
     Returns ``aligned`` ([{resource, by, numa_nodes}]), ``not_aligned`` ([{resource, why}]),
     ``claims`` (per pod claim: its devices with their NUMA node and the comparison) and
-    ``warnings`` (one line per mismatch, naming the device's and the pod's NUMA nodes).
+    ``mismatches`` (per DRA device on another NUMA node than something the pod pinned: ``pod``,
+    ``claim``, ``device``, ``driver``, ``numa_node``, ``pinned`` ("cpu" for the exclusive CPUs, else
+    the memory type) and ``pod_numa_nodes``; the report layer words them,
+    ``_report/admission_table.alignment_warnings``).
     """
     tm_policy = str(policies.get("topology_manager_policy") or "none")
     cpu_policy = str(policies.get("cpu_manager_policy") or "none")
@@ -336,7 +335,7 @@ def pod_alignment(manifest: Any,
     name = "%s/%s" % (result.get("namespace") or "default", result.get("name") or "?")
     namespace = str(result.get("namespace") or "default")
     claims = []
-    warnings: List[str] = []
+    mismatches: List[Dict[str, Any]] = []
     for claim in pod_claims(manifest):
         not_aligned.append({"resource": "claim %s" % claim["name"], "why": WHY_DRA})
         entry = dict(claim, devices=[], status="unknown", note="")
@@ -361,8 +360,8 @@ def pod_alignment(manifest: Any,
                 % STANDARD_NUMA_ATTRIBUTE
             claims.append(entry)
             continue
-        pinned = [("exclusive CPUs are", cpu_nodes)] if cpu_nodes else []
-        pinned += [("%s is" % kind, nodes) for kind, nodes in sorted(mem_nodes.items())]
+        pinned = [("cpu", cpu_nodes)] if cpu_nodes else []
+        pinned += sorted(mem_nodes.items())
         if not admitted or not pinned:
             entry["note"] = ("pod not admitted" if not admitted else
                              "the pod has no exclusive CPUs or NUMA memory: nothing to compare with")
@@ -373,10 +372,9 @@ def pod_alignment(manifest: Any,
             for what, nodes in pinned:
                 if device["numa_node"] not in nodes:
                     entry["status"] = "mismatch"
-                    warnings.append("%s: claim %s device %s (driver %s) is on NUMA node %d but the pod's %s on NUMA "
-                                    "node %s: DRA devices are not aligned by the Topology Manager"
-                                    % (name, claim["name"], device["device"], device["driver"] or "?",
-                                       device["numa_node"], what, _nodes(nodes)))
+                    mismatches.append({"pod": name, "claim": claim["name"], "device": device["device"],
+                                       "driver": device["driver"], "numa_node": device["numa_node"], "pinned": what,
+                                       "pod_numa_nodes": list(nodes)})
         claims.append(entry)
     return {"topology_manager_policy": tm_policy, "aligned": aligned, "not_aligned": not_aligned,
-            "claims": claims, "warnings": warnings}
+            "claims": claims, "mismatches": mismatches}

@@ -224,14 +224,4 @@ def effective_eviction_hard(eviction_hard: Any = None,
                             zeroed_defaults=zeroed)
 
 
-def describe_threshold(threshold: Threshold, capacity_bytes: int) -> str:
-    """``memory.available<5% of 10Gi = 536870920`` style text for equations."""
-    held = threshold.bytes_of(capacity_bytes)
-    if threshold.percentage is not None:
-        return "%s<%s (float32 %s of capacity %d bytes) = %s" % (
-            threshold.signal, threshold.text, _fraction_text(threshold.percentage), capacity_bytes, held)
-    return "%s<%s" % (threshold.signal, threshold.text)
 
-
-def _fraction_text(value: Fraction) -> str:
-    return repr(float(value))

@@ -23,11 +23,7 @@ __metaclass__ = type
 from dataclasses import dataclass
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.eviction import (
-    EvictionSettings,
-    describe_threshold,
-    effective_eviction_hard,
-)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.eviction import EvictionSettings, Threshold, effective_eviction_hard
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.reservation_flags import parse_resource_map
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.gostrconv import go_quote
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import BINARY_SI, DECIMAL_SI, Quantity
@@ -40,10 +36,14 @@ SYSTEM_RESERVED_HUGEPAGES = "SystemReservedHugepages"
 
 @dataclass(frozen=True)
 class AllocatablePart:
-    """One addend of a Node Allocatable reservation (for the written-out equation)."""
+    """One addend of a Node Allocatable reservation (for the written-out equation, which the report
+    layer words: ``_report/node_allocatable_text.py``): ``system-reserved``, ``kube-reserved`` or
+    ``hard-eviction`` with its ``threshold`` and the memory capacity it is a fraction of."""
 
     label: str
     quantity: Quantity
+    threshold: Optional[Threshold] = None
+    capacity_bytes: int = 0
 
 
 def node_allocatable_reservation(system_reserved: Mapping[str, Quantity],
@@ -78,8 +78,8 @@ def node_allocatable_reservation(system_reserved: Mapping[str, Quantity],
         if name in kube:
             addends.append(AllocatablePart("kube-reserved", kube[name]))
         if name == MEMORY and threshold is not None:
-            addends.append(AllocatablePart("hard eviction " + describe_threshold(threshold, memory_capacity_bytes),
-                                           threshold.bytes_of(memory_capacity_bytes)))
+            addends.append(AllocatablePart("hard-eviction", threshold.bytes_of(memory_capacity_bytes), threshold,
+                                           memory_capacity_bytes))
         for part in addends:
             total = total + part.quantity
         parts[name] = addends

@@ -195,10 +195,6 @@ class Pod:
         return {k: _base_units(k, v) for k, v in (self.pod_requests_quantities or {}).items()}
 
     @property
-    def pod_level_limits(self) -> Dict[str, int]:
-        return {k: _base_units(k, v) for k, v in (self.pod_limits_quantities or {}).items()}
-
-    @property
     def overhead(self) -> Dict[str, int]:
         return {k: _base_units(k, v) for k, v in self.overhead_quantities.items()}
 

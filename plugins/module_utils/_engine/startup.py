@@ -109,6 +109,33 @@ def node_allocatable_refusal(topology: Any, kubelet_config: Mapping[str, Any], m
                                              reservation, version)
 
 
+class HintProvider:
+    """A manager as the Topology Manager's hint provider, with the short name results use
+    (device, cpu, memory); delegates everything else."""
+
+    def __init__(self, name, provider):
+        self.name = name
+        self.provider = provider
+
+    def get_topology_hints(self, pod, container):
+        return self.provider.get_topology_hints(pod, container)
+
+    def get_pod_topology_hints(self, pod):
+        return self.provider.get_pod_topology_hints(pod)
+
+    def allocate(self, pod, container, affinity):
+        return self.provider.allocate(pod, container, affinity)
+
+    def allocate_pod(self, pod, affinity):
+        """``AllocatePod``; a provider without one does nothing (the device manager's returns nil)."""
+        allocate_pod = getattr(self.provider, "allocate_pod", None)
+        if allocate_pod is not None:
+            allocate_pod(pod, affinity)
+
+    def remove(self, pod_uid, container_name):
+        return self.provider.remove(pod_uid, container_name)
+
+
 class KubeletManagers:
     """What :func:`start_kubelet` built: the Topology Manager (a scope) with its hint providers
     added in the kubelet's order (device, CPU, memory), and those managers."""
@@ -118,6 +145,11 @@ class KubeletManagers:
         self.device_manager = device_manager
         self.cpu_manager = cpu_manager
         self.memory_manager = memory_manager
+        #: ``AddHintProvider`` in NewContainerManager's order
+        self.providers = [HintProvider("device", device_manager), HintProvider("cpu", cpu_manager),
+                          HintProvider("memory", memory_manager)]
+        for provider in self.providers:
+            topology_manager.add_hint_provider(provider)
 
 
 def _mark(error: BaseException, manager: str) -> BaseException:

@@ -79,9 +79,13 @@ CPU_MANAGER_OPTIONS: Dict[str, Tuple[Tuple[int, str], ...]] = {
     "strict-cpu-reservation": ((32, ALPHA), (33, BETA), (35, GA)),
     "prefer-align-cpus-by-uncorecache": ((32, ALPHA), (34, BETA), (36, GA)),
 }
+#: The Topology Manager's options: their names are spelled here only (the option registry; everything
+#: else, the engine's parser, kubelet_config's checks, recommend's candidates, imports them).
+PREFER_CLOSEST_NUMA_NODES = "prefer-closest-numa-nodes"
+MAX_ALLOWABLE_NUMA_NODES = "max-allowable-numa-nodes"
 TOPOLOGY_MANAGER_OPTIONS: Dict[str, Tuple[Tuple[int, str], ...]] = {
-    "prefer-closest-numa-nodes": ((26, ALPHA), (28, BETA), (32, GA)),
-    "max-allowable-numa-nodes": ((31, BETA), (35, GA)),
+    PREFER_CLOSEST_NUMA_NODES: ((26, ALPHA), (28, BETA), (32, GA)),
+    MAX_ALLOWABLE_NUMA_NODES: ((31, BETA), (35, GA)),
 }
 #: memoryManagerPolicyOptions (KEP-6232, PR-only): accepted only with MemoryManagerDriftTolerance.
 MEMORY_MANAGER_OPTIONS: Dict[str, Tuple[Tuple[int, str], ...]] = {

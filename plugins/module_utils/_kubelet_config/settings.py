@@ -34,7 +34,12 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memoryma
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.node_allocatable import SYSTEM_RESERVED_HUGEPAGES
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.reservation_flags import ReservationSyntaxError, reservable
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.numa_info import NUMAInfo
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.policy_options import DEFAULT_MAX_ALLOWABLE_NUMA_NODES
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.policy_options import (
+    DEFAULT_MAX_ALLOWABLE_NUMA_NODES,
+    INTEGER_OPTIONS,
+    MAX_ALLOWABLE_NUMA_NODES,
+    PREFER_CLOSEST_NUMA_NODES,
+)
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.policy_options import PolicyOptions as TopologyPolicyOptions
 from ansible_collections.numaguard.kubelet.plugins.module_utils._errors import NumaguardError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset import (
@@ -217,7 +222,7 @@ def _check_options(manager: str,
                 parse_cpu_option_bool(option, value)
         except NumaguardError as exc:
             errors.append("%s: %s; %s" % (where, exc, "use a whole number >= %d" % DEFAULT_MAX_NUMA_NODES
-                                          if option == "max-allowable-numa-nodes" else "use true or false"))
+                                          if manager == "topology" and option in INTEGER_OPTIONS else "use true or false"))
             continue
         if limit > DEFAULT_MAX_NUMA_NODES:
             warnings.append("%s: %s; the kubelet warns that admission time grows exponentially with the number of NUMA nodes"
@@ -502,7 +507,7 @@ def _check_host(checked: _Checked, reserved_cpus: Any, errors: List[str]) -> Non
         )
     if tm_policy != "none":
         limit = DEFAULT_MAX_NUMA_NODES
-        text = tm_options.get("max-allowable-numa-nodes")
+        text = tm_options.get(MAX_ALLOWABLE_NUMA_NODES)
         try:
             limit = go_atoi(text) if text is not None else limit
         except ValueError:  # reported by the option check
@@ -511,14 +516,14 @@ def _check_host(checked: _Checked, reserved_cpus: Any, errors: List[str]) -> Non
         if count > limit:
             errors.append(
                 "topologyManagerPolicy: %s: unsupported on machines with more than %d NUMA Nodes (this host has %d); "
-                "set topologyManagerPolicyOptions.max-allowable-numa-nodes: \"%d\" or topologyManagerPolicy: none"
-                % (tm_policy, limit, count, count)
+                "set topologyManagerPolicyOptions.%s: \"%d\" or topologyManagerPolicy: none"
+                % (tm_policy, limit, count, MAX_ALLOWABLE_NUMA_NODES, count)
             )
-        if _GO_BOOL.get(tm_options.get("prefer-closest-numa-nodes", "false")):
+        if _GO_BOOL.get(tm_options.get(PREFER_CLOSEST_NUMA_NODES, "false")):
             try:  # NewNUMAInfo, under every policy: the engine's rule
                 NUMAInfo.from_topology(topology, True)
             except NumaguardError as exc:
-                errors.append("topologyManagerPolicyOptions.prefer-closest-numa-nodes: %s" % exc)
+                errors.append("topologyManagerPolicyOptions.%s: %s" % (PREFER_CLOSEST_NUMA_NODES, exc))
     if checked.mm_policy == "Static":
         try:
             reservations = parse_reserved_memory_config(checked.effective.get("reservedMemory"), "reservedMemory")

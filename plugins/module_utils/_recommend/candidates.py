@@ -41,7 +41,10 @@ try:
 except ImportError:  # pragma: no cover
     pass
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.policy_options import DEFAULT_MAX_ALLOWABLE_NUMA_NODES
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.policy_options import (
+    DEFAULT_MAX_ALLOWABLE_NUMA_NODES,
+    MAX_ALLOWABLE_NUMA_NODES,
+)
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset import format_cpuset
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.config import kubelet_defaults
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.settings import normalise_settings, validate_settings
@@ -49,7 +52,6 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.res
 
 MIB = 1 << 20
 GIB = 1 << 30
-#: The kubelet's default max-allowable-numa-nodes (pkg/kubelet/cm/topologymanager/policy_options.go).
 #: The collection's documented per-class reservation (playbooks/examples/classes/group_vars, README).
 DOCUMENTED_RESERVATION = {"kubeReserved": {"cpu": "1", "memory": "2Gi"}, "systemReserved": {"memory": "1Gi"}}
 
@@ -155,7 +157,7 @@ def generate(topology: Any, capacity: int, narrowed: Optional[Mapping[str, List[
                 settings["topologyManagerScope"] = scope
             options = dict(tm_options)
             if node_count > DEFAULT_MAX_ALLOWABLE_NUMA_NODES:
-                options["max-allowable-numa-nodes"] = str(node_count)
+                options[MAX_ALLOWABLE_NUMA_NODES] = str(node_count)
             if options:
                 settings["topologyManagerPolicyOptions"] = options
             settings["memoryManagerPolicy"] = mm_policy

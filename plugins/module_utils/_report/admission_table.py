@@ -16,9 +16,25 @@ from __future__ import absolute_import, annotations, division, print_function
 __metaclass__ = type
 
 try:
-    from typing import Any, Mapping, Sequence  # noqa: F401
+    from typing import Any, Dict, List, Mapping, Sequence  # noqa: F401
 except ImportError:  # pragma: no cover
     pass
+
+
+def alignment_warnings(alignment: Mapping[str, Any]) -> Dict[str, Any]:
+    """The engine's alignment of a pod (``_engine/alignment.pod_alignment``) as the module returns
+    it: its ``mismatches`` worded as ``warnings``, one line per DRA device on another NUMA node than
+    the pod's exclusive CPUs or a memory type."""
+    out = dict((k, v) for k, v in alignment.items() if k != "mismatches")
+    lines: List[str] = []
+    for m in alignment.get("mismatches") or []:
+        what = "exclusive CPUs are" if m["pinned"] == "cpu" else "%s is" % m["pinned"]
+        lines.append("%s: claim %s device %s (driver %s) is on NUMA node %d but the pod's %s on NUMA node %s: DRA devices "
+                     "are not aligned by the Topology Manager"
+                     % (m["pod"], m["claim"], m["device"], m["driver"] or "?", m["numa_node"], what,
+                        ",".join(str(n) for n in sorted(set(m["pod_numa_nodes"])))))
+    out["warnings"] = lines
+    return out
 
 
 def crash_line(pod: Mapping[str, Any]) -> str:

@@ -73,6 +73,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.resources i
     is_memory_type,
 )
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import NEWEST_RELEASED, KubeletAssumption, gate_enabled
+from ansible_collections.numaguard.kubelet.plugins.module_utils._report.node_allocatable_text import part_text
 from ansible_collections.numaguard.kubelet.plugins.module_utils._reservation.findings import (
     ERROR,
     WARNING,
@@ -534,7 +535,7 @@ def _sum_totals(sums: _Sums, found: _Found) -> Dict[str, Dict[str, Any]]:
         balanced = sum_message is None
         left_side = " + ".join("%s (node %d)" % (q, n) for n, q in entries) or "nothing"
         if name == MEMORY or sums.hugepages_reservable:
-            right = " + ".join("%s %s" % (p.label, p.quantity) for p in sums.addends.get(name, [])) or "nothing"
+            right = " + ".join("%s %s" % (part_text(p), p.quantity) for p in sums.addends.get(name, [])) or "nothing"
         else:
             right = "nothing (kube-reserved and system-reserved cannot hold hugepages)"
         equation = "%s: reservedMemory %s = %s; Node Allocatable %s = %s: %s" % (
@@ -547,8 +548,7 @@ def _sum_totals(sums: _Sums, found: _Found) -> Dict[str, Dict[str, Any]]:
             "equation": equation,
         }
         if name == MEMORY or (sums.hugepages_reservable and sums.addends.get(name)):
-            totals[name]["parts"] = dict((p.label.split(" ")[0] if not p.label.startswith("hard") else "hard-eviction",
-                                          str(p.quantity)) for p in sums.addends.get(name, []))
+            totals[name]["parts"] = dict((p.label, str(p.quantity)) for p in sums.addends.get(name, []))
         if sum_message is None or not sums.check:
             continue
         if not found.static and not sums.reservations:

@@ -26,6 +26,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memoryma
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.memory_manager import system_reserved_from_config
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.validate_state import MemoryStateError, validate_state
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import format_bytes
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import NEWEST_RELEASED
 
 
 def _rows(stored: Mapping[int, NUMANodeState], current: Mapping[int, NUMANodeState], bound: int) -> List[Dict[str, Any]]:
@@ -52,7 +53,7 @@ def _rows(stored: Mapping[int, NUMANodeState], current: Mapping[int, NUMANodeSta
 
 def boot_drift(topology: Any, kubelet_config: Mapping[str, Any], checkpoint: Any,
                proc_iomem: Optional[str] = None, memory_capacity_bytes: Optional[int] = None,
-               version: Optional[Tuple[int, ...]] = None) -> Dict[str, Any]:
+               version: Tuple[int, ...] = NEWEST_RELEASED) -> Dict[str, Any]:
     """Would the Static memory manager start with ``checkpoint`` on the machine as it is now?
 
     ``topology``: the machine now (sysfs); ``checkpoint``: the restored ``memory_manager_state``
@@ -62,7 +63,7 @@ def boot_drift(topology: Any, kubelet_config: Mapping[str, Any], checkpoint: Any
     for a pure KASLR move), ``tolerance``, ``starts``, ``how`` (``exact``, ``tolerated`` =
     re-baselined, ``refused``), ``message`` / ``detail`` (the kubelet's error and what differs),
     and ``starts_without_tolerance``. ``version``: the kubelet release deciding the policy options
-    (None: the newest known).
+    (default: the newest released, like every engine default).
     """
     policy = kubelet_config.get("memoryManagerPolicy") or "None"
     if policy != "Static":

@@ -44,7 +44,7 @@ if TYPE_CHECKING:  # the state model is needed only to compare states (Static): 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors import StateError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import InvalidQuantity, format_bytes, parse_quantity
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.resources import MEMORY
-from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import NEWEST_KNOWN, option_availability_error
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import NEWEST_RELEASED, option_availability_error
 
 GATE = "MemoryManagerDriftTolerance"
 OPTION = "memory-drift-tolerance"
@@ -102,14 +102,14 @@ class DriftTolerance:
 
 
 def drift_tolerance(kubelet_config: Mapping[str, Any], iomem_text: Optional[str] = None,
-                    version: Optional[Tuple[int, ...]] = None) -> DriftTolerance:
+                    version: Tuple[int, ...] = NEWEST_RELEASED) -> DriftTolerance:
     """The memory manager's drift bound for this configuration (``NewPolicyOptions``).
 
     Raises :class:`DriftOptionError` with the kubelet's message where it refuses to start.
     ``iomem_text``: the host's ``/proc/iomem`` (None = not readable) for ``auto``. Whether the
     option exists and its gate is on is the version x gate table's answer (``_k8s/versions.py``:
     ``MemoryManagerDriftTolerance`` alpha in 1.38, ``AllAlpha`` included) for ``version``
-    (default: the newest release the table knows) and the config's ``featureGates``.
+    (default: the newest released kubelet, the one engine default) and the config's ``featureGates``.
     """
     options = kubelet_config.get(POLICY_OPTIONS_FIELD) or {}
     if not isinstance(options, Mapping):
@@ -121,7 +121,7 @@ def drift_tolerance(kubelet_config: Mapping[str, Any], iomem_text: Optional[str]
     tolerance = DriftTolerance(0, None, "option not set: exact comparison")
     for name in sorted(options):
         value = options[name]
-        refused = option_availability_error("memory", str(name), version or NEWEST_KNOWN, gates)
+        refused = option_availability_error("memory", str(name), version, gates)
         if refused is not None:
             raise DriftOptionError(refused)
         if policy != "Static":

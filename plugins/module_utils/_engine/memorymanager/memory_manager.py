@@ -50,7 +50,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.node_all
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.reservation_flags import ReservationSyntaxError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset import InvalidCPUSet, parse_cpuset
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.resources import CPU, MEMORY
-from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import MEMORY_STATE_GROUP_SUMS, NEWEST_KNOWN, behaviour
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import MEMORY_STATE_GROUP_SUMS, NEWEST_RELEASED, behaviour
 
 # The Static policy, the reserved-memory model, the state's model and validateState are imported
 # where they are used: a run under the None policy on a node without a state file compiles none
@@ -126,7 +126,7 @@ def system_reserved_from_config(topology: Any,
 def new_memory_manager(topology: Any, kubelet_config: Mapping[str, Any], checkpoint: Any = None,
                        state_file: Optional[str] = None, feature_gates: Optional[Mapping[str, bool]] = None,
                        memory_capacity_bytes: Optional[int] = None, allocatable_reservation: Optional[Mapping[str, Any]] = None,
-                       proc_iomem: Optional[str] = None, version: Optional[Tuple[int, ...]] = None) -> Any:
+                       proc_iomem: Optional[str] = None, version: Tuple[int, ...] = NEWEST_RELEASED) -> Any:
     """The memory manager provider for a node, or :class:`StateError` where the kubelet would not start.
 
     ``checkpoint``: the restored ``memory_manager_state`` -- an object with ``policy_name``,
@@ -136,8 +136,8 @@ def new_memory_manager(topology: Any, kubelet_config: Mapping[str, Any], checkpo
     ``<rootDir or /var/lib/kubelet>/memory_manager_state``). ``feature_gates`` defaults to the
     config's ``featureGates``. ``proc_iomem``: the host's ``/proc/iomem`` for the
     ``memory-drift-tolerance: auto`` bound (None = unreadable: exact comparison). ``version``: the
-    kubelet release whose option table decides the memory manager's policy options (None: the newest
-    known release).
+    kubelet release whose option table decides the memory manager's policy options (default: the newest
+    released kubelet, the one engine default).
     """
     policy = kubelet_config.get("memoryManagerPolicy") or POLICY_NONE
     gates = dict(kubelet_config.get("featureGates") or {})
@@ -194,6 +194,6 @@ def new_memory_manager(topology: Any, kubelet_config: Mapping[str, Any], checkpo
 
     default_state = default_machine_state(topology, system_reserved)
     replayed = restored_assignments(entries, pod_entries, pod_level)
-    group_sums = behaviour(MEMORY_STATE_GROUP_SUMS, NEWEST_KNOWN if version is None else version)
+    group_sums = behaviour(MEMORY_STATE_GROUP_SUMS, version)
     machine_state = validate_state(machine_state, replayed, default_state, tolerance.bound, group_sums)
     return MemoryManagerStatic(machine_state, entries, feature_gates=gates, pod_entries=pod_entries, version=version)

@@ -84,7 +84,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions im
     MEMORY_ALLOCATE_NUMA_GROUP_RULE,
     MEMORY_ALLOCATE_POD_KEEPS_RESTORED,
     MEMORY_POD_HINTS_FROM_POD_BLOCKS,
-    NEWEST_KNOWN,
+    NEWEST_RELEASED,
     behaviour,
     behaviour_confirmed,
     format_version,
@@ -386,7 +386,7 @@ class MemoryManagerStatic:
     -> blocks; ``pod_entries``: pod UID -> the pod budget's blocks of pod-level pods (restored
     from the state file; only kept with PodLevelResourceManagers on, as the kubelet restores
     them). All are copied. ``feature_gates``: only PodLevelResourceManagers matters here.
-    ``version``: the kubelet release (None: the newest known); it decides how a pod whose
+    ``version``: the kubelet release (default: the newest released kubelet, the one engine default); it decides how a pod whose
     pod-level blocks were restored is admitted again (``_k8s/versions.py``).
     """
 
@@ -399,7 +399,7 @@ class MemoryManagerStatic:
                  entries: Optional[Mapping[str, Mapping[str, List[Block]]]] = None,
                  feature_gates: Optional[Mapping[str, bool]] = None,
                  pod_entries: Optional[Mapping[str, Sequence[Block]]] = None,
-                 version: Optional[Tuple[int, ...]] = None) -> None:
+                 version: Tuple[int, ...] = NEWEST_RELEASED) -> None:
         self._state = clone_machine_state(machine_state)
         self._entries = clone_assignments(entries or {})
         self._reusable: Dict[str, Dict[int, Dict[str, int]]] = {}
@@ -408,7 +408,7 @@ class MemoryManagerStatic:
         self._pod_entries: Dict[str, List[Block]] = {}
         if self._gates.get(POD_LEVEL_RESOURCE_MANAGERS):
             self._pod_entries = dict((str(uid), list(blocks)) for uid, blocks in (pod_entries or {}).items())
-        self._version = tuple(version) if version is not None else NEWEST_KNOWN
+        self._version = tuple(version)
         #: 1.29+: restartable init containers are sidecars (summed, never reused); 1.28 treats them
         #: as regular init containers (``_k8s/versions.py`` MANAGERS_SIDECAR_AWARE)
         self._sidecar_aware = behaviour(MANAGERS_SIDECAR_AWARE, self._version)

@@ -132,12 +132,6 @@ class BitMask:
     def is_set(self, node: int) -> bool:
         return node >= 0 and bool((self._value >> node) & 1)
 
-    def any_set(self, ids: Iterable[int]) -> bool:
-        return any(self.is_set(node) for node in ids)
-
-    def is_equal(self, other: BitMask) -> bool:
-        return self._value == other._value
-
     def and_(self, *others: BitMask) -> BitMask:
         """Intersection with every mask of ``others``."""
         value = self._value
@@ -191,10 +185,6 @@ class BitMask:
 
     def __str__(self) -> str:
         return "[%s]" % ",".join(str(b) for b in self.bits())
-
-    def to_list(self):
-        """NUMA ids as a list (for JSON results)."""
-        return list(self.bits())
 
 
 def iterate_bitmask_values(ids: Sequence[int]) -> Iterator[int]:

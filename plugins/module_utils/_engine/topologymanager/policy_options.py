@@ -22,13 +22,18 @@ except ImportError:  # pragma: no cover
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.numa_info import TopologyManagerError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.gostrconv import go_atoi, go_parse_bool, go_quote, option_text
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import (
+    MAX_ALLOWABLE_NUMA_NODES,
     NEWEST_RELEASED,
+    PREFER_CLOSEST_NUMA_NODES,
     option_availability_error,
 )
 
-PREFER_CLOSEST_NUMA_NODES = "prefer-closest-numa-nodes"
-MAX_ALLOWABLE_NUMA_NODES = "max-allowable-numa-nodes"
+__all__ = ["DEFAULT_MAX_ALLOWABLE_NUMA_NODES", "INTEGER_OPTIONS", "MAX_ALLOWABLE_NUMA_NODES", "PREFER_CLOSEST_NUMA_NODES",
+           "PolicyOptions"]
+
 DEFAULT_MAX_ALLOWABLE_NUMA_NODES = 8
+#: the options whose value is a Go integer (the others are Go booleans)
+INTEGER_OPTIONS = frozenset((MAX_ALLOWABLE_NUMA_NODES,))
 
 
 class PolicyOptions:
@@ -56,7 +61,7 @@ class PolicyOptions:
             problem = option_availability_error("topology", name, version, feature_gates)
             if problem is not None:
                 raise TopologyManagerError(problem)
-            if name == PREFER_CLOSEST_NUMA_NODES:
+            if name not in INTEGER_OPTIONS:
                 try:
                     opts.prefer_closest_numa = go_parse_bool(value)
                 except ValueError as err:

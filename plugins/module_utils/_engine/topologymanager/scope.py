@@ -141,6 +141,21 @@ class AdmitResult:
         self.failed_provider = provider
         return self
 
+    def __enter__(self) -> AdmitResult:
+        return self
+
+    def __exit__(self, kind: Any, error: Any, _traceback: Any) -> bool:
+        """A scope's admit loop runs in ``with AdmitResult(...)``: a search out of bounds ends it
+        undecided (``cannot_check``), the kubelet's panic ends it with ``panic``; any other error
+        goes on."""
+        if isinstance(error, KubeletPanic):
+            self.admitted, self.panic = False, str(error)
+            return True
+        if isinstance(error, SearchBoundExceeded):
+            self.admitted, self.cannot_check = False, "topology manager: %s" % error
+            return True
+        return False
+
 
 class Scope:
     """Common machinery: providers in order, the policy, and the stored affinities."""
@@ -184,18 +199,10 @@ class Scope:
         return True
 
     def admit(self, pod: Any) -> AdmitResult:
-        """The scope's admit loop (:meth:`_admit`); a search out of bounds ends it undecided."""
-        result = AdmitResult(self.name)
-        try:
-            return self._admit(pod, result)
-        except SearchBoundExceeded as err:
-            result.admitted = False
-            result.cannot_check = "topology manager: %s" % err
-            return result
-        except KubeletPanic as err:
-            result.admitted = False
-            result.panic = str(err)
-            return result
+        """The scope's admit loop, in each scope's own file (its ``Admit``): the loop calls this
+        class's helpers, which never call back into the scope's file. A search out of bounds or a
+        panic ends it (``with AdmitResult(...)``, :meth:`AdmitResult.__exit__`)."""
+        raise NotImplementedError
 
     def _merge(self, containers: List[str], provider_hints: List[Tuple[str, Any]],
                result: AdmitResult) -> Tuple[TopologyHint, bool]:
@@ -209,6 +216,3 @@ class Scope:
             raise
         result.decisions.append(Decision(containers, provider_hints, merged, admit, self.policy))
         return merged, admit
-
-    def _admit(self, pod: Any, result: AdmitResult) -> AdmitResult:
-        raise NotImplementedError

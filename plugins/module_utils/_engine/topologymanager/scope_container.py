@@ -12,6 +12,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topology
     SCOPE_CONTAINER,
     TOPOLOGY_AFFINITY_ERROR,
     TOPOLOGY_AFFINITY_MESSAGE,
+    AdmitResult,
     Scope,
     provider_name,
 )
@@ -22,14 +23,14 @@ class ContainerScope(Scope):
 
     name = SCOPE_CONTAINER
 
-    def _admit(self, pod, result):
-        for container in pod.all_containers():
-            provider_hints = [(provider_name(p), p.get_topology_hints(pod, container))
-                              for p in self.providers]
-            merged, admit = self._merge([container.name], provider_hints, result)
-            if not admit:
-                return result.reject(TOPOLOGY_AFFINITY_ERROR, TOPOLOGY_AFFINITY_MESSAGE, container.name)
-            self._store(pod, container, merged, result)
-            if not self._allocate(pod, container, merged, result):
-                return result
+    def admit(self, pod):
+        with AdmitResult(self.name) as result:  # a search out of bounds or a panic ends it (AdmitResult.__exit__)
+            for container in pod.all_containers():
+                provider_hints = [(provider_name(p), p.get_topology_hints(pod, container)) for p in self.providers]
+                merged, admit = self._merge([container.name], provider_hints, result)
+                if not admit:
+                    return result.reject(TOPOLOGY_AFFINITY_ERROR, TOPOLOGY_AFFINITY_MESSAGE, container.name)
+                self._store(pod, container, merged, result)
+                if not self._allocate(pod, container, merged, result):
+                    break
         return result

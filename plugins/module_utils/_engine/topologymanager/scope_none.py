@@ -9,7 +9,7 @@ from __future__ import absolute_import, annotations, division, print_function
 __metaclass__ = type
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import ZERO_HINT
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.scope import SCOPE_NONE, Scope
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.scope import SCOPE_NONE, AdmitResult, Scope
 
 
 class NoneScope(Scope):
@@ -17,8 +17,9 @@ class NoneScope(Scope):
 
     name = SCOPE_NONE
 
-    def _admit(self, pod, result):
-        for container in pod.all_containers():
-            if not self._allocate(pod, container, ZERO_HINT, result):
-                return result
+    def admit(self, pod):
+        with AdmitResult(self.name) as result:  # an allocation search out of bounds ends it (AdmitResult.__exit__)
+            for container in pod.all_containers():
+                if not self._allocate(pod, container, ZERO_HINT, result):
+                    break
         return result

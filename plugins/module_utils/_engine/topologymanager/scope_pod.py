@@ -19,6 +19,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topology
     SCOPE_POD,
     TOPOLOGY_AFFINITY_ERROR,
     TOPOLOGY_AFFINITY_MESSAGE,
+    AdmitResult,
     Scope,
     provider_name,
     rejection_from_error,
@@ -43,7 +44,13 @@ class PodScope(Scope):
 
     name = SCOPE_POD
 
+    def admit(self, pod):
+        with AdmitResult(self.name) as result:  # a search out of bounds or a panic ends it (AdmitResult.__exit__)
+            return self._admit(pod, result)
+        return result
+
     def _admit(self, pod, result):
+        """``Admit``'s two paths (see the module docstring)."""
         containers = pod.all_containers()
         provider_hints = [(provider_name(p), p.get_pod_topology_hints(pod)) for p in self.providers]
         merged, admit = self._merge([c.name for c in containers], provider_hints, result)

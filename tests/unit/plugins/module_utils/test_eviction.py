@@ -134,3 +134,22 @@ def test_threshold_errors(signal, value, message):
 
 def test_trailing_percent_signs_are_all_trimmed_like_the_kubelet():
     assert parse_threshold("memory.available", "5%%").bytes_of(10 * GI).value() == 536870920
+
+
+def test_the_node_allocatable_addends_are_data_and_the_report_words_them():
+    """``node_allocatable_reservation`` (the engine) labels its addends (system-reserved,
+    kube-reserved, hard-eviction with its threshold); the equation's words are
+    ``_report/node_allocatable_text.part_text``."""
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine import eviction as engine_eviction
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.node_allocatable import node_allocatable_reservation
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import parse_quantity
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._report.node_allocatable_text import part_text
+
+    assert not hasattr(engine_eviction, "describe_threshold")
+    eviction = engine_eviction.effective_eviction_hard({"memory.available": "5%"}, False, option="evictionHard")
+    _totals, parts = node_allocatable_reservation({"memory": parse_quantity("1Gi")}, {"memory": parse_quantity("512Mi")},
+                                                  eviction, 10 << 30, ["memory"])
+    assert [p.label for p in parts["memory"]] == ["system-reserved", "kube-reserved", "hard-eviction"]
+    assert [part_text(p) for p in parts["memory"]] == [
+        "system-reserved", "kube-reserved",
+        "hard eviction memory.available<5% (float32 0.05000000074505806 of capacity 10737418240 bytes) = 536870920"]

@@ -21,9 +21,12 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.alignmen
     DRAInputError,
     DRAObjects,
     device_numa_node,
+    pod_alignment,
 )
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.pod import Pod, pod_requests
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.sysfs import read_topology
 from ansible_collections.numaguard.kubelet.plugins.module_utils._report.admission import describe_pod
+from ansible_collections.numaguard.kubelet.plugins.module_utils._report.admission_table import alignment_warnings
 from ansible_collections.numaguard.kubelet.plugins.plugin_utils.report import check_pod_report
 from ansible_collections.numaguard.kubelet.tests.fleet import topologies
 
@@ -169,3 +172,18 @@ def test_v1beta1_basic_attributes_and_bad_input():
         DRAObjects([{"kind": "Pod"}])
     with pytest.raises(DRAInputError, match="ResourceClaim without metadata.name"):
         DRAObjects([{"kind": "ResourceClaim"}])
+
+
+def test_the_engine_returns_the_mismatch_as_data_and_the_report_words_it(topology):
+    """pod_alignment (the engine) returns no text for a mismatch: ``mismatches`` (data), which
+    ``_report/admission_table.alignment_warnings`` turns into the module's ``warnings``."""
+    result = check(topology, [gpu_pod()], dra_objects=[claim(device="gpu-1"), resource_slice()])
+    pod = result["pods"][0]
+    engine = pod_alignment(gpu_pod(), pod_requests(Pod.from_manifest(gpu_pod())), pod, result["node"], None,
+                           DRAObjects([claim(device="gpu-1"), resource_slice()]))
+    assert "warnings" not in engine
+    assert engine["mismatches"][0] == {"pod": "ml/trainer", "claim": "gpu", "device": "gpu-1", "driver": "gpu.example.com",
+                                       "numa_node": 1, "pinned": "cpu", "pod_numa_nodes": [0]}
+    assert alignment_warnings(engine) == pod["alignment"]
+    assert all(isinstance(value, (int, str, list)) for m in engine["mismatches"] for value in m.values())
+

@@ -19,19 +19,34 @@ import pytest
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission import AdmissionSetupError, AdmissionSimulator
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors import StateError
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.boot_drift import boot_drift
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.boot_drift import boot_drift as engine_boot_drift
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.checkpoint import restore_memory_manager_state
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.memory_drift import (
     GRACE_BYTES,
     DriftOptionError,
-    drift_tolerance,
     kernel_image_size,
+)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.memorymanager.memory_drift import (
+    drift_tolerance as engine_drift_tolerance,
 )
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.topology import CPU, HugePages, NumaNode, Topology
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.config import kubelet_defaults
 from ansible_collections.numaguard.kubelet.tests.unit.plugins.module_utils.engine.state_fixtures import SPANNING_MEMORY_STATE
 
 GI = 1 << 30
+#: memory-drift-tolerance exists from kubelet 1.38 (not released: the engine's default is 1.37)
+KEP_6232_RELEASE = (1, 38, 0)
+
+
+def boot_drift(*args, **kwargs):
+    kwargs.setdefault("version", KEP_6232_RELEASE)
+    return engine_boot_drift(*args, **kwargs)
+
+
+def drift_tolerance(*args, **kwargs):
+    kwargs.setdefault("version", KEP_6232_RELEASE)
+    return engine_drift_tolerance(*args, **kwargs)
+
 MOVED = 12130 * 4096
 STATE = SPANNING_MEMORY_STATE
 IOMEM = """00000000-00000fff : Reserved
