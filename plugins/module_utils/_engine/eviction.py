@@ -222,6 +222,3 @@ def effective_eviction_hard(eviction_hard: Any = None,
             thresholds.append(parsed)
     return EvictionSettings(effective=effective, thresholds=tuple(thresholds), source=source,
                             zeroed_defaults=zeroed)
-
-
-

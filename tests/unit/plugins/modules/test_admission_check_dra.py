@@ -186,4 +186,3 @@ def test_the_engine_returns_the_mismatch_as_data_and_the_report_words_it(topolog
                                        "numa_node": 1, "pinned": "cpu", "pod_numa_nodes": [0]}
     assert alignment_warnings(engine) == pod["alignment"]
     assert all(isinstance(value, (int, str, list)) for m in engine["mismatches"] for value in m.values())
-

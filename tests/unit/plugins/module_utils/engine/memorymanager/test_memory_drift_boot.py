@@ -47,6 +47,7 @@ def drift_tolerance(*args, **kwargs):
     kwargs.setdefault("version", KEP_6232_RELEASE)
     return engine_drift_tolerance(*args, **kwargs)
 
+
 MOVED = 12130 * 4096
 STATE = SPANNING_MEMORY_STATE
 IOMEM = """00000000-00000fff : Reserved
