@@ -30,6 +30,8 @@ import pytest
 _KEY = "numaguard_cpu_seconds"
 #: a wider fixture's teardown inside a test's teardown: (line name, seconds), not counted in the test's figure
 _FIXTURE_KEY = "numaguard_cpu_fixture_teardown"
+#: a wider fixture's teardown cheaper than this (seconds) stays in the test's figure
+_NOTABLE = 0.05
 
 
 def _cpu() -> float:
@@ -73,8 +75,10 @@ def pytest_fixture_post_finalizer(fixturedef, request):
     nodeid = _STATE.item.nodeid.split("::", 1)[0]
     if fixturedef.scope == "session":
         nodeid = os.path.dirname(nodeid) or "."
-    _STATE.teardowns.append(("%s::<teardown of %s fixture %s>" % (nodeid, fixturedef.scope, fixturedef.argname),
-                             _cpu() - start))
+    seconds = _cpu() - start
+    if seconds >= _NOTABLE:  # tmp_path_factory and the like: left in the test's figure, not a line each
+        _STATE.teardowns.append(("%s::<teardown of %s fixture %s>" % (nodeid, fixturedef.scope, fixturedef.argname),
+                                 seconds))
 
 
 @pytest.hookimpl(hookwrapper=True)
