@@ -79,7 +79,7 @@ def test_a_refusal_is_remembered_with_its_message(builds):
     # kube-reserved 8Gi + system-reserved 1Gi on a 2 x 2Gi machine: more than its capacity
     refused = [reservation.validate_reservation(_machine(memory_gi=2), kube_reserved="memory=8Gi",
                                                 system_reserved={"memory": "1Gi"}, memory_manager_policy="None")
-               for _ in range(2)]
+               for _attempt in range(2)]
     assert len(builds) == 1
     assert _startup(refused[0]) == _startup(refused[1])
     assert _startup(refused[0])["verdict"] == startup.REFUSES and _startup(refused[0])["message"]
@@ -94,10 +94,14 @@ def test_a_value_the_key_cannot_spell_is_never_looked_up():
         pass
 
     original = reservation.startup_verdict
+
+    def counting(*args, **kwargs):
+        calls.append(args)
+        return {"verdict": startup.STARTS, "manager": "", "message": ""}
+
     try:
-        reservation.startup_verdict = lambda *args, **kwargs: calls.append(args) or {"verdict": startup.STARTS, "manager": "",
-                                                                                    "message": ""}
-        for _ in range(2):
+        reservation.startup_verdict = counting
+        for _attempt in range(2):
             memo_verdict(_machine(), {"kubeReserved": Opaque()}, KubeletAssumption.resolve(), 32 * GI)
         assert len(calls) == 2 and not memo.verdicts
         # YAML's 1 and "1", True and 1 are different keys
