@@ -5,7 +5,12 @@
 """The controller (ansible-playbook) and the host's transaction process SIGKILLed at each journal
 step of a rollout, then a rerun: the interrupted change is finished or undone from its own backup.
 The controller alone killed: the transaction on the host finishes the change by itself (issue 22).
-Two hosts are enough (the change runs --limit to the first); see tests/fleet/apply_fleet.py.
+
+One host per journal step, all of the same class (vm-single, the class the first host of the former
+two-host fleet had): one run changes them in one batch, each pausing at its own step, then the
+controller and every host's transaction are killed and one rerun finishes or undoes every change
+(two playbook runs for the five steps, where a run per step cost ten); each step is still a test of its own
+with its own assertions. See tests/fleet/apply_fleet.py.
 """
 
 from __future__ import annotations
@@ -41,30 +46,46 @@ from apply_fleet import (  # noqa: E402  (tests/fleet/apply_fleet.py: the shared
 )
 
 pytestmark = REQUIRES_FLEET
-fleet = module_fleet(["intel-2s", "vm-single"])
+STEPS = ["stopped", "backed_up", "written", "started", "rolling_back"]
+fleet = module_fleet(["vm-single"] * len(STEPS))
 
 
-@pytest.mark.parametrize("step", ["stopped", "backed_up", "written", "started", "rolling_back"])
-def test_change_killed_at_each_step_then_rerun_converges(fleet, step):
+@pytest.fixture(scope="module")
+def killed(fleet):
+    """Host i paused at STEPS[i] in one run; the controller SIGKILLed, then each host's transaction
+    process (a crash, an OOM kill, a reboot); the pauses released; one rerun on every host.
+    Returns step -> (host, the interrupted journal, whether its transaction process was found), and the rerun."""
+    reset_fleet(fleet)
+    hosts = dict(zip(STEPS, fleet["hosts"]))
+    pauses = {}
+    for step, host in hosts.items():
+        pauses[step] = pause_at(host, step)
+        if step == "rolling_back":  # the new configuration fails to start, so the transaction rolls back
+            open(os.path.join(host_paths(host)["run"], "fail-next-start"), "w").close()
+    proc = start_playbook(fleet, STATIC, kubelet_numa_batch_size=len(STEPS))
+    for step in STEPS:
+        wait_for(os.path.join(pauses[step], "reached-" + step), proc)
+    kill_controller(proc)
+    found = dict((step, kill_on_host(host, int(read(os.path.join(pauses[step], "reached-" + step)))))
+                 for step, host in hosts.items())
+    for step in STEPS:
+        release_pause(pauses[step], step)
+    interrupted = dict((step, journal_of(host)) for step, host in hosts.items())
+    rerun = playbook(fleet, STATIC, kubelet_numa_batch_size=len(STEPS))
+    return dict((step, (hosts[step], interrupted[step], found[step])) for step in STEPS), rerun
+
+
+@pytest.mark.parametrize("step", STEPS)
+def test_change_killed_at_each_step_then_rerun_converges(fleet, killed, step):
     """SIGKILL of ansible-playbook AND of the host's transaction process (a crash, an OOM kill, a
     reboot) after stop / state move / config write / during the health wait / during a rollback; the
     next run finishes or undoes the change from its own backup, says which, and ends with a healthy
     kubelet on the complete new configuration."""
-    reset_fleet(fleet)
-    host = fleet["hosts"][0]
+    per_step, rerun = killed
+    host, interrupted, found = per_step[step]
     paths = host_paths(host)
-    pause = pause_at(host, step)
-    if step == "rolling_back":  # the new configuration fails to start, so the transaction rolls back
-        open(os.path.join(paths["run"], "fail-next-start"), "w").close()
-    proc = start_playbook(fleet, STATIC, "--limit", host["name"])
-    reached = os.path.join(pause, "reached-" + step)
-    wait_for(reached, proc)
-    kill_controller(proc)
-    assert kill_on_host(host, int(read(reached))), "the transaction process was not found on %s" % host["name"]
-    release_pause(pause, step)
-    interrupted = journal_of(host)
+    assert found, "the transaction process was not found on %s" % host["name"]
     assert interrupted["status"] == "in progress" and interrupted["step"] == step
-    rerun = playbook(fleet, STATIC, "--limit", host["name"])
     assert rerun.returncode == 0, rerun.stdout[-5000:]
     action = "completed" if step in ("written", "started") else "rolled back"
     assert "interrupted change %s %s" % (interrupted["change_id"], action) in rerun.stdout, \

@@ -7,8 +7,9 @@
 
 test_apply_rollout.py runs the rollout's behaviour on three machine classes; the fault scenarios
 (test_apply_rollout_kill.py, test_apply_rollout_cut.py: the controller SIGKILLed, the SSH
-connection cut, at each journal step) need only the first batch's host plus one bystander, so they
-run on two hosts, each file on a fleet of its own (pytest-xdist runs files side by side).
+connection cut, at each journal step) run on one host per step (plus, for the cut, one bystander
+in a later batch), all interrupted in one run and converged by one rerun; each file has a fleet of
+its own (pytest-xdist runs files side by side).
 """
 
 from __future__ import annotations

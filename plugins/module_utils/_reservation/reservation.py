@@ -347,9 +347,50 @@ def _kubelet_startup(topology: Topology, config: Mapping[str, Any], kubelet: Any
                      errors: List[Finding]) -> Dict[str, Any]:
     """``startup_verdict`` (the engine's one start-up path) on the reservation's configuration; a
     refusal no error quotes yet is added to ``errors``. Returns the verdict."""
-    startup = startup_verdict(topology, config, kubelet or KubeletAssumption.resolve(), memory_capacity_bytes=capacity)
+    assumed = kubelet or KubeletAssumption.resolve()
+    startup = _STARTUP_VERDICTS.verdict(topology, config, assumed, capacity)
     _append(errors, _startup_finding(startup, errors))
     return startup
+
+
+class _StartupVerdicts:
+    """``startup_verdict`` once per (topology, configuration, kubelet release and gates, capacity):
+    recommend's search and a property test validate the same reservation on the same machine many
+    times, and each verdict builds every manager. A value the key cannot spell exactly (anything but
+    YAML's scalars, lists and mappings, in their order) is never looked up."""
+
+    _SCALARS = (str, int, float, bool, type(None))
+    _LIMIT = 256
+
+    def __init__(self) -> None:
+        self.verdicts: Dict[Any, Dict[str, Any]] = {}
+
+    def _frozen(self, value: Any) -> Any:
+        if isinstance(value, Mapping):
+            return ("map",) + tuple((self._frozen(k), self._frozen(v)) for k, v in value.items())
+        if isinstance(value, (list, tuple)):
+            return ("seq",) + tuple(self._frozen(v) for v in value)
+        if isinstance(value, self._SCALARS):
+            return (type(value).__name__, repr(value))
+        raise TypeError(type(value).__name__)
+
+    def verdict(self, topology: Topology, config: Mapping[str, Any], kubelet: Any, capacity: int) -> Dict[str, Any]:
+        try:
+            key: Any = (topology, self._frozen(config), self._frozen(kubelet.version), self._frozen(kubelet.gates), capacity)
+            hash(key)
+        except TypeError:
+            key = None
+        found = self.verdicts.get(key) if key is not None else None
+        if found is None:
+            found = startup_verdict(topology, config, kubelet, memory_capacity_bytes=capacity)
+            if key is not None:
+                if len(self.verdicts) >= self._LIMIT:
+                    self.verdicts.clear()
+                self.verdicts[key] = found
+        return dict(found)
+
+
+_STARTUP_VERDICTS = _StartupVerdicts()
 
 
 def _startup_finding(startup: Mapping[str, Any], errors: Sequence[Finding]) -> Optional[Finding]:
