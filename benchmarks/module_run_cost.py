@@ -60,8 +60,9 @@ POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "bench", "namespa
            "requests": {"cpu": "2", "memory": "1Gi"}, "limits": {"cpu": "2", "memory": "1Gi"}}}]}}
 
 
-def _payload(work, name, checkout, module, args):
-    """Build and keep the AnsiballZ file of ``module`` from ``checkout``; returns its path."""
+def _payload(work, name, checkout, module, args, extra=()):
+    """Build and keep the AnsiballZ file of ``module`` from ``checkout`` (``extra``: more ``ansible``
+    arguments, e.g. ``["--check"]``); returns its path."""
     coll = os.path.join(work, name, "collections", "ansible_collections", "numaguard")
     os.makedirs(coll)
     os.symlink(os.path.abspath(checkout), os.path.join(coll, "kubelet"))
@@ -74,6 +75,7 @@ def _payload(work, name, checkout, module, args):
     command = [os.path.join(bindir, "ansible"), "localhost", "-c", "local", "-m", module]
     if args:
         command += ["-a", json.dumps(args)]
+    command += list(extra)
     done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
     found = glob.glob(os.path.join(remote, "*", "AnsiballZ_*.py"))
     if done.returncode != 0 or not found:

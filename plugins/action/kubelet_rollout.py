@@ -23,7 +23,8 @@ import time
 from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.rollout import plan_dirs, start_ticks
+# not _kubelet_config.rollout: every task worker compiles what this file imports (rollout_common.py says why)
+from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.rollout_common import plan_dirs, start_ticks
 from ansible_collections.numaguard.kubelet.plugins.plugin_utils.rollout_decision import decide as conclude
 from ansible_collections.numaguard.kubelet.plugins.plugin_utils.rollout_decision import drain_note, readmit_args, summary_fact, summary_line
 

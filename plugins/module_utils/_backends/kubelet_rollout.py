@@ -39,6 +39,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.
 )
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.config import KubeletConfigError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.plan import kubelet_reservation_validator, plan_change
+from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.rollout_common import plan_dirs
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.settings import SettingsError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.transaction import HTTP_TIMEOUT, OwnedLock, Transaction, release_bound
 
@@ -482,7 +483,7 @@ def status_plan(module: Any) -> Optional[Dict[str, Any]]:
         p["expected"] = planned["previous"]
     if list(p.get("kubelet_dirs") or ()) == list(DEFAULT_KUBELET_DIRS):
         # as the action plugin does for a plan it is given: the directories the planned change may touch
-        p["kubelet_dirs"] = rollout.plan_dirs(planned) or p["kubelet_dirs"]
+        p["kubelet_dirs"] = plan_dirs(planned) or p["kubelet_dirs"]
     return planned
 
 

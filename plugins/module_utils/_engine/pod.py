@@ -34,6 +34,7 @@ except ImportError:  # pragma: no cover
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._errors import NumaguardError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.gostrconv import go_quote
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.qos import BEST_EFFORT, BURSTABLE, GUARANTEED, QOS_CLASSES
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import (
     ERR_FORMAT_WRONG,
     InvalidQuantity,
@@ -44,12 +45,6 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity im
 )
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.resources import CPU, EPHEMERAL_STORAGE, HUGEPAGES_PREFIX, MEMORY, is_hugepages
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import NEWEST_RELEASED, effective_gates
-
-GUARANTEED = "Guaranteed"
-BURSTABLE = "Burstable"
-BEST_EFFORT = "BestEffort"
-QOS_CLASSES = (GUARANTEED, BURSTABLE, BEST_EFFORT)
-
 
 #: Feature gates deciding how a pod is read when the caller gives none: the newest released
 #: kubelet's (PodLevelResources is beta and on by default since 1.34); see _k8s/versions.py.

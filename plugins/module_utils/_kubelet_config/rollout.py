@@ -37,6 +37,7 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.
     load_json_bounded,
     sha256_file,
 )
+from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.rollout_common import start_ticks
 
 try:
     from typing import Any, Callable, Dict, List, Optional, Tuple  # noqa: F401
@@ -68,16 +69,6 @@ class LockHeld(BackupError):
 
 def now_iso() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-
-
-def start_ticks(pid: Any) -> Optional[str]:
-    """The kernel start time of ``pid`` (clock ticks since boot, field 22 of /proc/PID/stat) or
-    None when no such process runs; with the pid it names one process, never a recycled pid."""
-    try:
-        with open("/proc/%d/stat" % int(pid)) as handle:
-            return handle.read().rsplit(")", 1)[1].split()[19]
-    except (OSError, IndexError, ValueError, TypeError):
-        return None
 
 
 def _parse_record(raw: bytes, source: str) -> Optional[Dict[str, Any]]:
@@ -419,15 +410,6 @@ def finish(state_dir: str, change_id: str, status: str, reason: str = "") -> Opt
     journal["reason"] = reason
     journal["history"] = (journal.get("history") or [])[-20:] + [{"step": status, "at": now_iso()}]
     return write_journal(state_dir, journal)
-
-
-def plan_dirs(plan: Dict[str, Any]) -> List[str]:
-    """The kubelet directories a change may touch, from kubelet_config's plan: its root and drop-in
-    directories and the directories of the main config and of the file it writes."""
-    locations = plan.get("locations") or {}
-    found = [locations.get("root_dir"), locations.get("config_dir"), os.path.dirname(locations.get("config") or ""),
-             os.path.dirname(plan.get("path") or "")]
-    return list(dict.fromkeys(d for d in found if d))
 
 
 def sha256_or_none(path: str) -> Optional[str]:

@@ -37,13 +37,13 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.errors i
     AdmissionError,
     StateError,
 )
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.pod import GUARANTEED
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.bitmask import (
     BitMask,
     iterate_bitmask_values,
 )
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import HintList, TopologyHint, implicit_for
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.cpuset import format_cpuset
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.qos import GUARANTEED
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import (
     CPU_SHORTAGE,
     MANAGERS_SIDECAR_AWARE,

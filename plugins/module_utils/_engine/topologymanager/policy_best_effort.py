@@ -8,7 +8,6 @@ from __future__ import absolute_import, annotations, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.merge import filter_providers_hints
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.policy import POLICY_BEST_EFFORT, Policy
 
 
@@ -18,6 +17,9 @@ class BestEffortPolicy(Policy):
     name = POLICY_BEST_EFFORT
 
     def merge(self, providers_hints):
+        # imported at the first merge: a run that only starts the kubelet (start-up verdicts) never compiles merge.py
+        from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.merge import filter_providers_hints
+
         lists = filter_providers_hints(providers_hints)
         hint = self.merge_lists(lists, self.options.prefer_closest_numa)
         return hint, True

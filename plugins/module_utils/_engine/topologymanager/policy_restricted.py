@@ -9,7 +9,6 @@ from __future__ import absolute_import, annotations, division, print_function
 __metaclass__ = type
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import TopologyHint
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.merge import NoPreferredMerge, filter_providers_hints
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.policy import POLICY_RESTRICTED, Policy
 
 
@@ -22,6 +21,9 @@ class RestrictedPolicy(Policy):
     non_preferred_budget = 0.25
 
     def merge(self, providers_hints):
+        # imported at the first merge: a run that only starts the kubelet (start-up verdicts) never compiles merge.py
+        from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.merge import NoPreferredMerge, filter_providers_hints
+
         lists = filter_providers_hints(providers_hints)
         self.non_preferred_seconds = self.non_preferred_budget
         try:

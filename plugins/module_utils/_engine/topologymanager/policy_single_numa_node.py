@@ -9,7 +9,6 @@ from __future__ import absolute_import, annotations, division, print_function
 __metaclass__ = type
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.hints import TopologyHint
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.merge import filter_providers_hints, filter_single_numa_hints
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.policy import POLICY_SINGLE_NUMA_NODE, Policy
 
 
@@ -19,6 +18,9 @@ class SingleNumaNodePolicy(Policy):
     name = POLICY_SINGLE_NUMA_NODE
 
     def merge(self, providers_hints):
+        # imported at the first merge: a run that only starts the kubelet (start-up verdicts) never compiles merge.py
+        from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.topologymanager.merge import filter_providers_hints, filter_single_numa_hints
+
         lists = filter_single_numa_hints(filter_providers_hints(providers_hints))
         hint = self.merge_lists(lists, False)
         if hint.affinity is not None and hint.affinity.value == self.numa_info.default_mask:

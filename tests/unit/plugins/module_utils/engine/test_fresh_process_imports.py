@@ -144,3 +144,29 @@ def test_default_policies_compile_no_static_policy_and_no_merge():
     out = json.loads(done.stdout.decode().strip().splitlines()[-1])
     assert out["admitted"] is True
     assert [name for name in _NOT_NEEDED_UNDER_DEFAULTS if name in set(out["backend"])] == []
+
+
+#: a start-up verdict (kubelet_rollout's preflight, kubelet_config's plan, reserved_memory) on the
+#: same node: the managers are built, no pod is admitted (issue 24)
+_STARTUP = _ADMISSION.split("simulator = ", 1)[0].replace(
+    "from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.admission import AdmissionSimulator\n", "") + """
+from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.startup import startup_verdict
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.versions import NEWEST_RELEASED, KubeletAssumption
+config["topologyManagerPolicy"] = "POLICY"
+verdict = startup_verdict(Topology(nodes=nodes, cpus=cpus), config, KubeletAssumption(NEWEST_RELEASED, "test"))
+import json
+print(json.dumps({"verdict": verdict["verdict"], "modules": sorted(sys.modules)}))
+"""
+
+
+def test_startup_verdict_compiles_no_merge_and_no_pod_model():
+    assert "AdmissionSimulator" not in _STARTUP  # no admission code but what the start-up itself needs
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    for policy in ("restricted", "best-effort", "single-numa-node"):
+        done = subprocess.run([sys.executable, "-c", _STARTUP.replace("POLICY", policy)], capture_output=True, env=env, check=False)
+        assert done.returncode == 0, done.stderr.decode()
+        out = json.loads(done.stdout.decode().strip().splitlines()[-1])
+        assert out["verdict"] == "starts", policy
+        modules = set(out["modules"])
+        assert _ENGINE + "topologymanager.policy_" + policy.replace("-", "_") in modules  # the policy was built
+        assert [m for m in (_ENGINE + "topologymanager.merge", _ENGINE + "pod") if m in modules] == [], policy
