@@ -167,9 +167,10 @@ def main():
                 rows.append((sum(b for b, _n in never), size, name, sorted(never, reverse=True)))
         rows.sort(reverse=True)
         total, unused = sum(r[1] for r in rows), sum(r[0] for r in rows)
+        failed = " FAILED" if trace["failed"] else ""
         print("%s run (%s, %s)%s: %d collection files imported, %d KB of source; %d KB (%.0f%%) in functions and "
-              "methods the run never called" % (args.run, module, args.topology, " FAILED" if trace["failed"] else "",
-                                                 len(rows), total // 1024, unused // 1024, 100.0 * unused / max(total, 1)))
+              "methods the run never called"
+              % (args.run, module, args.topology, failed, len(rows), total // 1024, unused // 1024, 100.0 * unused / max(total, 1)))
         print("%7s %7s  %s" % ("unused", "bytes", "file: largest never-called functions (bytes)"))
         for never_bytes, size, name, never in rows:
             print("%7d %7d  %s: %s" % (never_bytes, size, name, ", ".join("%s(%d)" % (n, b) for b, n in never[:args.top])))
