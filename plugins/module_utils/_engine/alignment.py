@@ -29,7 +29,7 @@ from __future__ import absolute_import, annotations, division, print_function
 __metaclass__ = type
 
 try:
-    from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple  # noqa: F401
+    from typing import Any, Dict, List, Mapping, Optional, Tuple  # noqa: F401
 except ImportError:  # pragma: no cover
     pass
 
