@@ -109,8 +109,6 @@ class SettingsError(NumaguardError):
 # Kubelet versions, policy options and feature gates
 # --------------------------------------------------------------------------------------------
 
-DEFAULT_MAX_NUMA_NODES = DEFAULT_MAX_ALLOWABLE_NUMA_NODES
-
 
 def resolve_assumption(kubelet_version: Any, feature_gates: Optional[Dict[str, Any]]) -> KubeletAssumption:
     """The release and gates to check against: a ready KubeletAssumption (the module resolved it
@@ -218,13 +216,13 @@ def _check_options(manager: str,
             if manager == "topology":
                 limit = TopologyPolicyOptions.parse({option: value}, assumed.gates, version).max_allowable_numa_nodes
             else:
-                limit = DEFAULT_MAX_NUMA_NODES
+                limit = DEFAULT_MAX_ALLOWABLE_NUMA_NODES
                 parse_cpu_option_bool(option, value)
         except NumaguardError as exc:
-            errors.append("%s: %s; %s" % (where, exc, "use a whole number >= %d" % DEFAULT_MAX_NUMA_NODES
+            errors.append("%s: %s; %s" % (where, exc, "use a whole number >= %d" % DEFAULT_MAX_ALLOWABLE_NUMA_NODES
                                           if manager == "topology" and option in INTEGER_OPTIONS else "use true or false"))
             continue
-        if limit > DEFAULT_MAX_NUMA_NODES:
+        if limit > DEFAULT_MAX_ALLOWABLE_NUMA_NODES:
             warnings.append("%s: %s; the kubelet warns that admission time grows exponentially with the number of NUMA nodes"
                             % (where, value))
 
@@ -506,7 +504,7 @@ def _check_host(checked: _Checked, reserved_cpus: Any, errors: List[str]) -> Non
             % raw_reserved
         )
     if tm_policy != "none":
-        limit = DEFAULT_MAX_NUMA_NODES
+        limit = DEFAULT_MAX_ALLOWABLE_NUMA_NODES
         text = tm_options.get(MAX_ALLOWABLE_NUMA_NODES)
         try:
             limit = go_atoi(text) if text is not None else limit

@@ -22,7 +22,7 @@ except ImportError:  # pragma: no cover
 from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.alignment import WHY_DRA, WHY_NO_PLUGIN, WHY_NO_TOPOLOGY
 from ansible_collections.numaguard.kubelet.plugins.module_utils._errors import NumaguardError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import format_bytes
-from ansible_collections.numaguard.kubelet.plugins.module_utils._report.admission_table import crash_line, describe_resize, explain_merge
+from ansible_collections.numaguard.kubelet.plugins.module_utils._report.admission_table import crash_line, describe_resize, explain_merge, pod_label
 
 
 class AdmissionReportError(NumaguardError):
@@ -62,7 +62,7 @@ def describe_pod(pod: Mapping[str, Any], node: Optional[Mapping[str, Any]] = Non
 
 
 def _describe_pod(pod: Mapping[str, Any], node: Optional[Mapping[str, Any]] = None) -> str:
-    name = "%s/%s" % (pod.get("namespace", "default"), pod.get("name", "?"))
+    name = pod_label(pod)
     if pod.get("resize"):
         return describe_resize(pod)
     if pod.get("verdict") == "crashed":

@@ -37,9 +37,14 @@ def alignment_warnings(alignment: Mapping[str, Any]) -> Dict[str, Any]:
     return out
 
 
+def pod_label(pod: Mapping[str, Any]) -> str:
+    """``namespace/name`` of a pod result, as every line of the module's text names it."""
+    return "%s/%s" % (pod.get("namespace", "default"), pod.get("name", "?"))
+
+
 def crash_line(pod: Mapping[str, Any]) -> str:
     """A pod the kubelet crashed at (a Go panic), or a pod after that crash: the kubelet is gone."""
-    name = "%s/%s" % (pod.get("namespace", "default"), pod.get("name", "?"))
+    name = pod_label(pod)
     crash = pod.get("crash") or {}
     if crash.get("pod") and crash.get("pod") != name:
         return "%s not admitted: the kubelet crashed at %s (panic: %s) and crashes again when it restarts" % (
@@ -50,7 +55,7 @@ def crash_line(pod: Mapping[str, Any]) -> str:
 
 def describe_resize(pod: Mapping[str, Any]) -> str:
     """One line for a pod result that resizes a running pod (``pod["resize"]``)."""
-    name = "%s/%s" % (pod.get("namespace", "default"), pod.get("name", "?"))
+    name = pod_label(pod)
     resize = pod.get("resize") or {}
     of = resize.get("of") or {}
     running = "%s/%s" % (of.get("namespace"), of.get("name")) if of.get("name") else "uid %s" % of.get("uid")

@@ -322,7 +322,7 @@ def validate_reservation(topology: Topology, kube_reserved: Any = None, system_r
     if memory_manager_state is not None:
         state_findings, state = predict_state(topology, per_node, policy, memory_manager_state, state_file)
         for state_finding in state_findings:
-            (found.errors if state_finding.severity == ERROR else found.warnings).append(state_finding)
+            found.add(state_finding)
 
     return ValidationResult(valid=not found.errors, errors=found.errors, warnings=found.warnings, reservations=reservations,
                             expected=expected, totals=totals, nodes=nodes, policy=str(policy), eviction=eviction,
@@ -447,6 +447,10 @@ class _Found:
     def static_rule(self, finding: Finding) -> None:
         (self.errors if self.static else self.warnings).append(finding)
 
+    def add(self, finding: Finding) -> None:
+        """A finding whose severity is already decided."""
+        (self.errors if finding.severity == ERROR else self.warnings).append(finding)
+
 
 def _parse_eviction(eviction_hard: Any, merge_defaults: bool, errors: List[Finding]) -> Optional[EvictionSettings]:
     try:
@@ -524,7 +528,7 @@ def _check_config_entries(reservations: Sequence[MemoryReservation], found: _Fou
             seen[node_id][name] = True
             finding = reserved_quantity_finding(node_id, name, quantity, found.policy)
             if finding is not None:
-                (errors if finding.severity == ERROR else found.warnings).append(finding)
+                found.add(finding)
 
 
 def _check_node_ids_and_sizes(topology: Topology, reservations: Sequence[MemoryReservation], found: _Found) -> None:
