@@ -23,7 +23,6 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._backends.numa_r
 from ansible_collections.numaguard.kubelet.plugins.plugin_utils.controller_files import plain as _plain
 from ansible_collections.numaguard.kubelet.plugins.plugin_utils.controller_files import resolve_output, write_whole
 from ansible_collections.numaguard.kubelet.plugins.plugin_utils.report import KINDS, ReportError, check_pod_report, discover_report, regroup, validate_report
-from ansible_collections.numaguard.kubelet.plugins.plugin_utils.report_html import render_html
 from ansible_collections.numaguard.kubelet.plugins.plugin_utils.report_render import (
     render_classes_inventory,
     render_json,
@@ -32,7 +31,16 @@ from ansible_collections.numaguard.kubelet.plugins.plugin_utils.report_render im
     render_text,
 )
 
-OUTPUTS = (("json_file", render_json), ("junit_file", render_junit), ("html_file", render_html),
+
+def _render_html(report):
+    """The HTML rendering of ``report``."""
+    # imported here: a report without html_file does not compile report_html.py (15 KB; issue 24)
+    from ansible_collections.numaguard.kubelet.plugins.plugin_utils.report_html import render_html
+
+    return render_html(report)
+
+
+OUTPUTS = (("json_file", render_json), ("junit_file", render_junit), ("html_file", _render_html),
            ("prometheus_file", render_prometheus))
 
 

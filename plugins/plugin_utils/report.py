@@ -45,7 +45,6 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import human_bytes
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.resources import hugepage_size_bytes
-from ansible_collections.numaguard.kubelet.plugins.module_utils._report.admission import describe_pod
 from ansible_collections.numaguard.kubelet.plugins.module_utils._report.classes import HardwareClassError, hardware_class, is_class_group
 from ansible_collections.numaguard.kubelet.plugins.module_utils._report.fleet import IGNORED_GROUPS, FleetReportError, fleet_report
 
@@ -449,6 +448,9 @@ def _add_pod_rows(entry: Dict[str, Any], pods: Sequence[Mapping[str, Any]], verd
         if verdict == "cannot_check" and not pod.get("resize"):
             entry["details"].append("%s cannot check: %s" % (_pod_name(pod), pod.get("cannot_check") or ""))
         else:
+            # imported here: discover and validate reports do not compile the pod wording (3 files, 45 KB; issue 24)
+            from ansible_collections.numaguard.kubelet.plugins.module_utils._report.admission import describe_pod
+
             entry["details"].append(describe_pod(pod, result.get("node")))
 
 

@@ -30,7 +30,6 @@ import os
 import re
 from typing import Any, Dict, List, Optional, Tuple
 
-from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.devicemanager_inputs import parse_device_checkpoint
 from ansible_collections.numaguard.kubelet.plugins.module_utils._errors import NumaguardError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.kubelet_paths import under_root
 from ansible_collections.numaguard.kubelet.plugins.module_utils._host.sysfs import MAX_NUMNODES, SysfsError, read_int, read_text
@@ -157,6 +156,9 @@ def read_device_plugins(root: str, root_dir: str, pci: List[Dict[str, Any]],
     try:
         with open(host_path, "rb") as handle:
             text = handle.read().decode("utf-8")
+        # imported here: a host without a device-plugin checkpoint (numa_facts) does not compile it (15 KB; issue 24)
+        from ansible_collections.numaguard.kubelet.plugins.module_utils._engine.devicemanager_inputs import parse_device_checkpoint
+
         registered = parse_device_checkpoint(text)["registered"]
     except (OSError, UnicodeDecodeError, ValueError, AttributeError, TypeError) as exc:
         message = getattr(exc, "strerror", None) or str(exc)
