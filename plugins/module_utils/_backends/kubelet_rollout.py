@@ -41,7 +41,6 @@ from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.plan import kubelet_reservation_validator, plan_change
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.rollout_common import plan_dirs
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.settings import SettingsError
-from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.transaction import HTTP_TIMEOUT, OwnedLock, Transaction, release_bound
 
 #: kubelet_config's options that operation=transaction takes as they are (its plan is made under the lock).
 PLAN_OPTIONS = ("path", "config", "config_dir", "root_dir", "kubelet_version", "validate_host", "sysfs_root", "topology", "mode_bits")
@@ -119,7 +118,7 @@ class Host:
             if parts.scheme not in ("http", "https") or not parts.hostname:
                 raise ValueError("not an http(s) URL: %r" % url)
             connection_type = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
-            connection = connection_type(parts.hostname, parts.port, timeout=HTTP_TIMEOUT)
+            connection = connection_type(parts.hostname, parts.port, timeout=rollout.HTTP_TIMEOUT)
             try:
                 connection.request("GET", (parts.path or "/") + ("?" + parts.query if parts.query else ""))
                 answer = connection.getresponse()
@@ -303,6 +302,9 @@ def _plan_now(p: Dict[str, Any], detect_version: Optional[Callable[[], Optional[
 def transaction(p: Dict[str, Any], host: Host, detect_version: Optional[Callable[[], Optional[str]]] = None,
                 atomic_move: Optional[Callable[[str, str], None]] = None) -> Dict[str, Any]:
     """operation=transaction: the whole change in this process, which holds the flock throughout."""
+    # imported here: the other operations (status: apply.yml's preflight on every host) do not compile it (23 KB; issue 24)
+    from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.transaction import OwnedLock, Transaction, release_bound
+
     for option in ("service_start_cmd", "service_stop_cmd", "service_status_cmd", "health_url"):
         if not p.get(option):
             raise BackupError("%s: required by operation=transaction" % option)

@@ -15,7 +15,6 @@ from __future__ import absolute_import, annotations, division, print_function
 
 __metaclass__ = type
 
-import difflib
 import re
 from typing import Any, Dict, List
 
@@ -144,6 +143,8 @@ def schema_errors(value: Any, schema: Dict[str, Any], where: str = "settings") -
                 errors.extend(schema_errors(value[key], props[key], sub))
             elif extra is False:
                 # the closest known field: a typo (reservedMemroy) says what was meant
+                import difflib  # here: only an unknown key needs it (a module run's import, ~1 ms; issue 24)
+
                 close = difflib.get_close_matches(key, sorted(props), n=1, cutoff=0.6) if isinstance(key, str) else []
                 errors.append("%s: unknown key %r%s" % (where, key, "; did you mean %r?" % close[0] if close else ""))
             elif isinstance(extra, dict):

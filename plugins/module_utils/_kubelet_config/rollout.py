@@ -57,6 +57,8 @@ HOLDER_KEYS = ("change_id", "controller", "pid", "started")
 DEFAULT_LEASE = 1800
 #: How often the holder process looks at the lock file.
 HOLDER_INTERVAL = 0.5
+#: Seconds one HTTP GET of a health probe may take (``/healthz``, ``/configz``: connect and read).
+HTTP_TIMEOUT = 5.0
 
 
 class LockHeld(BackupError):

@@ -52,8 +52,8 @@ class Fenced(BackupError):
     """This process no longer owns the host's change (taken over, lock file replaced or cleared)."""
 
 
-#: Seconds one HTTP GET of a health probe may take (``/healthz``, ``/configz``: connect and read).
-HTTP_TIMEOUT = 5.0
+#: Seconds one HTTP GET of a health probe may take (defined with the probes, in rollout.py).
+HTTP_TIMEOUT = rollout.HTTP_TIMEOUT
 #: Seconds the service status command is assumed to take at most (``systemctl is-active``).
 STATUS_COMMAND_SECONDS = 10.0
 #: Seconds a stop, start or log command is assumed to take at most (systemd's default

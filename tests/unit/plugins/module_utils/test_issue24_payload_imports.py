@@ -92,3 +92,16 @@ def test_a_discover_report_compiles_no_html_renderer_and_no_pod_wording():
     assert [m for m in (html,) + _WORDING if m in out["discover"]] == []
     assert html in out["html"]  # asked for: rendered
     assert [m for m in _WORDING if m in out["html"]] == []
+
+
+def test_the_rollout_backend_compiles_the_transaction_only_for_a_transaction():
+    code = ("import json, sys\n"
+            "from ansible_collections.numaguard.kubelet.plugins.module_utils._backends import kubelet_rollout\n"
+            "from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config import rollout, transaction\n"
+            "print(json.dumps({'same': transaction.HTTP_TIMEOUT == rollout.HTTP_TIMEOUT, 'modules': sorted(sys.modules)}))\n")
+    # the backend alone: what a status / begin / step / finish run compiles
+    alone = _fresh(code.replace("from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config import rollout, transaction\n", "")
+                   .replace("'same': transaction.HTTP_TIMEOUT == rollout.HTTP_TIMEOUT, ", ""))
+    assert PREFIX + "module_utils._kubelet_config.transaction" not in alone["modules"]
+    assert PREFIX + "module_utils._kubelet_config.rollout" in alone["modules"]
+    assert _fresh(code)["same"] is True  # one probe timeout, as release_bound counts it
