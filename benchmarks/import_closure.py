@@ -113,24 +113,6 @@ def _shipped(payload):
                   if n.startswith(prefix) and n.endswith(".py") and not n.endswith("__init__.py"))
 
 
-def _scenario(run, tree, mrc):
-    """(module, args, extra ansible arguments) of a run on the node under ``tree``."""
-    kubelet = os.path.join(tree, "var", "lib", "kubelet")
-    os.makedirs(kubelet, exist_ok=True)
-    config = os.path.join(kubelet, "config.yaml")
-    with open(config, "w") as handle:
-        handle.write(mrc.KUBELET_CONFIG)
-    if run == "admission":
-        return "numaguard.kubelet.admission_check", {"root": tree, "pod": [mrc.POD],
-                                                     "kubelet_config": "/var/lib/kubelet/config.yaml"}, []
-    if run == "discover":
-        return "numaguard.kubelet.numa_facts", {"root": tree}, []
-    state = os.path.join(kubelet, "numaguard-backups")
-    return "numaguard.kubelet.kubelet_rollout", {
-        "operation": "status", "state_dir": state, "settings": {"topologyManagerScope": "pod"},
-        "config": config, "root_dir": kubelet, "sysfs_root": tree, "kubelet_dirs": [kubelet]}, ["--check", "--diff"]
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n", maxsplit=1)[0])
     parser.add_argument("--run", choices=("admission", "discover", "status"), default="admission")
@@ -150,7 +132,7 @@ def main():
     try:
         tree = os.path.join(work, "tree")
         topologies.write_tree(args.topology, tree, hostname="h01")
-        module, module_args, extra = _scenario(args.run, tree, mrc)
+        module, module_args, extra = mrc.scenario(args.run, tree)
         payload = mrc._payload(work, "this", REPO, module, module_args, extra)
         out = os.path.join(work, "trace.json")
         subprocess.run([sys.executable, os.path.abspath(__file__), "--trace", payload, out], cwd=work, check=True)

@@ -20,11 +20,14 @@ The node is a bundled fleet topology (``--topology``, default ``big16``: 16 NUMA
 under a scratch directory; no state files; the pod is Guaranteed (2 CPUs, 1Gi). With
 ``--kubelet-config static`` (default) the node runs the static CPU and Static memory policies,
 restricted, pod scope; with ``none`` it has no kubelet configuration file (the kubelet's default
-policies, as the simulated fleet's hosts). ``--python`` runs the payloads with another interpreter
-(the fleet's hosts use ``/usr/bin/python3``). A script that prints figures, not a test.
+policies, as the simulated fleet's hosts). ``--run discover`` measures ``numa_facts`` (discover.yml's
+task on the hosts) and ``--run status`` ``kubelet_rollout operation=status`` in check mode (apply.yml's
+preflight, ``apply.yml --check --diff``) on the same node instead (see :func:`scenario`).
+``--python`` runs the payloads with another interpreter (the fleet's hosts use ``/usr/bin/python3``).
+A script that prints figures, not a test.
 
-    .venv/bin/python benchmarks/module_run_cost.py [--before /path/to/older/checkout] [--runs 9]
-        [--kubelet-config static|none] [--python /usr/bin/python3]
+    .venv/bin/python benchmarks/module_run_cost.py [--run admission|discover|status] [--before /path/to/older/checkout]
+        [--runs 9] [--kubelet-config static|none] [--python /usr/bin/python3]
 """
 
 from __future__ import annotations
@@ -124,11 +127,41 @@ def _compiled(path, checkout, python):
     return files, size, compiling * 1000.0, loading * 1000.0
 
 
+def scenario(run, tree, kubelet_config="static"):
+    """(module, args, extra ``ansible`` arguments) of one of the measured runs on the node under
+    ``tree`` (``benchmarks/import_closure.py`` uses the same runs): ``admission`` (admission_check,
+    a Guaranteed pod of 2 CPUs and 1Gi; with ``kubelet_config`` "static" the node runs the static
+    policies, with "none" it has no configuration file), ``discover`` (numa_facts as discover.yml
+    runs it) or ``status`` (kubelet_rollout operation=status in check mode, as apply.yml's
+    preflight runs it; the static configuration is on the node)."""
+    kubelet = os.path.join(tree, "var", "lib", "kubelet")
+    os.makedirs(kubelet, exist_ok=True)
+    config = os.path.join(kubelet, "config.yaml")
+    if run != "admission" or kubelet_config == "static":
+        with open(config, "w") as handle:
+            handle.write(KUBELET_CONFIG)
+    if run == "admission":
+        check = {"root": tree, "pod": [POD]}
+        if kubelet_config == "static":
+            check["kubelet_config"] = "/var/lib/kubelet/config.yaml"
+        return "numaguard.kubelet.admission_check", check, []
+    if run == "discover":
+        return "numaguard.kubelet.numa_facts", {"root": tree}, []
+    if run == "status":
+        state = os.path.join(kubelet, "numaguard-backups")
+        return "numaguard.kubelet.kubelet_rollout", {
+            "operation": "status", "state_dir": state, "settings": {"topologyManagerScope": "pod"},
+            "config": config, "root_dir": kubelet, "sysfs_root": tree, "kubelet_dirs": [kubelet]}, ["--check", "--diff"]
+    raise ValueError("unknown run %r" % (run,))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n", maxsplit=1)[0])
     parser.add_argument("--before", default="", help="a checkout of an earlier version, run alternately as 'before'")
     parser.add_argument("--runs", type=int, default=9, help="runs of each payload (default 9)")
     parser.add_argument("--topology", default="big16", help="bundled fleet topology of the node (default big16)")
+    parser.add_argument("--run", choices=("admission", "discover", "status"), default="admission",
+                        help="admission: admission_check (default); discover: numa_facts; status: kubelet_rollout status --check")
     parser.add_argument("--kubelet-config", choices=("static", "none"), default="static",
                         help="static: static CPU + Static memory policies (default); none: no configuration file")
     parser.add_argument("--python", default=sys.executable, help="interpreter running the payloads (default: this one)")
@@ -140,25 +173,19 @@ def main():
     try:
         tree = os.path.join(work, "tree")
         topologies.write_tree(args.topology, tree, hostname="h01")
-        check = {"root": tree, "pod": [POD]}
-        if args.kubelet_config == "static":
-            kubelet = os.path.join(tree, "var", "lib", "kubelet")
-            os.makedirs(kubelet, exist_ok=True)
-            with open(os.path.join(kubelet, "config.yaml"), "w") as handle:
-                handle.write(KUBELET_CONFIG)
-            check["kubelet_config"] = "/var/lib/kubelet/config.yaml"
+        module, check, extra = scenario(args.run, tree, args.kubelet_config)
         payloads = [("ping", _payload(work, "ping", REPO, "ansible.builtin.ping", {}), None)]
         if args.before:
-            payloads.append(("before", _payload(work, "before", args.before, "numaguard.kubelet.admission_check", check),
-                             args.before))
-        payloads.append(("this", _payload(work, "this", REPO, "numaguard.kubelet.admission_check", check), REPO))
+            payloads.append(("before", _payload(work, "before", args.before, module, check, extra), args.before))
+        payloads.append(("this", _payload(work, "this", REPO, module, check, extra), REPO))
         samples = dict((name, []) for name, _path, _checkout in payloads)
         for _round in range(args.runs):
             for name, path, _checkout in payloads:
                 samples[name].append(_cpu_ms(path, args.python))
-        print("admission_check AnsiballZ payload, %s, kubelet config %s, %d runs each, %s, load average %s, "
+        print("%s AnsiballZ payload, %s, kubelet config %s, %d runs each, %s, load average %s, "
               "no bytecode cached (zipimport compiles every imported file from source; PYTHONDONTWRITEBYTECODE=%s)"
-              % (args.topology, args.kubelet_config, args.runs, args.python,
+              % (module.rsplit(".", 1)[-1], args.topology, args.kubelet_config if args.run == "admission" else "static",
+                 args.runs, args.python,
                  " ".join("%.1f" % x for x in os.getloadavg()), os.environ.get("PYTHONDONTWRITEBYTECODE", "")))
         print("%-8s %8s %9s %8s %10s  %s" % ("payload", "min ms", "median ms", "x ping", "payload KB",
                                              "collection modules imported (source; compile ms / unmarshal ms here)"))
