@@ -11,6 +11,8 @@ and an older core starts two sessions, not three. A file left out as the same on
 why.
 """
 
+# core-unit-targets: same on every core: it runs scripts/core-unit-targets (bash and grep), no ansible
+
 from __future__ import annotations
 
 import os
