@@ -16,8 +16,6 @@ __all__ = ["patch_module_args", "run_main"]
 
 import json as _json
 
-import pytest
-
 try:
     from ansible.module_utils.testing import patch_module_args  # ansible-core >= 2.19
 except ImportError:  # ansible-core 2.16 - 2.18
@@ -44,6 +42,10 @@ except ImportError:  # ansible-core 2.16 - 2.18
 def run_main(module, capsys, args):
     """Run ``module.main()`` here with ``args`` as its module arguments; the result it printed (exit_json/fail_json exit)."""
     with patch_module_args(args):
-        with pytest.raises(SystemExit):
+        try:
             module.main()
+        except SystemExit:
+            pass
+        else:
+            raise AssertionError("%s.main() returned without exit_json or fail_json" % module.__name__)
     return _json.loads(capsys.readouterr().out)
