@@ -24,6 +24,7 @@ def _pytest_env():
     three), and none of them is what these tests look at."""
     return dict(os.environ, PYTHONPATH=os.path.join(REPO, "scripts"), PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
 
+
 TESTS = '''
 import subprocess, sys, time
 
