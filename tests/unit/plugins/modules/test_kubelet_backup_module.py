@@ -21,15 +21,9 @@ from hypothesis import strategies as st
 
 from ansible_collections.numaguard.kubelet.plugins.modules import kubelet_backup, kubelet_config
 from ansible_collections.numaguard.kubelet.tests.unit.plugins.modules.module_args import patch_module_args
+from ansible_collections.numaguard.kubelet.tests.unit.plugins.modules.module_args import run_main as run
 
 HEADER = "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
-
-
-def run(module, capsys, args):
-    with patch_module_args(args):
-        with pytest.raises(SystemExit):
-            module.main()
-    return json.loads(capsys.readouterr().out)
 
 
 @pytest.fixture

@@ -8,7 +8,6 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import json
 import os
 
 import pytest
@@ -16,20 +15,13 @@ import pytest
 from ansible_collections.numaguard.kubelet.plugins.module_utils._backends import kubelet_config as kubelet_config_backend
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s import versions
 from ansible_collections.numaguard.kubelet.plugins.modules import kubelet_config
-from ansible_collections.numaguard.kubelet.tests.unit.plugins.modules.module_args import patch_module_args
+from ansible_collections.numaguard.kubelet.tests.unit.plugins.modules.module_args import run_main as run
 
 HEADER = "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
 TOPOLOGY = {"nodes": [
     {"id": 0, "cpus": [0, 1], "memory_total_bytes": 8 << 30, "memory_free_bytes": 8 << 30, "hugepages": {}, "distances": {"0": 10, "1": 21}},
     {"id": 1, "cpus": [2, 3], "memory_total_bytes": 8 << 30, "memory_free_bytes": 8 << 30, "hugepages": {}, "distances": {"0": 21, "1": 10}},
 ]}
-
-
-def run(module, capsys, args):
-    with patch_module_args(args):
-        with pytest.raises(SystemExit):
-            module.main()
-    return json.loads(capsys.readouterr().out)
 
 
 @pytest.fixture

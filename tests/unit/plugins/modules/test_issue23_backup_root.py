@@ -9,21 +9,17 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import json
 import os
 
 import pytest
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config import backup as kb
 from ansible_collections.numaguard.kubelet.plugins.modules import kubelet_backup
-from ansible_collections.numaguard.kubelet.tests.unit.plugins.modules.module_args import patch_module_args
+from ansible_collections.numaguard.kubelet.tests.unit.plugins.modules.module_args import run_main
 
 
 def run(capsys, args):
-    with patch_module_args(args):
-        with pytest.raises(SystemExit):
-            kubelet_backup.main()
-    return json.loads(capsys.readouterr().out)
+    return run_main(kubelet_backup, capsys, args)
 
 
 @pytest.fixture
