@@ -172,9 +172,7 @@ def test_forced_failed_start_restores_everything_and_stops_later_batches(fleet):
     assert restored == before[first["name"]]
     assert "forced start failure" in proc.stdout  # the kubelet's complaint is in the failure
     assert "started the kubelet again: healthy" in proc.stdout
-    health = adhoc(fleet, first["name"], "/usr/bin/python3 -c \"import urllib.request as u; "
-                                         "u.urlopen('http://{{ fleet_loopback }}:10248/healthz', timeout=5)\"")
-    assert health.returncode == 0, health.stdout
+    assert healthy(fleet, first)
 
 
 def test_invalid_settings_fail_in_preflight_without_touching_any_host(fleet):
