@@ -172,9 +172,7 @@ def test_forced_failed_start_restores_everything_and_stops_later_batches(fleet):
     assert restored == before[first["name"]]
     assert "forced start failure" in proc.stdout  # the kubelet's complaint is in the failure
     assert "started the kubelet again: healthy" in proc.stdout
-    health = adhoc(fleet, first["name"], "/usr/bin/python3 -c \"import urllib.request as u; "
-                                         "u.urlopen('http://{{ fleet_loopback }}:10248/healthz', timeout=5)\"")
-    assert health.returncode == 0, health.stdout
+    assert healthy(fleet, first)
 
 
 def test_invalid_settings_fail_in_preflight_without_touching_any_host(fleet):
@@ -218,8 +216,8 @@ def test_repair_state_when_config_is_already_right(fleet):
 
 
 def test_kubelet_stopped_by_hand_is_not_converged_and_is_brought_back(fleet):
-    reset_fleet(fleet)
     host = fleet["hosts"][1]
+    reset_fleet(fleet, host["name"])  # the only host it runs on
     assert playbook(fleet, STATIC, "--limit", host["name"]).returncode == 0
     assert adhoc(fleet, host["name"], "/usr/bin/python3 %s stop" % FAKE).returncode == 0
     check = playbook(fleet, STATIC, "--limit", host["name"], "--check")
@@ -232,7 +230,7 @@ def test_kubelet_stopped_by_hand_is_not_converged_and_is_brought_back(fleet):
 
 
 def test_two_concurrent_runs_one_fails_on_the_lock(fleet):
-    reset_fleet(fleet)
+    reset_fleet(fleet)  # every host: the refused run targets them all
     host = fleet["hosts"][0]
     pause = pause_at(host, "stopped")
     first = start_playbook(fleet, STATIC, "--limit", host["name"])
@@ -280,8 +278,8 @@ def test_bad_host_in_the_last_batch_changes_no_host(fleet):
 
 
 def test_full_backup_filesystem_never_stops_the_kubelet(fleet):
-    reset_fleet(fleet)
     host = fleet["hosts"][0]
+    reset_fleet(fleet, host["name"])  # the only host it runs on
     backups = "/var/lib/kubelet/numaguard-backups"
     mount = fleet_ssh(fleet, host, "mkdir -p %s && mount -t tmpfs -o size=64k tmpfs %s && "
                                    "dd if=/dev/zero of=%s/fill bs=4k count=12 2>/dev/null; df -k %s | tail -1"
@@ -304,8 +302,8 @@ def test_full_backup_filesystem_never_stops_the_kubelet(fleet):
 
 
 def test_symlinked_backup_dir_and_crafted_manifest_are_refused(fleet):
-    reset_fleet(fleet)
     host = fleet["hosts"][0]
+    reset_fleet(fleet, host["name"])  # the only host it runs on
     outside = tempfile.mkdtemp(prefix="ng-outside-")
     try:
         os.symlink(outside, host_paths(host)["backups"])
@@ -397,8 +395,8 @@ def test_writing_modules_refuse_bad_input_on_a_fleet_host_without_traceback(flee
     """Malformed and deeply nested manifests, a deeply nested drop-in, a NUL byte and an empty
     location given to kubelet_backup / kubelet_config on a fleet host: clear failures naming the
     problem, never a traceback; a corrupt backup never replaces the live file."""
-    reset_fleet(fleet)
     host = fleet["hosts"][0]
+    reset_fleet(fleet, host["name"])  # the only host it runs on
     paths = host_paths(host)
     for name, text in (("e2e-malformed", json.dumps({"version": 1, "files": [{"path": 5, "existed": "yes"}]})),
                        ("e2e-deep", "[" * 100000 + "]" * 100000)):

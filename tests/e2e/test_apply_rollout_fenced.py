@@ -27,6 +27,7 @@ from apply_fleet import (  # noqa: E402  (tests/fleet/apply_fleet.py: the shared
     healthy,
     host_paths,
     journal_of,
+    kubelet_endpoint,
     module_fleet,
     pause_at,
     playbook,
@@ -44,11 +45,8 @@ fleet = module_fleet(["vm-single"])
 LEASE = 60  # the shortest lease the module accepts
 
 
-def configz(fleet, host):
-    proc = adhoc(fleet, host["name"], "/usr/bin/python3 -c \"import urllib.request as u; "
-                                      "print(u.urlopen('http://{{ fleet_loopback }}:10248/configz', timeout=5).read().decode())\"")
-    assert proc.returncode == 0, proc.stdout
-    return json.loads(proc.stdout.split(">>", 1)[1])["kubeletconfig"]
+def configz(_fleet, host):
+    return json.loads(kubelet_endpoint(host, "/configz"))["kubeletconfig"]
 
 
 def test_controller_stopped_past_the_lease_while_another_run_applies_is_fenced(fleet):

@@ -112,8 +112,8 @@ def test_controller_killed_mid_change_the_host_finishes_the_transaction_alone(fl
     """Only the controller dies (SIGKILL) while the kubelet is stopped: the transaction on the host
     holds the change by itself, finishes it (healthy, journal done, lock released) and the next run
     finds the host converged."""
-    reset_fleet(fleet)
     host = fleet["hosts"][0]
+    reset_fleet(fleet, host["name"])  # the only host it runs on
     paths = host_paths(host)
     pause = pause_at(host, "stopped")
     proc = start_playbook(fleet, STATIC, "--limit", host["name"])
