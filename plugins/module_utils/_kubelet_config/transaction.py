@@ -52,8 +52,6 @@ class Fenced(BackupError):
     """This process no longer owns the host's change (taken over, lock file replaced or cleared)."""
 
 
-#: Seconds one HTTP GET of a health probe may take (defined with the probes, in rollout.py).
-HTTP_TIMEOUT = rollout.HTTP_TIMEOUT
 #: Seconds the service status command is assumed to take at most (``systemctl is-active``).
 STATUS_COMMAND_SECONDS = 10.0
 #: Seconds a stop, start or log command is assumed to take at most (systemd's default
@@ -71,7 +69,7 @@ def release_bound(retries: int, delay: float) -> float:
     rolls back: the log, stop and start commands, the restore, and a health wait of the previous
     configuration. Assumes the service commands return within the allowances above (the module
     runs them without a timeout)."""
-    probe = STATUS_COMMAND_SECONDS + 2 * HTTP_TIMEOUT
+    probe = STATUS_COMMAND_SECONDS + 2 * rollout.HTTP_TIMEOUT  # /healthz and /configz, each within the probes' timeout
     wait = (max(0, retries) + 1) * probe + max(0, retries) * max(0.0, delay)
     return 2 * wait + 4 * SERVICE_COMMAND_SECONDS + RESTORE_SECONDS
 
