@@ -380,8 +380,16 @@ def _sshd_config(state: Dict[str, Any], host: Dict[str, Any]) -> str:
         "MaxSessions 100",
         "LogLevel INFO",
         "Subsystem sftp internal-sftp",
-        "",
-    ])
+    ] + _bytecode_cache_env(state) + [""])
+
+
+def _bytecode_cache_env(state: Dict[str, Any]) -> List[str]:
+    """sshd lines that give the host's Pythons the test fleets' bytecode cache (see
+    bytecode_cache/usercustomize.py), or none when the fleet was brought up without one."""
+    cache = state.get("bytecode_cache")
+    if not cache:
+        return []
+    return ["SetEnv PYTHONPATH=%s NUMAGUARD_FLEET_PYC=%s" % (os.path.join(HERE, "bytecode_cache"), cache)]
 
 
 def _mount_plan(host_root: str) -> List[Tuple[str, str]]:
@@ -594,6 +602,23 @@ def _ensure_mountpoints() -> List[str]:
     return created
 
 
+def _bytecode_cache_dir() -> Optional[str]:
+    """The directory named by NUMAGUARD_FLEET_BYTECODE_CACHE, created; None when it is unset.
+
+    Only the test suite sets it: its hosts then keep the bytecode of the module payloads they
+    compile (bytecode_cache/usercustomize.py). Fleets for benchmarks and the demo compile every
+    run, as real hosts do."""
+    cache = os.environ.get("NUMAGUARD_FLEET_BYTECODE_CACHE")
+    if not cache:
+        return None
+    cache = os.path.abspath(cache)
+    for path in (cache, HERE):
+        if any(ch.isspace() or ch == '"' for ch in path):
+            raise FleetError("bytecode cache: %r holds a space or a quote, which sshd's SetEnv cannot carry" % path)
+    os.makedirs(cache, mode=0o700, exist_ok=True)
+    return cache
+
+
 def _trees_base() -> Optional[str]:
     """A fresh tmpfs directory for the host trees, or None (trees then live in DIR)."""
     if not (os.path.isdir(TREES_PARENT) and os.access(TREES_PARENT, os.W_OK)):
@@ -692,6 +717,7 @@ def up(fleet_dir: str = DEFAULT_DIR,
         "hosts": plan,
     }
     state["trees"] = _trees_base()
+    state["bytecode_cache"] = _bytecode_cache_dir()
     for item in plan:
         item["path"] = os.path.join(fleet_dir, item["name"])
         trees = state["trees"] or item["path"]
