@@ -49,7 +49,8 @@ def _collections_root():
     The loader imports its sibling module_utils through the collection namespace, so the
     checkout must be importable as the collection wherever it was cloned.
     """
-    import hashlib  # pylint: disable=import-outside-toplevel  (start only: see the imports)
+    # start only (see the imports at the top)
+    import hashlib  # pylint: disable=import-outside-toplevel
     import tempfile  # pylint: disable=import-outside-toplevel
 
     parts = REPO.split(os.sep)
@@ -69,7 +70,8 @@ def _collections_root():
 
 def _loader():
     """The collection's kubeletconfig module (stdlib only), the same code the modules run."""
-    import importlib  # pylint: disable=import-outside-toplevel  (start only: see the imports)
+    # start only (see the imports at the top)
+    import importlib  # pylint: disable=import-outside-toplevel
 
     root = _collections_root()
     if root not in sys.path:
