@@ -26,7 +26,7 @@ from ansible.utils.display import Display
 # not _kubelet_config.rollout: every task worker compiles what this file imports (rollout_common.py says why)
 from ansible_collections.numaguard.kubelet.plugins.module_utils._kubelet_config.rollout_common import plan_dirs, start_ticks
 from ansible_collections.numaguard.kubelet.plugins.plugin_utils.rollout_decision import decide as conclude
-from ansible_collections.numaguard.kubelet.plugins.plugin_utils.rollout_decision import drain_note, readmit_args, summary_fact, summary_line
+from ansible_collections.numaguard.kubelet.plugins.plugin_utils.rollout_decision import drain_note, readmit_args, role_input_error, summary_fact, summary_line
 
 display = Display()
 
@@ -80,6 +80,16 @@ class ActionModule(ActionBase):
         # controller-side inputs of the role's decisions (issue 22), never sent to the host
         decide = args.pop("decide", None)
         report = args.pop("report", None)
+        inputs = decide.get("inputs") if isinstance(decide, dict) else None
+        if isinstance(inputs, dict):
+            # the role's inputs, checked before anything reaches the host (settings omitted: not set)
+            inputs = dict(inputs, settings_defined="settings" in args, settings=args.get("settings"),
+                          config_mode=args.get("config_mode"), backup_root=args.get("state_dir"),
+                          health_url=args.get("health_url"))
+            wrong = role_input_error(task_vars.get("inventory_hostname", "?"), inputs)
+            if wrong:
+                result.update(failed=True, msg=wrong)
+                return result
         plan = (decide or report or {}).get("plan") if isinstance(decide or report, dict) else None
         if "kubelet_dirs" not in args and isinstance(plan, dict):
             args["kubelet_dirs"] = plan_dirs(plan)

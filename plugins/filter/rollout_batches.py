@@ -12,7 +12,7 @@ name: rollout_batches
 short_description: The hosts a playbooks/apply.yml rollout targets, and its batches
 version_added: 0.3.0
 description:
-  - The targeted hosts are the play's hosts that took part in the preflight (they registered C(kubelet_numa_inputs),
+  - The targeted hosts are the play's hosts that took part in the preflight (they registered C(kubelet_numa_status),
     also when they did not answer), in play order; the batches are those hosts cut as the batch play's C(serial)
     keyword cuts them (C(batch_size) hosts, or a percentage of the hosts rounded down, at least 1).
 options:
@@ -65,7 +65,7 @@ def rollout_batches(hostvars, hosts, batch_size=1):
     from ansible_collections.numaguard.kubelet.plugins.plugin_utils.hostvars import host_names, host_variables
 
     names = host_names("rollout_batches", hostvars, hosts)
-    targets = [h for h in names if host_variables("rollout_batches", hostvars, h).get("kubelet_numa_inputs") is not None]
+    targets = [h for h in names if host_variables("rollout_batches", hostvars, h).get("kubelet_numa_status") is not None]
     # the batch play's hosts are the targets (same pattern, without localhost), so serial cuts them
     per_batch = batch_hosts(batch_size, len(targets))
     batches = [targets[i:i + per_batch] for i in range(0, len(targets), per_batch)]

@@ -11,7 +11,7 @@ __metaclass__ = type
 import pytest
 
 from ansible_collections.numaguard.kubelet.plugins.filter.rollout_batches import rollout_batches
-from ansible_collections.numaguard.kubelet.plugins.plugin_utils.rollout_decision import decide, drain_note, readmit_args, summary_line
+from ansible_collections.numaguard.kubelet.plugins.plugin_utils.rollout_decision import decide, drain_note, readmit_args, role_input_error, summary_line
 
 HEALTHY = {"healthy": True, "problems": [], "active": True}
 OPTIONS = {"repair_state": False, "restart": True, "drain": False, "drain_on_every_change": False, "readmit_on_reject": "fail",
@@ -89,7 +89,7 @@ def test_summary_line_names_moves_backup_and_recovery():
 
 
 def test_rollout_batches_cuts_targets_as_serial_does():
-    hostvars = dict(("h%02d" % i, {"kubelet_numa_inputs": {}}) for i in range(1, 11))
+    hostvars = dict(("h%02d" % i, {"kubelet_numa_status": {}}) for i in range(1, 11))
     hostvars["localhost"] = {}
     hosts = ["h%02d" % i for i in range(1, 11)] + ["localhost"]
     assert rollout_batches(hostvars, hosts, 2)["batches"][0] == ["h01", "h02"]
@@ -120,3 +120,48 @@ def test_readmission_check_runs_only_for_a_state_reset_without_a_drain_and_decid
     repaired = readmit_args(plan(cpu=True), dict(CHECK, repair_state=True, running_pods=[{"kind": "Pod"}], kubelet_version=""))
     assert repaired["kubelet_flags"] == {"root-dir": "/var/lib/kubelet"} and repaired["running_pods"] == [{"kind": "Pod"}]
     assert "kubelet_version" not in repaired  # neither the plan nor the role names one: the module's default
+
+
+INPUTS = {"settings_defined": True, "settings": {"topologyManagerScope": "pod"}, "config_mode": "dropin",
+          "backup_root": "/var/lib/kubelet/numaguard-backups", "start_cmd": "systemctl start kubelet",
+          "stop_cmd": "systemctl stop kubelet", "restart_cmd": "systemctl restart kubelet",
+          "health_url": "http://127.0.0.1:10248/healthz", "backup_keep": 10, "drain": False, "wait_node_ready": False,
+          "node_name": "worker-1"}
+
+
+def test_role_inputs_as_the_role_defaults_give_them_pass():
+    assert role_input_error("h1", INPUTS) is None
+    assert role_input_error("h1", dict(INPUTS, backup_keep="0", drain="yes", config_mode="merge",
+                                       health_url="https://node:10250/healthz")) is None
+
+
+def test_unset_settings_are_named_with_the_host():
+    assert role_input_error("worker-1", dict(INPUTS, settings_defined=False, settings=None)) == (
+        "kubelet_numa: kubelet_numa_settings is not set for worker-1: give the KubeletConfiguration fields to manage in the "
+        "variable kubelet_numa_settings (check its spelling in the inventory, group_vars, host_vars or -e)")
+
+
+@pytest.mark.parametrize("change, shown", [
+    ({"settings": {}}, "settings={}"),
+    ({"settings": None}, "settings=null"),
+    ({"settings": ["cpuManagerPolicy"]}, 'settings=["cpuManagerPolicy"]'),
+    ({"config_mode": "replace"}, "mode=replace"),
+    ({"backup_root": "backups"}, "backup_root=backups"),
+    ({"start_cmd": ""}, "backup_root=/var/lib/kubelet/numaguard-backups"),
+    ({"restart_cmd": None}, "health_url=http://127.0.0.1:10248/healthz"),
+    ({"health_url": "127.0.0.1:10248/healthz"}, "health_url=127.0.0.1:10248/healthz"),
+    ({"backup_keep": -1}, "backup_keep=-1"),
+    ({"backup_keep": "ten"}, "backup_keep=ten"),
+    ({"backup_keep": True}, "backup_keep=True"),
+    ({"drain": True, "node_name": "Worker_1"}, 'node_name="Worker_1"'),
+    ({"wait_node_ready": "yes", "node_name": "a" * 254}, 'node_name="' + "a" * 254 + '"'),
+    ({"drain": "true", "node_name": ["worker-1"]}, 'node_name=["worker-1"]'),
+])
+def test_each_wrong_input_fails_with_the_role_message_showing_the_values(change, shown):
+    message = role_input_error("h1", dict(INPUTS, **change))
+    assert message.startswith("kubelet_numa: kubelet_numa_settings must be a non-empty dict of KubeletConfiguration fields")
+    assert shown in message
+
+
+def test_a_node_name_is_only_checked_when_kubectl_is_used():
+    assert role_input_error("h1", dict(INPUTS, node_name="Not A Name", drain="no", wait_node_ready=0)) is None
