@@ -43,21 +43,26 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 
 
+def _scratch():
+    """This checkout's scratch directory in the temporary directory (made on first use)."""
+    # start only (see the imports at the top)
+    import hashlib  # pylint: disable=import-outside-toplevel
+    import tempfile  # pylint: disable=import-outside-toplevel
+
+    digest = hashlib.sha1(REPO.encode("utf-8")).hexdigest()[:12]
+    return os.path.join(tempfile.gettempdir(), "numaguard-fake-kubelet-" + digest)
+
+
 def _collections_root():
     """A directory holding ``ansible_collections/numaguard/kubelet`` -> this checkout.
 
     The loader imports its sibling module_utils through the collection namespace, so the
     checkout must be importable as the collection wherever it was cloned.
     """
-    # start only (see the imports at the top)
-    import hashlib  # pylint: disable=import-outside-toplevel
-    import tempfile  # pylint: disable=import-outside-toplevel
-
     parts = REPO.split(os.sep)
     if parts[-3:] == ["ansible_collections", "numaguard", "kubelet"]:
         return os.sep.join(parts[:-3])
-    digest = hashlib.sha1(REPO.encode("utf-8")).hexdigest()[:12]
-    root = os.path.join(tempfile.gettempdir(), "numaguard-fake-kubelet-" + digest)
+    root = _scratch()
     link = os.path.join(root, "ansible_collections", "numaguard", "kubelet")
     if not os.path.islink(link):
         os.makedirs(os.path.dirname(link), exist_ok=True)
@@ -69,10 +74,16 @@ def _collections_root():
 
 
 def _loader():
-    """The collection's kubeletconfig module (stdlib only), the same code the modules run."""
+    """The collection's kubeletconfig module (stdlib only), the same code the modules run.
+
+    Its bytecode goes to the scratch directory, never into the checkout: this is the one process
+    that imports the collection's files from the tree itself (the modules import them from their
+    zip payloads), and it left ``__pycache__`` directories under plugins/ of every clone it ran from.
+    """
     # start only (see the imports at the top)
     import importlib  # pylint: disable=import-outside-toplevel
 
+    sys.pycache_prefix = os.path.join(_scratch(), "pycache")
     root = _collections_root()
     if root not in sys.path:
         sys.path.insert(0, root)

@@ -6,8 +6,11 @@
 as light as ``systemctl is-active`` (no HTTP server, no argparse imported)."""
 
 import os
+import socket
 import subprocess
 import sys
+import time
+import urllib.request
 
 import pytest
 
@@ -56,3 +59,38 @@ def test_status_imports_neither_argparse_nor_the_http_server(tmp_path):
              % (SCRIPT, str(tmp_path), SCRIPT))
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.splitlines()[-1] == "[]"
+
+
+def _free_port():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def test_a_started_kubelet_serves_healthz_and_keeps_its_bytecode_out_of_the_checkout(tmp_path):
+    config = tmp_path / "kubelet-config.yaml"
+    config.write_text("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n")
+    (tmp_path / "conf.d").mkdir()
+    address = "127.0.0.1:%d" % _free_port()
+    options = ["--root-dir", str(tmp_path / "root"), "--config", str(config), "--config-dir", str(tmp_path / "conf.d"),
+               "--healthz", address]
+    env = dict(os.environ)
+    for name in ("PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX"):
+        env.pop(name, None)
+    started = time.time() - 1
+    assert subprocess.run([sys.executable, SCRIPT, "start"] + options, env=env, check=False).returncode == 0
+    try:
+        for _attempt in range(100):
+            if _run("status", *options).returncode == 0:
+                break
+            time.sleep(0.1)
+        with urllib.request.urlopen("http://%s/healthz" % address, timeout=5) as answer:
+            assert answer.read() == b"ok"
+    finally:
+        assert _run("stop", *options).returncode == 0
+    assert _run("status", *options).returncode == 3
+    cached = os.path.join(os.path.dirname(os.path.dirname(SCRIPT)), "..", "plugins", "module_utils", "_kubelet_config",
+                          "__pycache__")
+    fresh = [name for name in (os.listdir(cached) if os.path.isdir(cached) else [])
+             if name.startswith("config.") and os.path.getmtime(os.path.join(cached, name)) >= started]
+    assert fresh == [], "the stand-in kubelet wrote bytecode into the checkout: %s" % fresh
