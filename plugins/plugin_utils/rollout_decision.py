@@ -18,14 +18,9 @@ import json
 import os
 import re
 
-#: the node name kubectl is given (drain, Node Ready): a DNS-1123 subdomain
-_NODE_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+from ansible.module_utils.parsing.convert_bool import boolean
 
-
-def _truthy(value):
-    """Ansible's ``| bool``: yes/on/true/1 (any case) and True are true, everything else false."""
-    return value is True or (isinstance(value, (str, int)) and not isinstance(value, bool)
-                             and str(value).strip().lower() in ("y", "yes", "on", "1", "true", "t", "1.0"))
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.names import is_dns_subdomain
 
 
 def _count(value):
@@ -47,12 +42,12 @@ def role_input_error(host, inputs):
     gathers from the preflight's status task. Checked there, in the task's own process, rather
     than in a task of their own: that task cost every host a worker and its templates (10 hosts,
     ``apply.yml --check``: 3.2 -> 2.8 s of controller CPU)."""
-    if not _truthy(inputs.get("settings_defined")):
+    if not boolean(inputs.get("settings_defined"), strict=False):
         return ("kubelet_numa: kubelet_numa_settings is not set for %s: give the KubeletConfiguration fields to manage in "
                 "the variable kubelet_numa_settings (check its spelling in the inventory, group_vars, host_vars or -e)" % host)
     settings, node_name = inputs.get("settings"), inputs.get("node_name")
     commands = [inputs.get(key) for key in ("start_cmd", "stop_cmd", "restart_cmd")]
-    kubectl = _truthy(inputs.get("drain")) or _truthy(inputs.get("wait_node_ready"))
+    kubectl = boolean(inputs.get("drain"), strict=False) or boolean(inputs.get("wait_node_ready"), strict=False)
     backup_root, health_url = inputs.get("backup_root"), inputs.get("health_url")
     if (isinstance(settings, dict) and settings
             and inputs.get("config_mode") in ("dropin", "merge")
@@ -60,7 +55,7 @@ def role_input_error(host, inputs):
             and all(isinstance(command, (str, list)) and command for command in commands)
             and isinstance(health_url, str) and re.match(r"^https?://", health_url)
             and _count(inputs.get("backup_keep")) is not None
-            and (not kubectl or (isinstance(node_name, str) and len(node_name) <= 253 and _NODE_NAME.match(node_name)))):
+            and (not kubectl or is_dns_subdomain(node_name))):
         return None
     return ("kubelet_numa: kubelet_numa_settings must be a non-empty dict of KubeletConfiguration fields, "
             "kubelet_numa_config_mode dropin or merge, kubelet_numa_backup_root an absolute path, the service commands "

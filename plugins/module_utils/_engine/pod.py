@@ -34,6 +34,7 @@ except ImportError:  # pragma: no cover
 
 from ansible_collections.numaguard.kubelet.plugins.module_utils._errors import NumaguardError
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.gostrconv import go_quote
+from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.names import DNS_SUBDOMAIN, DNS_SUBDOMAIN_FMT, is_dns_subdomain
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.qos import BEST_EFFORT, BURSTABLE, GUARANTEED, QOS_CLASSES
 from ansible_collections.numaguard.kubelet.plugins.module_utils._k8s.quantity import (
     ERR_FORMAT_WRONG,
@@ -52,8 +53,6 @@ DEFAULT_FEATURE_GATES: Dict[str, bool] = effective_gates(NEWEST_RELEASED)
 
 # \Z, not $: Go's $ (no multi-line flag) matches only at the end, Python's also before a final "\n"
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?\Z")
-_DNS_SUBDOMAIN_FMT = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
-_DNS_SUBDOMAIN = re.compile(r"^" + _DNS_SUBDOMAIN_FMT + r"\Z")
 _QUALIFIED_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]\Z")
 _ZERO = Quantity.from_int(0)
 
@@ -379,7 +378,7 @@ def _check_resource_name(name: Any, path: str) -> None:
     if not isinstance(name, str) or not name:
         raise _invalid(path, name, "resource name must be a non-empty string")
     prefix, short = name.rpartition("/")[::2]
-    if prefix and not _DNS_SUBDOMAIN.match(prefix):
+    if prefix and not DNS_SUBDOMAIN.match(prefix):
         raise _invalid(path, name, "prefix part must be a DNS subdomain")
     if not short or len(short) > 63 or not _QUALIFIED_NAME.match(short):
         raise _invalid(path, name, "name part must consist of alphanumeric characters, '-', '_' "
@@ -540,13 +539,13 @@ def _build(manifest: Any, gates: Dict[str, bool]) -> Pod:
         name = prefix + _uuid5_hex(prefix)[:5]
     if not isinstance(name, str) or not name:
         raise InvalidPod("metadata.name: Required value: name or generateName is required")
-    if len(name) > 253 or not _DNS_SUBDOMAIN.match(name):
+    if not is_dns_subdomain(name):
         # k8s.io/apimachinery/pkg/util/validation: dns1123SubdomainErrorMsg + RegexError's examples
         raise _invalid("metadata.name", name, "a lowercase RFC 1123 subdomain must consist of "
                                               "lower case alphanumeric characters, '-' or '.', "
                                               "and must start and end with an alphanumeric "
                                               "character (e.g. 'example.com', regex used for "
-                                              "validation is '%s')" % _DNS_SUBDOMAIN_FMT)
+                                              "validation is '%s')" % DNS_SUBDOMAIN_FMT)
     namespace = metadata.get("namespace", "default")
     if not isinstance(namespace, str) or len(namespace) > 63 or not _DNS_LABEL.match(namespace):
         raise _invalid("metadata.namespace", namespace, "must be a lowercase RFC 1123 label")

@@ -156,6 +156,7 @@ def test_unset_settings_are_named_with_the_host():
     ({"drain": True, "node_name": "Worker_1"}, 'node_name="Worker_1"'),
     ({"wait_node_ready": "yes", "node_name": "a" * 254}, 'node_name="' + "a" * 254 + '"'),
     ({"drain": "true", "node_name": ["worker-1"]}, 'node_name=["worker-1"]'),
+    ({"wait_node_ready": "on", "node_name": "worker-1\n"}, 'node_name="worker-1\\n"'),
 ])
 def test_each_wrong_input_fails_with_the_role_message_showing_the_values(change, shown):
     message = role_input_error("h1", dict(INPUTS, **change))
@@ -165,3 +166,4 @@ def test_each_wrong_input_fails_with_the_role_message_showing_the_values(change,
 
 def test_a_node_name_is_only_checked_when_kubectl_is_used():
     assert role_input_error("h1", dict(INPUTS, node_name="Not A Name", drain="no", wait_node_ready=0)) is None
+    assert role_input_error("h1", dict(INPUTS, node_name="Not A Name", drain="1.0", wait_node_ready="maybe")) is None
