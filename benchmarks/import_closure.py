@@ -10,7 +10,10 @@ the run does not import costs only the controller (building and sending the payl
 builds the payload of one of three runs the way Ansible does (``benchmarks/module_run_cost.py``),
 runs it once under a profiling hook, and prints per imported collection file its size and the
 bytes of its functions and methods the run never called (the candidates for a file imported only
-on the path that needs them), then the totals and the files shipped but not imported.
+on the path that needs them), then the totals, what compiling the imported files costs against
+compiling them with every never-called function emptied (the floor of a payload split exactly by
+this run's path: module-level code, classes and the called functions stay), and the files shipped
+but not imported.
 
 Runs (``--run``), on a bundled fleet topology (``--topology``, default ``big16``) under a scratch
 directory, without state files:
@@ -41,6 +44,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import zipfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -80,11 +84,9 @@ def _source(name):
     return path if os.path.isfile(path) else None
 
 
-def _never_called(path, called_lines):
-    """(bytes of the file, [(bytes, name)] of its functions and methods never called)."""
-    with open(path) as handle:
-        text = handle.read()
-    lines = text.splitlines(True)
+def _never_called_functions(tree, called_lines):
+    """(node, first line, qualified name) of every module-level function and method of ``tree``
+    that the run never called (``called_lines``: the first lines of the code objects it called)."""
     found = []
 
     def visit(body, prefix):
@@ -92,12 +94,44 @@ def _never_called(path, called_lines):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 first = node.decorator_list[0].lineno if node.decorator_list else node.lineno
                 if node.lineno not in called_lines and first not in called_lines:
-                    found.append((sum(len(x) for x in lines[first - 1:node.end_lineno]), prefix + node.name))
+                    found.append((node, first, prefix + node.name))
             elif isinstance(node, ast.ClassDef):
                 visit(node.body, prefix + node.name + ".")
 
-    visit(ast.parse(text).body, "")
-    return len(text), found
+    visit(tree.body, "")
+    return found
+
+
+def _never_called(path, called_lines):
+    """(bytes of the file, [(bytes, name)] of its functions and methods never called)."""
+    with open(path) as handle:
+        text = handle.read()
+    lines = text.splitlines(True)
+    return len(text), [(sum(len(x) for x in lines[first - 1:node.end_lineno]), name)
+                       for node, first, name in _never_called_functions(ast.parse(text), called_lines)]
+
+
+def _trimmed(path, called_lines):
+    """The file's source with the body of every never-called function and method replaced by
+    ``pass`` (signature and decorators kept): what a payload split exactly by this run's path
+    would still have to compile of this file."""
+    with open(path) as handle:
+        tree = ast.parse(handle.read())
+    for node, _first, _name in _never_called_functions(tree, called_lines):
+        node.body = [ast.Pass()]
+    return ast.unparse(tree)
+
+
+def _compile_ms(sources):
+    """Best of five: CPU ms to compile ``sources`` ([(path, text)]) in this process."""
+    best = None
+    for _round in range(5):
+        began = time.process_time()
+        for path, text in sources:
+            compile(text, path, "exec", dont_inherit=True)
+        spent = (time.process_time() - began) * 1000.0
+        best = spent if best is None else min(best, spent)
+    return best
 
 
 def _shipped(payload):
@@ -141,12 +175,16 @@ def main():
         called = {}
         for path, line in trace["called"]:
             called.setdefault(path, set()).add(line)
-        rows = []
+        rows, full, trimmed = [], [], []
         for name in trace["modules"]:
             path = _source(name)
             if path:
-                size, never = _never_called(path, called.get(os.path.relpath(path, REPO), set()))
+                lines = called.get(os.path.relpath(path, REPO), set())
+                size, never = _never_called(path, lines)
                 rows.append((sum(b for b, _n in never), size, name, sorted(never, reverse=True)))
+                with open(path) as handle:
+                    full.append((path, handle.read()))
+                trimmed.append((path, _trimmed(path, lines)))
         rows.sort(reverse=True)
         total, unused = sum(r[1] for r in rows), sum(r[0] for r in rows)
         failed = " FAILED" if trace["failed"] else ""
@@ -156,6 +194,9 @@ def main():
         print("%7s %7s  %s" % ("unused", "bytes", "file: largest never-called functions (bytes)"))
         for never_bytes, size, name, never in rows:
             print("%7d %7d  %s: %s" % (never_bytes, size, name, ", ".join("%s(%d)" % (n, b) for b, n in never[:args.top])))
+        print("compiling the imported files here: %.0f ms; with every never-called function's body emptied: %.0f ms "
+              "(the floor of a payload split exactly by this run's path; best of 5, %s)"
+              % (_compile_ms(full), _compile_ms(trimmed), sys.version.split()[0]))
         shipped = [n for n in _shipped(payload) if n not in trace["modules"] and _source(n)]
         sizes = [(os.path.getsize(_source(n)), n) for n in shipped]
         print("shipped, not imported by this run: %d files, %d KB: %s" % (
