@@ -385,11 +385,12 @@ def _sshd_config(state: Dict[str, Any], host: Dict[str, Any]) -> str:
 
 def _bytecode_cache_env(state: Dict[str, Any]) -> List[str]:
     """sshd lines that give the host's Pythons the test fleets' bytecode cache (see
-    bytecode_cache/usercustomize.py), or none when the fleet was brought up without one."""
+    bytecode_cache/usercustomize.py, copied into the cache directory by _bytecode_cache_dir), or
+    none when the fleet was brought up without one."""
     cache = state.get("bytecode_cache")
     if not cache:
         return []
-    return ["SetEnv PYTHONPATH=%s NUMAGUARD_FLEET_PYC=%s" % (os.path.join(HERE, "bytecode_cache"), cache)]
+    return ["SetEnv PYTHONPATH=%s NUMAGUARD_FLEET_PYC=%s" % (os.path.join(cache, "site"), cache)]
 
 
 def _mount_plan(host_root: str) -> List[Tuple[str, str]]:
@@ -612,11 +613,22 @@ def _bytecode_cache_dir() -> Optional[str]:
     if not cache:
         return None
     cache = os.path.abspath(cache)
-    for path in (cache, HERE):
-        if any(ch.isspace() or ch == '"' for ch in path):
-            raise FleetError("bytecode cache: %r holds a space or a quote, which sshd's SetEnv cannot carry" % path)
+    if any(ch.isspace() or ch == '"' for ch in cache):
+        raise FleetError("bytecode cache: %r holds a space or a quote, which sshd's SetEnv cannot carry" % cache)
     os.makedirs(cache, mode=0o700, exist_ok=True)
+    _install_usercustomize(cache)
     return cache
+
+
+def _install_usercustomize(cache: str) -> None:
+    """Copy bytecode_cache/usercustomize.py into ``<cache>/site``, the directory the hosts'
+    PYTHONPATH names: a host's Python writes that file's own bytecode next to it, and that must
+    not be the checkout. Replaced whole (fleets of parallel test workers share the cache)."""
+    site = os.path.join(cache, "site")
+    os.makedirs(site, mode=0o700, exist_ok=True)
+    partial = os.path.join(site, "usercustomize.py.%d.tmp" % os.getpid())
+    shutil.copyfile(os.path.join(HERE, "bytecode_cache", "usercustomize.py"), partial)
+    os.replace(partial, os.path.join(site, "usercustomize.py"))
 
 
 def _trees_base() -> Optional[str]:

@@ -8,9 +8,9 @@ Why: every module run on a host imports its code from the AnsiballZ zip, and ``z
 no bytecode, so each run compiles ansible-core's module_utils and ours afresh: about 100 ms of a
 ``ping`` run's 250 ms CPU here, more for the collection's modules. The e2e suite makes hundreds
 of such runs; what it tests is their answers, not their cost. A fleet brought up with
-``NUMAGUARD_FLEET_BYTECODE_CACHE=DIR`` (scripts/test sets it) gives its sshds
-``PYTHONPATH=<this directory>`` and the cache directory, and Python's ``site`` imports this file
-at start-up (``usercustomize``: the distribution's ``sitecustomize`` still runs).
+``NUMAGUARD_FLEET_BYTECODE_CACHE=DIR`` (scripts/test sets it) copies this file to ``DIR/site``
+and gives its sshds ``PYTHONPATH=DIR/site`` and the cache directory, and Python's ``site`` imports
+this file at start-up (``usercustomize``: the distribution's ``sitecustomize`` still runs).
 
 The cache key is the interpreter's bytecode tag, the file's path inside the zip and the whole
 source text, so a changed source is compiled afresh and two interpreters never share code. The

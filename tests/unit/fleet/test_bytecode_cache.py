@@ -13,8 +13,6 @@ import pytest
 
 from ansible_collections.numaguard.kubelet.tests.fleet import fleet as fleet_tool
 
-FLEET = os.path.dirname(os.path.abspath(fleet_tool.__file__))
-
 #: the fleet hosts' interpreter (the inventory's ansible_python_interpreter); a virtualenv's
 #: Python has no user site, so it would never import usercustomize
 HOST_PYTHON = "/usr/bin/python3"
@@ -27,7 +25,11 @@ def _zip(path, answer):
 
 
 def _run(zip_path, cache):
-    env = dict(os.environ, PYTHONPATH=os.path.join(FLEET, "bytecode_cache"), NUMAGUARD_FLEET_PYC=str(cache))
+    """The probe run by a host's Python as a fleet with the cache runs it: usercustomize imported
+    from the copy fleet.py installs (beside the zip here), so its bytecode never lands in the checkout."""
+    hook = zip_path.parent / "hook"
+    fleet_tool._install_usercustomize(str(hook))
+    env = dict(os.environ, PYTHONPATH=str(hook / "site"), NUMAGUARD_FLEET_PYC=str(cache))
     env.pop("PYTHONPYCACHEPREFIX", None)
     done = subprocess.run([HOST_PYTHON, "-c", PROBE, str(zip_path)], env=env, capture_output=True, text=True,
                           check=True)
@@ -78,8 +80,11 @@ def test_only_a_fleet_asked_for_it_gets_the_cache(tmp_path, monkeypatch):
     state["bytecode_cache"] = fleet_tool._bytecode_cache_dir()
     assert (tmp_path / "pyc").is_dir()
     line = [item for item in fleet_tool._sshd_config(state, host).splitlines() if item.startswith("SetEnv")]
-    assert line == ["SetEnv PYTHONPATH=%s NUMAGUARD_FLEET_PYC=%s" % (os.path.join(fleet_tool.HERE, "bytecode_cache"),
-                                                                     tmp_path / "pyc")]
+    assert line == ["SetEnv PYTHONPATH=%s NUMAGUARD_FLEET_PYC=%s" % (tmp_path / "pyc" / "site", tmp_path / "pyc")]
+    # the hosts import a copy that lives in the cache, so that their Pythons write its bytecode there, not into the checkout
+    copy = tmp_path / "pyc" / "site" / "usercustomize.py"
+    assert copy.read_bytes() == open(os.path.join(fleet_tool.HERE, "bytecode_cache", "usercustomize.py"), "rb").read()
+    assert sorted(os.listdir(tmp_path / "pyc" / "site")) == ["usercustomize.py"]
     monkeypatch.delenv("NUMAGUARD_FLEET_BYTECODE_CACHE")
     assert fleet_tool._bytecode_cache_dir() is None
 
