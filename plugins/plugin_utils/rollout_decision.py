@@ -29,8 +29,13 @@ def _count(value):
         return None
     if isinstance(value, int):
         return value if value >= 0 else None
-    text = str(value).strip() if isinstance(value, str) else ""
-    return int(text) if text.isdigit() else None
+    text = value.strip() if isinstance(value, str) else ""
+    if not text.isdigit():
+        return None
+    try:
+        return int(text)
+    except ValueError:  # digits int() does not read (superscripts such as "²")
+        return None
 
 
 def role_input_error(host, inputs):

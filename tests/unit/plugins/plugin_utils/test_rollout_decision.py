@@ -153,6 +153,7 @@ def test_unset_settings_are_named_with_the_host():
     ({"backup_keep": -1}, "backup_keep=-1"),
     ({"backup_keep": "ten"}, "backup_keep=ten"),
     ({"backup_keep": True}, "backup_keep=True"),
+    ({"backup_keep": "²"}, "backup_keep=²"),
     ({"drain": True, "node_name": "Worker_1"}, 'node_name="Worker_1"'),
     ({"wait_node_ready": "yes", "node_name": "a" * 254}, 'node_name="' + "a" * 254 + '"'),
     ({"drain": "true", "node_name": ["worker-1"]}, 'node_name=["worker-1"]'),
