@@ -134,14 +134,19 @@ def _compile_ms(sources):
     return best
 
 
-def _shipped(payload):
-    """Collection module names in the payload's zip."""
-    with open(payload, "rb") as handle:
-        data = handle.read()
+def payload_entries(data):
+    """The entries (``zipfile.ZipInfo``) of the zip an AnsiballZ file's bytes embed: ansible-core
+    2.19 writes ``zip_data='...'``, 2.16-2.18 a triple-quoted ``ZIPDATA``. Empty when neither is found."""
     match = re.search(rb"zip_data='([^']*)'", data) or re.search(rb'ZIPDATA = """(.*?)"""', data, re.S)
     if not match:
         return []
-    names = zipfile.ZipFile(io.BytesIO(base64.b64decode(match.group(1)))).namelist()
+    return zipfile.ZipFile(io.BytesIO(base64.b64decode(match.group(1)))).infolist()
+
+
+def _shipped(payload):
+    """Collection module names in the payload's zip."""
+    with open(payload, "rb") as handle:
+        names = [entry.filename for entry in payload_entries(handle.read())]
     prefix = PREFIX.replace(".", "/")
     return sorted(n[len(prefix):-3].replace("/", ".") for n in names
                   if n.startswith(prefix) and n.endswith(".py") and not n.endswith("__init__.py"))

@@ -20,21 +20,22 @@ the files shipped and their size, next to ``ansible.builtin.ping``'s. Prints fig
 from __future__ import annotations
 
 import argparse
-import base64
-import io
 import json
 import os
-import re
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import zipfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+
+from import_closure import payload_entries  # noqa: E402  (benchmarks/import_closure.py)
+from rollout_overhead import collection_path  # noqa: E402  (benchmarks/rollout_overhead.py)
+
 DEFAULT_MODULES = ("ansible.builtin.ping", "numaguard.kubelet.numa_facts", "numaguard.kubelet.kubelet_rollout",
                    "numaguard.kubelet.admission_check")
 
@@ -61,9 +62,7 @@ def _child(module, collections):
     finally:
         shutil.rmtree(C.DEFAULT_LOCAL_TMP, ignore_errors=True)
     data = built.b_module_data
-    # ansible-core 2.19 embeds zip_data='...'; 2.16-2.18 ZIPDATA = """..."""
-    match = re.search(rb"zip_data='([^']*)'", data) or re.search(rb'ZIPDATA = ["]{3}(.*?)["]{3}', data, re.S)
-    names = zipfile.ZipFile(io.BytesIO(base64.b64decode(match.group(1)))).infolist() if match else []
+    names = payload_entries(data)
     print(json.dumps({"ms": spent * 1000.0, "payload": len(data), "files": len([n for n in names if n.filename.endswith(".py")]),
                       "source": sum(n.file_size for n in names)}))
 
@@ -88,10 +87,8 @@ def main():
         _child(*args.child)
         return 0
     modules = args.module or list(DEFAULT_MODULES)
-    work = tempfile.mkdtemp(prefix="numaguard-payload-")
+    work = collection_path(REPO)
     try:
-        os.makedirs(os.path.join(work, "ansible_collections", "numaguard"))
-        os.symlink(REPO, os.path.join(work, "ansible_collections", "numaguard", "kubelet"))
         samples = dict((m, []) for m in modules)
         shipped = {}
         for _round in range(args.runs):
